@@ -1,0 +1,71 @@
+#include "engine/backend/backend.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <thread>
+
+#include "build_config.hpp"
+#include "engine/backend/cuda_runtime.hpp"
+#include "engine/runtime/error.hpp"
+#include "engine/runtime/mpi_context.hpp"
+
+namespace strata {
+
+std::string_view to_string(Backend b) { return b == Backend::cuda ? "cuda" : "host"; }
+std::string_view to_string(Precision p) { return p == Precision::fp32 ? "fp32" : "fp64"; }
+
+namespace {
+
+int host_threads_for(const MpiContext& mpi) {
+  if (const char* env = std::getenv("OMP_NUM_THREADS"); env != nullptr && *env != '\0') {
+    return omp_get_max_threads();
+  }
+  // Share the node's cores between its ranks so 2 ranks on 2 cores do not
+  // run 4 threads.
+  int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int threads = std::max(1, cores / std::max(1, mpi.local_size()));
+  omp_set_num_threads(threads);
+  return threads;
+}
+
+}  // namespace
+
+Device select_device(std::string_view request, const MpiContext& mpi) {
+  Device d;
+  d.host_threads = host_threads_for(mpi);
+  const int n_gpu = cuda::device_count();
+  bool use_cuda = false;
+  if (request == "cuda") {
+    if (!build::kHaveCuda) {
+      throw InputError("backend = \"cuda\": this strata was built without the CUDA backend "
+                       "(rebuild with STRATA_CUDA=ON where nvcc exists), use backend = \"host\"");
+    }
+    if (n_gpu == 0) throw InputError("backend = \"cuda\": no CUDA device is visible to rank " +
+                                     std::to_string(mpi.rank()));
+    use_cuda = true;
+  } else if (request == "auto") {
+    use_cuda = n_gpu > 0;
+  } else if (request != "host") {
+    throw InputError("backend = \"" + std::string(request) + "\": must be auto, cuda or host");
+  }
+  if (use_cuda) {
+    d.backend = Backend::cuda;
+    d.ordinal = mpi.local_rank() % n_gpu;
+    cuda::set_device(d.ordinal);
+    d.name = cuda::device_info(d.ordinal).name + " (cuda:" + std::to_string(d.ordinal) + ")";
+  } else {
+    d.backend = Backend::host;
+    d.name = "host (" + std::to_string(d.host_threads) + " OpenMP thread" + (d.host_threads == 1 ? "" : "s") + ")";
+  }
+  return d;
+}
+
+}  // namespace strata
+
+namespace strata::detail {
+void no_cuda_backend() {
+  throw Error(ExitCode::internal, "a kernel was sent to the CUDA backend of a build without it");
+}
+}  // namespace strata::detail

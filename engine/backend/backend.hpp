@@ -1,0 +1,31 @@
+// Where kernels run: the host (OpenMP threads) or one CUDA device per rank.
+// Chosen once per run; models pass the Device to parallel_for/_reduce.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace strata {
+
+class MpiContext;
+
+enum class Backend { host, cuda };
+enum class Precision { fp64, fp32 };
+
+std::string_view to_string(Backend b);
+std::string_view to_string(Precision p);
+
+struct Device {
+  Backend backend = Backend::host;
+  int ordinal = -1;           // CUDA device ordinal; -1 on the host
+  int host_threads = 1;       // OpenMP threads of this rank
+  std::string name;           // "NVIDIA H100 80GB HBM3 (cuda:0)" or "host: 2 OpenMP threads"
+};
+
+// request: "auto" | "cuda" | "host". "auto" takes CUDA where a device is
+// visible, else the host. One GPU per rank, by node-local rank. Sets the
+// OpenMP thread count from the cores shared by the ranks of this node unless
+// OMP_NUM_THREADS is set. Throws InputError for "cuda" with no device.
+Device select_device(std::string_view request, const MpiContext& mpi);
+
+}  // namespace strata

@@ -1,0 +1,104 @@
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "engine/backend/cuda_runtime.hpp"
+#include "engine/runtime/error.hpp"
+
+namespace strata::cuda {
+namespace {
+
+void check(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return;
+  std::string msg = std::string("CUDA error in ") + what + ": " + cudaGetErrorName(e) + " (" +
+                    cudaGetErrorString(e) + ")";
+  if (e == cudaErrorMemoryAllocation) throw ResourceError(msg);
+  throw Error(ExitCode::internal, msg);
+}
+
+}  // namespace
+
+int device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();  // clear the sticky "no driver" error
+    return 0;
+  }
+  return n;
+}
+
+DeviceInfo device_info(int ordinal) {
+  cudaDeviceProp p{};
+  check(cudaGetDeviceProperties(&p, ordinal), "cudaGetDeviceProperties");
+  DeviceInfo d;
+  d.name = p.name;
+  d.ordinal = ordinal;
+  d.cc_major = p.major;
+  d.cc_minor = p.minor;
+  d.total_memory = p.totalGlobalMem;
+  d.multiprocessors = p.multiProcessorCount;
+  d.max_threads_per_multiprocessor = p.maxThreadsPerMultiProcessor;
+  d.memory_bus_width_bits = p.memoryBusWidth;
+  int clock = 0;
+  if (cudaDeviceGetAttribute(&clock, cudaDevAttrMemoryClockRate, ordinal) == cudaSuccess) {
+    d.memory_clock_khz = clock;
+  } else {
+    (void)cudaGetLastError();
+  }
+  char bus[32] = {};
+  if (cudaDeviceGetPCIBusId(bus, sizeof bus, ordinal) == cudaSuccess) d.pci_bus_id = bus;
+  return d;
+}
+
+void set_device(int ordinal) { check(cudaSetDevice(ordinal), "cudaSetDevice"); }
+
+int current_device() {
+  int d = -1;
+  check(cudaGetDevice(&d), "cudaGetDevice");
+  return d;
+}
+
+int driver_version() {
+  int v = 0;
+  if (cudaDriverGetVersion(&v) != cudaSuccess) return 0;
+  return v;
+}
+
+int runtime_version() {
+  int v = 0;
+  if (cudaRuntimeGetVersion(&v) != cudaSuccess) return 0;
+  return v;
+}
+
+std::size_t free_memory() {
+  std::size_t free_bytes = 0, total = 0;
+  check(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo");
+  return free_bytes;
+}
+
+void* allocate(std::size_t bytes) {
+  void* p = nullptr;
+  cudaError_t e = cudaMalloc(&p, bytes);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw ResourceError("device memory: cannot allocate " + std::to_string(bytes) + " bytes (" +
+                        cudaGetErrorString(e) + ")");
+  }
+  return p;
+}
+
+void release(void* p) noexcept { (void)cudaFree(p); }
+
+void copy_to_host(void* dst, const void* src, std::size_t bytes) {
+  check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy device-to-host");
+}
+
+void copy_to_device(void* dst, const void* src, std::size_t bytes) {
+  check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy host-to-device");
+}
+
+void synchronize() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+
+void check_launch(const char* what) { check(cudaGetLastError(), what); }
+
+}  // namespace strata::cuda

@@ -1,0 +1,41 @@
+// The few CUDA runtime calls the engine needs, behind plain C++ signatures so
+// that everything outside *.cu files compiles with g++. Defined in
+// cuda_runtime.cu when the CUDA backend is built, else in cuda_stub.cpp
+// (where device_count() is 0 and the rest throws).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace strata::cuda {
+
+struct DeviceInfo {
+  std::string name;
+  int ordinal = -1;
+  int cc_major = 0, cc_minor = 0;
+  std::size_t total_memory = 0;      // bytes
+  int multiprocessors = 0;
+  int max_threads_per_multiprocessor = 0;
+  double memory_clock_khz = 0;       // 0 where the runtime no longer reports it
+  int memory_bus_width_bits = 0;
+  std::string pci_bus_id;
+};
+
+int device_count();                 // 0 where no driver or no device, never throws
+DeviceInfo device_info(int ordinal);
+void set_device(int ordinal);
+int current_device();
+int driver_version();               // e.g. 13000; 0 if no driver
+int runtime_version();
+std::size_t free_memory();          // on the current device
+
+void* allocate(std::size_t bytes);  // throws ResourceError with the size on failure
+void release(void* p) noexcept;
+void copy_to_host(void* dst, const void* src, std::size_t bytes);
+void copy_to_device(void* dst, const void* src, std::size_t bytes);
+void synchronize();
+
+// Throws strata::Error naming `what` if the last launch failed.
+void check_launch(const char* what);
+
+}  // namespace strata::cuda

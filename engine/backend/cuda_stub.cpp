@@ -1,0 +1,26 @@
+// The CUDA runtime entry points of a host-only build: no devices.
+#include "engine/backend/cuda_runtime.hpp"
+#include "engine/runtime/error.hpp"
+
+namespace strata::cuda {
+namespace {
+[[noreturn]] void unavailable() {
+  throw Error(ExitCode::bad_input, "this strata was built without the CUDA backend (configure with STRATA_CUDA=ON)");
+}
+}  // namespace
+
+int device_count() { return 0; }
+DeviceInfo device_info(int) { unavailable(); }
+void set_device(int) { unavailable(); }
+int current_device() { unavailable(); }
+int driver_version() { return 0; }
+int runtime_version() { return 0; }
+std::size_t free_memory() { unavailable(); }
+void* allocate(std::size_t) { unavailable(); }
+void release(void*) noexcept {}
+void copy_to_host(void*, const void*, std::size_t) { unavailable(); }
+void copy_to_device(void*, const void*, std::size_t) { unavailable(); }
+void synchronize() {}
+void check_launch(const char*) {}
+
+}  // namespace strata::cuda

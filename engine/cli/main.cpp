@@ -1,0 +1,88 @@
+// strata: one binary, every model. Parses the command line, runs the
+// subcommand, and turns errors into one message and the exit code of SPEC.md.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <ostream>
+#include <streambuf>
+
+#include "engine/cli/commands.hpp"
+#include "engine/runtime/build_info.hpp"
+#include "engine/runtime/error.hpp"
+#include "engine/runtime/mpi_context.hpp"
+
+namespace {
+
+// Ranks other than 0 print nothing unless something fails.
+class NullBuffer : public std::streambuf {
+ protected:
+  int overflow(int c) override { return c; }
+};
+
+int report(const strata::MpiContext& mpi, const std::string& message, int code, bool collective) {
+  const char* kind = code == 2 ? "input error" : "error";
+  if (collective || mpi.size() == 1) {
+    if (mpi.root()) std::cerr << "strata: " << kind << ": " << message << std::endl;
+    return code;
+  }
+  // Only this rank knows: say so, and take the job down rather than hang it.
+  std::cerr << "strata: rank " << mpi.rank() << ": " << kind << ": " << message << std::endl;
+  MPI_Abort(mpi.comm(), code);
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  strata::MpiContext mpi(argc, argv);
+  NullBuffer null_buffer;
+  std::ostream null_stream(&null_buffer);
+  std::ostream& out = mpi.root() ? std::cout : null_stream;
+
+  CLI::App app{"strata: GPU simulation engine for batch experiments (pricing, particles, stencils)", "strata"};
+  app.set_version_flag("--version", strata::build::version_line());
+  app.require_subcommand(1);
+
+  strata::RunArgs run_args;
+  auto* run = app.add_subcommand("run", "run the model of an input file, writing one HDF5 file");
+  run->add_option("INPUT", run_args.input, "input file (TOML)")->required();
+  run->add_option("--set", run_args.set, "override an input key: --set pricing.paths=1e7 (repeatable)")
+      ->allow_extra_args(false);
+  run->add_option("-o,--output", run_args.output, "output file (overrides run.output)");
+  run->add_option("--backend", run_args.backend, "auto | cuda | host (overrides run.backend)");
+  run->add_option("--precision", run_args.precision, "fp64 | fp32 (overrides run.precision)");
+  run->add_flag("--dry-run", run_args.dry_run, "print the resolved configuration and the plan; compute nothing");
+
+  std::string model_name;
+  bool markdown = false;
+  auto* models = app.add_subcommand("models", "list models, or every parameter of one model");
+  models->add_option("NAME", model_name, "model");
+  models->add_flag("--markdown", markdown, "print the whole input reference (docs/inputs.md)");
+
+  auto* doctor = app.add_subcommand("doctor", "devices, driver and runtime, MPI, HDF5, build flags");
+
+  std::string val_backend, val_precision = "fp64";
+  auto* validate = app.add_subcommand("validate", "analytic self-checks of every model: a pass/fail table");
+  validate->add_option("--backend", val_backend, "auto | cuda | host")->check(CLI::IsMember({"auto", "cuda", "host"}));
+  validate->add_option("--precision", val_precision, "fp64 | fp32")->check(CLI::IsMember({"fp64", "fp32"}));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Help and --version exit 0; every usage error exits 2 (SPEC.md).
+    if (mpi.root()) app.exit(e);
+    return e.get_exit_code() == 0 ? 0 : static_cast<int>(strata::ExitCode::bad_input);
+  }
+
+  try {
+    if (*run) return strata::run_command(mpi, out, run_args);
+    if (*models) return strata::models_command(out, model_name, markdown);
+    if (*doctor) return strata::doctor_command(mpi, out);
+    if (*validate) return strata::validate_command(mpi, out, val_backend, val_precision);
+  } catch (const strata::Error& e) {
+    return report(mpi, e.what(), static_cast<int>(e.code()), e.collective());
+  } catch (const std::exception& e) {
+    return report(mpi, e.what(), static_cast<int>(strata::ExitCode::internal), false);
+  }
+  return 0;
+}

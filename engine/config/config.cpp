@@ -1,0 +1,454 @@
+#include "engine/config/config.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "engine/runtime/error.hpp"
+
+namespace strata {
+namespace {
+
+std::vector<std::string> split_key(std::string_view key) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = key.find('.', start);
+    parts.emplace_back(key.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  return parts;
+}
+
+bool is_index(const std::string& s) {
+  return !s.empty() && s.size() < 10 && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+std::string join(std::string_view a, std::string_view b) {
+  return a.empty() ? std::string(b) : std::string(a) + "." + std::string(b);
+}
+
+// "pricing.asset.0.vol" -> "pricing.asset[].vol"
+std::string schema_key(std::string_view key) {
+  std::string out;
+  for (const std::string& part : split_key(key)) {
+    if (is_index(part)) {
+      out += "[]";
+    } else {
+      out += (out.empty() ? "" : ".") + part;
+    }
+  }
+  return out;
+}
+
+std::string value_text(const toml::node& n) {
+  if (n.is_table()) return "{...}";
+  if (n.is_array_of_tables()) return "[{...}]";
+  std::ostringstream s;
+  if (const auto* str = n.as_string()) {
+    s << '"' << str->get() << '"';
+  } else if (const auto* arr = n.as_array()) {
+    s << *arr;
+  } else {
+    n.visit([&s](const auto& v) {
+      if constexpr (toml::is_value<decltype(v)>) s << v;
+    });
+  }
+  return s.str();
+}
+
+std::string type_name(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return n.is_array_of_tables() ? "an array of tables" : "an array";
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a real number";
+    case toml::node_type::boolean: return "a boolean";
+    default: return "a date/time";
+  }
+}
+
+std::string expected_name(const Param& p) {
+  switch (p.type) {
+    case ParamType::integer: return "an integer";
+    case ParamType::real: return "a real number";
+    case ParamType::boolean: return "true or false";
+    case ParamType::string: return "a string";
+    case ParamType::choice: return "a string";
+    case ParamType::string_list: return "a list of strings";
+    case ParamType::table_list: return "an array of tables ([[" + p.key + "]])";
+  }
+  return "?";
+}
+
+void insert_default(toml::table& t, const std::string& name, const Param& p) {
+  std::visit(
+      [&](const auto& v) {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, std::vector<std::string>>) {
+          toml::array a;
+          if (p.type != ParamType::table_list) {
+            for (const auto& s : v) a.push_back(s);
+          }
+          t.insert_or_assign(name, std::move(a));
+        } else if constexpr (!std::is_same_v<V, std::monostate>) {
+          t.insert_or_assign(name, v);
+        }
+      },
+      p.default_value);
+}
+
+}  // namespace
+
+Override parse_override(std::string_view arg) {
+  const std::size_t eq = arg.find('=');
+  if (eq == std::string_view::npos || eq == 0) {
+    throw InputError("--set " + std::string(arg) + ": expected key=value, e.g. --set pricing.paths=1e7");
+  }
+  return {std::string(arg.substr(0, eq)), std::string(arg.substr(eq + 1)), std::string(arg)};
+}
+
+Config Config::load(const std::string& path, const std::vector<Override>& overrides,
+                    const std::function<Schema(const std::string& model)>& schema_for) {
+  Config c;
+  c.path_ = path;
+  {
+    std::ifstream probe(path);
+    if (!probe) throw InputError(path + ": cannot open input file (" + std::strerror(errno) + ")");
+  }
+  try {
+    c.table_ = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    const auto& src = e.source();
+    throw InputError(path + ":" + std::to_string(src.begin.line) + ":" + std::to_string(src.begin.column) +
+                     ": malformed TOML: " + std::string(e.description()));
+  }
+  for (const Override& o : overrides) c.apply_override(o);
+
+  // The model decides the rest of the schema, so check run.model first.
+  const toml::node* model = c.node("run.model");
+  if (model == nullptr) {
+    throw InputError(path + ": run.model: required key missing (add [run] model = \"pricing\")");
+  }
+  if (!model->is_string()) {
+    throw InputError(c.where("run.model") + ": run.model = " + value_text(*model) + ": expected a string");
+  }
+  try {
+    c.schema_ = schema_for(model->as_string()->get());
+  } catch (const InputError& e) {
+    throw InputError(c.where("run.model") + ": run.model = " + value_text(*model) + ": " + e.what());
+  }
+  c.validate_and_fill();
+  return c;
+}
+
+void Config::apply_override(const Override& o) {
+  const std::vector<std::string> parts = split_key(o.key);
+  toml::node* cursor = &table_;
+  std::string walked;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    const std::string& part = parts[i];
+    walked = join(walked, part);
+    if (auto* t = cursor->as_table()) {
+      if (is_index(part)) throw InputError("--set " + o.arg + ": " + walked + ": not a list");
+      if (!t->contains(part)) t->insert(part, toml::table{});
+      cursor = t->get(part);
+    } else if (auto* a = cursor->as_array()) {
+      if (!is_index(part)) throw InputError("--set " + o.arg + ": " + walked + ": expected an entry number");
+      const std::size_t idx = std::stoul(part);
+      if (idx >= a->size()) {
+        throw InputError("--set " + o.arg + ": " + walked + ": the input has only " + std::to_string(a->size()) +
+                         " entries there (numbered from 0)");
+      }
+      cursor = a->get(idx);
+    } else {
+      throw InputError("--set " + o.arg + ": " + walked + " is a value, not a table");
+    }
+  }
+  auto* target = cursor->as_table();
+  if (target == nullptr || is_index(parts.back())) {
+    throw InputError("--set " + o.arg + ": cannot set an entry of a list directly; name its field");
+  }
+  // Parse the value as TOML; a bare word (fp32, out/run.h5) is a string.
+  try {
+    toml::table parsed = toml::parse("v = " + o.value);
+    target->insert_or_assign(parts.back(), std::move(*parsed.get("v")));
+  } catch (const toml::parse_error&) {
+    target->insert_or_assign(parts.back(), o.value);
+  }
+  overridden_[o.key] = "--set " + o.arg;
+}
+
+const toml::node* Config::node(std::string_view key) const {
+  const toml::node* cursor = &table_;
+  for (const std::string& part : split_key(key)) {
+    if (const auto* t = cursor->as_table()) {
+      cursor = t->get(part);
+    } else if (const auto* a = cursor->as_array(); a != nullptr && is_index(part)) {
+      cursor = a->get(std::stoul(part));
+    } else {
+      return nullptr;
+    }
+    if (cursor == nullptr) return nullptr;
+  }
+  return cursor;
+}
+
+std::string Config::where(std::string_view key) const {
+  if (auto it = overridden_.find(key); it != overridden_.end()) return it->second;
+  // A value inside an overridden list entry or table still came from --set.
+  for (const auto& [k, arg] : overridden_) {
+    if (key.size() > k.size() && key.compare(0, k.size(), k) == 0 && key[k.size()] == '.') return arg;
+  }
+  if (auto it = lines_.find(key); it != lines_.end()) return path_ + ":" + std::to_string(it->second);
+  const toml::node* n = node(key);
+  if (n != nullptr && n->source().begin.line > 0) return path_ + ":" + std::to_string(n->source().begin.line);
+  if (n != nullptr) return path_ + " (default)";
+  return path_;
+}
+
+void Config::fail(std::string_view key, const std::string& message) const {
+  const toml::node* n = node(key);
+  std::string text = where(key) + ": " + std::string(key);
+  if (n != nullptr) text += " = " + value_text(*n);
+  throw InputError(text + ": " + message);
+}
+
+void Config::validate_and_fill() {
+  // 1. Every key in the input must be declared, of the declared type, in range.
+  std::function<void(toml::table&, const std::string&)> walk = [&](toml::table& t, const std::string& prefix) {
+    std::vector<std::pair<std::string, toml::node*>> retype;
+    for (auto&& [k, v] : t) {
+      const std::string key = join(prefix, k.str());
+      if (v.source().begin.line > 0 && !overridden_.count(key)) lines_[key] = static_cast<int>(v.source().begin.line);
+      if (auto* list = v.as_array()) {
+        for (std::size_t i = 0; i < list->size(); ++i) {
+          const auto line = list->get(i)->source().begin.line;
+          if (line > 0) lines_[key + "." + std::to_string(i)] = static_cast<int>(line);
+        }
+      }
+      const std::string skey = schema_key(key);
+      const Param* p = schema_.find(skey);
+      if (p == nullptr) {
+        if (v.is_table() && schema_.is_table(skey)) {
+          walk(*v.as_table(), key);
+          continue;
+        }
+        std::string msg = where(key) + ": " + key + ": unknown " + (v.is_table() ? "table" : "key");
+        std::optional<std::string> near = schema_.nearest(skey);
+        if (!near) {
+          // A misspelt table name: compare with the tables of the schema.
+          std::size_t best = 3;
+          for (const Param& q : schema_.params()) {
+            const std::string top = q.key.substr(0, q.key.find('.'));
+            if (std::size_t d = edit_distance(skey.substr(0, skey.find('.')), top); d < best && d > 0) {
+              best = d;
+              near = top + skey.substr(std::min(skey.size(), skey.find('.')));
+            }
+          }
+        }
+        if (near) {
+          std::string shown = *near;
+          for (std::size_t pos; (pos = shown.find("[]")) != std::string::npos;) shown.replace(pos, 2, ".N");
+          msg += "; did you mean '" + shown + "'?";
+        }
+        throw InputError(msg);
+      }
+      validate_value(*p, v, key);
+      if ((p->type == ParamType::integer && v.is_floating_point()) || (p->type == ParamType::real && v.is_integer())) {
+        retype.emplace_back(std::string(k.str()), &v);
+      }
+      if (p->type == ParamType::table_list) {
+        auto& list = *v.as_array();
+        for (std::size_t i = 0; i < list.size(); ++i) walk(*list.get(i)->as_table(), key + "." + std::to_string(i));
+      }
+    }
+    // Store whole-number reals given for integers as integers, and integers
+    // given for reals as reals, so the resolved TOML has the declared types.
+    for (auto& [name, n] : retype) {
+      if (const auto* f = n->as_floating_point()) {
+        t.insert_or_assign(name, static_cast<std::int64_t>(f->get()));
+      } else {
+        t.insert_or_assign(name, static_cast<double>(n->as_integer()->get()));
+      }
+    }
+  };
+  walk(table_, "");
+
+  // 2. Defaults for every declared key not given; required keys must be there.
+  std::function<void(toml::table&, const std::string&, const std::string&)> fill =
+      [&](toml::table& scope, const std::string& schema_scope, const std::string& toml_scope) {
+        for (const Param& p : schema_.params()) {
+          if (!schema_scope.empty() &&
+              (p.key.size() <= schema_scope.size() || p.key.compare(0, schema_scope.size(), schema_scope) != 0 ||
+               p.key[schema_scope.size()] != '.')) {
+            continue;
+          }
+          const std::string rest = schema_scope.empty() ? p.key : p.key.substr(schema_scope.size() + 1);
+          if (rest.find("[]") != std::string::npos) continue;  // inside a deeper list
+          const std::vector<std::string> parts = split_key(rest);
+          toml::table* t = &scope;
+          for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+            if (!t->contains(parts[i])) t->insert(parts[i], toml::table{});
+            t = t->get(parts[i])->as_table();
+          }
+          const std::string toml_key = join(toml_scope, rest);
+          if (!t->contains(parts.back())) {
+            if (p.required()) {
+              std::string place = toml_scope.empty() ? path_ : where(toml_scope);
+              std::string what = p.type == ParamType::table_list ? "at least one [[" + p.key + "]] entry is required"
+                                                                   : "required key missing";
+              throw InputError(place + ": " + toml_key + ": " + what);
+            }
+            insert_default(*t, parts.back(), p);
+          }
+          if (p.type == ParamType::table_list) {
+            auto& list = *t->get(parts.back())->as_array();
+            for (std::size_t i = 0; i < list.size(); ++i) {
+              fill(*list.get(i)->as_table(), p.key + "[]", toml_key + "." + std::to_string(i));
+            }
+          }
+        }
+      };
+  fill(table_, "", "");
+}
+
+}  // namespace strata
+
+namespace strata {
+
+void Config::validate_value(const Param& p, toml::node& v, const std::string& key) const {
+  auto bad = [&](const std::string& why) {
+    throw InputError(where(key) + ": " + key + " = " + value_text(v) + ": " + why);
+  };
+  auto wrong_type = [&]() { bad("expected " + expected_name(p) + ", got " + type_name(v)); };
+  auto check_range = [&](double x) {
+    if (!p.range.contains(x)) bad("out of range: must be " + p.range.describe() + (p.unit.empty() ? "" : " " + p.unit));
+  };
+  switch (p.type) {
+    case ParamType::integer: {
+      if (auto* f = v.as_floating_point()) {
+        // 1e7 is a float in TOML; accept it where it is a whole number.
+        const double x = f->get();
+        if (!std::isfinite(x) || x != std::floor(x) || std::fabs(x) > 9.0e18) bad("expected an integer");
+        check_range(x);
+        return;  // the walk stores it as an integer
+      }
+      if (!v.is_integer()) wrong_type();
+      check_range(static_cast<double>(v.as_integer()->get()));
+      return;
+    }
+    case ParamType::real: {
+      double x = 0;
+      if (auto* f = v.as_floating_point()) {
+        x = f->get();
+      } else if (auto* i = v.as_integer()) {
+        x = static_cast<double>(i->get());
+      } else {
+        wrong_type();
+      }
+      if (!std::isfinite(x)) bad("must be finite");
+      check_range(x);
+      return;
+    }
+    case ParamType::boolean:
+      if (!v.is_boolean()) wrong_type();
+      return;
+    case ParamType::string:
+      if (!v.is_string()) wrong_type();
+      return;
+    case ParamType::choice: {
+      if (!v.is_string()) wrong_type();
+      const std::string& s = v.as_string()->get();
+      for (const std::string& c : p.choices) {
+        if (c == s) return;
+      }
+      std::string list;
+      std::string near;
+      std::size_t best = std::max<std::size_t>(2, s.size() / 3) + 1;
+      for (const std::string& c : p.choices) {
+        list += (list.empty() ? "" : ", ") + c;
+        if (std::size_t d = edit_distance(s, c); d < best) {
+          best = d;
+          near = c;
+        }
+      }
+      bad("must be one of: " + list + (near.empty() ? "" : "; did you mean '" + near + "'?"));
+      return;
+    }
+    case ParamType::string_list: {
+      const auto* a = v.as_array();
+      if (a == nullptr) wrong_type();
+      for (const auto& e : *a) {
+        if (!e.is_string()) bad("expected a list of strings, found " + type_name(e) + " in it");
+      }
+      return;
+    }
+    case ParamType::table_list: {
+      const auto* a = v.as_array();
+      if (a == nullptr || (!a->empty() && !a->is_array_of_tables())) wrong_type();
+      check_range(static_cast<double>(a->size()));
+      return;
+    }
+  }
+}
+
+std::string Config::to_toml() const {
+  std::ostringstream s;
+  s << table_ << "\n";
+  return s.str();
+}
+
+namespace {
+[[noreturn]] void missing(std::string_view key, const char* type) {
+  throw std::logic_error("config: " + std::string(key) + " is not a resolved " + type + " key");
+}
+}  // namespace
+
+std::int64_t Config::integer(std::string_view key) const {
+  const toml::node* n = node(key);
+  if (n == nullptr) missing(key, "integer");
+  if (const auto* f = n->as_floating_point()) return static_cast<std::int64_t>(f->get());
+  if (const auto* i = n->as_integer()) return i->get();
+  missing(key, "integer");
+}
+
+double Config::real(std::string_view key) const {
+  const toml::node* n = node(key);
+  if (n == nullptr) missing(key, "real");
+  if (const auto* f = n->as_floating_point()) return f->get();
+  if (const auto* i = n->as_integer()) return static_cast<double>(i->get());
+  missing(key, "real");
+}
+
+bool Config::boolean(std::string_view key) const {
+  const toml::node* n = node(key);
+  if (n == nullptr || !n->is_boolean()) missing(key, "boolean");
+  return n->as_boolean()->get();
+}
+
+std::string Config::string(std::string_view key) const {
+  const toml::node* n = node(key);
+  if (n == nullptr || !n->is_string()) missing(key, "string");
+  return n->as_string()->get();
+}
+
+std::vector<std::string> Config::strings(std::string_view key) const {
+  const toml::node* n = node(key);
+  if (n == nullptr || !n->is_array()) missing(key, "list");
+  std::vector<std::string> out;
+  for (const auto& e : *n->as_array()) out.push_back(e.as_string()->get());
+  return out;
+}
+
+std::size_t Config::count(std::string_view list_key) const {
+  const toml::node* n = node(list_key);
+  if (n == nullptr || !n->is_array()) missing(list_key, "list");
+  return n->as_array()->size();
+}
+
+}  // namespace strata

@@ -1,0 +1,194 @@
+#include "engine/config/schema.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+namespace strata {
+
+std::string_view to_string(ParamType t) {
+  switch (t) {
+    case ParamType::integer: return "integer";
+    case ParamType::real: return "real";
+    case ParamType::boolean: return "boolean";
+    case ParamType::string: return "string";
+    case ParamType::choice: return "choice";
+    case ParamType::string_list: return "list of strings";
+    case ParamType::table_list: return "array of tables";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string number_text(double v) {
+  std::ostringstream s;
+  s.precision(15);
+  s << v;
+  return s.str();
+}
+
+std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+
+}  // namespace
+
+bool Range::contains(double v) const {
+  if (std::isnan(v)) return false;
+  if (min && (min_exclusive ? v <= *min : v < *min)) return false;
+  if (max && (max_exclusive ? v >= *max : v > *max)) return false;
+  return true;
+}
+
+std::string Range::describe() const {
+  if (min && max) {
+    return std::string(min_exclusive ? "(" : "[") + number_text(*min) + ", " + number_text(*max) +
+           (max_exclusive ? ")" : "]");
+  }
+  if (min) return std::string(min_exclusive ? "> " : ">= ") + number_text(*min);
+  if (max) return std::string(max_exclusive ? "< " : "<= ") + number_text(*max);
+  return "";
+}
+
+std::string Param::default_text() const {
+  struct Visitor {
+    std::string operator()(std::monostate) const { return ""; }
+    std::string operator()(std::int64_t v) const { return std::to_string(v); }
+    std::string operator()(double v) const {
+      std::string s = number_text(v);
+      if (s.find_first_of(".eEn") == std::string::npos) s += ".0";  // TOML float
+      return s;
+    }
+    std::string operator()(bool v) const { return v ? "true" : "false"; }
+    std::string operator()(const std::string& v) const { return quoted(v); }
+    std::string operator()(const std::vector<std::string>& v) const {
+      std::string s = "[";
+      for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + quoted(v[i]);
+      return s + "]";
+    }
+  };
+  return std::visit(Visitor{}, default_value);
+}
+
+Param& Schema::add(Param p) {
+  if (find(p.key) != nullptr) throw std::logic_error("schema: key declared twice: " + p.key);
+  params_.push_back(std::move(p));
+  return params_.back();
+}
+
+Param& Schema::integer(std::string key, std::int64_t def, std::string unit, Range range, std::string doc) {
+  return add({std::move(key), ParamType::integer, def, std::move(unit), range, {}, std::move(doc)});
+}
+
+Param& Schema::real(std::string key, std::optional<double> def, std::string unit, Range range, std::string doc) {
+  ParamValue v;
+  if (def) v = *def;
+  return add({std::move(key), ParamType::real, v, std::move(unit), range, {}, std::move(doc)});
+}
+
+Param& Schema::boolean(std::string key, bool def, std::string doc) {
+  return add({std::move(key), ParamType::boolean, def, "", {}, {}, std::move(doc)});
+}
+
+Param& Schema::string(std::string key, std::optional<std::string> def, std::string doc) {
+  ParamValue v;
+  if (def) v = *def;
+  return add({std::move(key), ParamType::string, v, "", {}, {}, std::move(doc)});
+}
+
+Param& Schema::choice(std::string key, std::string def, std::vector<std::string> choices, std::string doc) {
+  ParamValue v;
+  if (!def.empty()) v = def;
+  return add({std::move(key), ParamType::choice, v, "", {}, std::move(choices), std::move(doc)});
+}
+
+Param& Schema::string_list(std::string key, std::optional<std::vector<std::string>> def, std::string doc) {
+  ParamValue v;
+  if (def) v = *def;
+  return add({std::move(key), ParamType::string_list, v, "", {}, {}, std::move(doc)});
+}
+
+Param& Schema::table_list(std::string key, Range count, std::string doc) {
+  // A list may be empty only when its range allows 0 entries; either way it
+  // has a default (the empty list) unless at least one entry is required.
+  ParamValue v;
+  if (!count.min || *count.min <= 0) v = std::vector<std::string>{};
+  return add({std::move(key), ParamType::table_list, v, "", count, {}, std::move(doc)});
+}
+
+void Schema::merge(const Schema& other) {
+  for (const Param& p : other.params_) add(p);
+}
+
+const Param* Schema::find(std::string_view key) const {
+  for (const Param& p : params_) {
+    if (p.key == key) return &p;
+  }
+  return nullptr;
+}
+
+bool Schema::is_table(std::string_view prefix) const {
+  if (prefix.empty()) return true;
+  for (const Param& p : params_) {
+    if (p.key.size() > prefix.size() && p.key.compare(0, prefix.size(), prefix) == 0 &&
+        p.key[prefix.size()] == '.') {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<const Param*> Schema::fields_of(std::string_view prefix) const {
+  std::vector<const Param*> out;
+  const std::size_t skip = prefix.empty() ? 0 : prefix.size() + 1;
+  for (const Param& p : params_) {
+    if (p.key.size() <= skip) continue;
+    if (!prefix.empty() && (p.key.compare(0, prefix.size(), prefix) != 0 || p.key[prefix.size()] != '.')) continue;
+    if (p.key.find('.', skip) == std::string::npos) out.push_back(&p);
+  }
+  return out;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  // Levenshtein distance, one row at a time.
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::optional<std::string> Schema::nearest(std::string_view key) const {
+  // Compare the last path component within the same table first (a typo in
+  // the field name), then whole keys (a field put in the wrong table).
+  const std::size_t dot = key.rfind('.');
+  const std::string_view table = dot == std::string_view::npos ? std::string_view{} : key.substr(0, dot);
+  const std::string_view leaf = dot == std::string_view::npos ? key : key.substr(dot + 1);
+
+  std::optional<std::string> best;
+  std::size_t best_d = std::max<std::size_t>(2, leaf.size() / 3) + 1;
+  for (const Param* p : fields_of(table)) {
+    const std::string_view name = std::string_view(p->key).substr(table.empty() ? 0 : table.size() + 1);
+    const std::size_t d = edit_distance(leaf, name);
+    if (d < best_d) {
+      best_d = d;
+      best = p->key;
+    }
+  }
+  if (best) return best;
+  for (const Param& p : params_) {
+    const std::size_t pdot = p.key.rfind('.');
+    const std::string_view name = pdot == std::string::npos ? std::string_view(p.key) : std::string_view(p.key).substr(pdot + 1);
+    if (name == leaf) return p.key;  // right name, wrong table
+  }
+  return std::nullopt;
+}
+
+}  // namespace strata

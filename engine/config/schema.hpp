@@ -1,0 +1,72 @@
+// The parameter schema: every input key declared once (name, type, default,
+// unit, range, doc). Validation, `strata models` and docs/inputs.md all come
+// from it. Keys are dotted TOML paths; an array of tables is declared as a
+// table_list and its fields as "table.list[].field".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace strata {
+
+enum class ParamType { integer, real, boolean, string, choice, string_list, table_list };
+
+std::string_view to_string(ParamType t);
+
+using ParamValue = std::variant<std::monostate, std::int64_t, double, bool, std::string, std::vector<std::string>>;
+
+struct Range {
+  std::optional<double> min, max;
+  bool min_exclusive = false, max_exclusive = false;
+  bool contains(double v) const;
+  std::string describe() const;   // "> 0", "[1, 100]", "" when unbounded
+};
+
+struct Param {
+  std::string key;                   // "pricing.paths", "pricing.asset[].vol"
+  ParamType type = ParamType::real;
+  ParamValue default_value;          // monostate: required
+  std::string unit;                  // "" for dimensionless
+  Range range;                       // numbers; for table_list: number of entries
+  std::vector<std::string> choices;  // choice: allowed values
+  std::string doc;
+
+  bool required() const { return std::holds_alternative<std::monostate>(default_value); }
+  std::string default_text() const;  // as TOML, "" when required
+};
+
+class Schema {
+ public:
+  // Builders; each returns the declared Param for chaining tweaks.
+  Param& integer(std::string key, std::int64_t def, std::string unit, Range range, std::string doc);
+  Param& real(std::string key, std::optional<double> def, std::string unit, Range range, std::string doc);
+  Param& boolean(std::string key, bool def, std::string doc);
+  Param& string(std::string key, std::optional<std::string> def, std::string doc);
+  Param& choice(std::string key, std::string def, std::vector<std::string> choices, std::string doc);
+  Param& string_list(std::string key, std::optional<std::vector<std::string>> def, std::string doc);
+  Param& table_list(std::string key, Range count, std::string doc);
+
+  void merge(const Schema& other);
+
+  const Param* find(std::string_view key) const;
+  // Whether `prefix` names a table that holds declared keys ("pricing", "pricing.asset[]").
+  bool is_table(std::string_view prefix) const;
+  // The declared key closest to `key` by edit distance, if close enough to be a likely typo.
+  std::optional<std::string> nearest(std::string_view key) const;
+  // Declared keys directly inside table `prefix` ("" for the top level, "pricing.asset[]").
+  std::vector<const Param*> fields_of(std::string_view prefix) const;
+
+  const std::vector<Param>& params() const { return params_; }
+
+ private:
+  Param& add(Param p);
+  std::vector<Param> params_;
+};
+
+std::size_t edit_distance(std::string_view a, std::string_view b);
+
+}  // namespace strata

@@ -1,0 +1,231 @@
+#include "engine/io/h5_output.hpp"
+
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "engine/runtime/error.hpp"
+#include "engine/runtime/mpi_context.hpp"
+
+namespace strata {
+namespace {
+
+void check(herr_t status, const std::string& what) {
+  if (status < 0) throw Error(ExitCode::resources, "HDF5: " + what + " failed (disk full or file system error?)");
+}
+
+hid_t check_id(hid_t id, const std::string& what) {
+  if (id < 0) throw Error(ExitCode::resources, "HDF5: " + what + " failed (disk full or file system error?)");
+  return id;
+}
+
+// Closes an HDF5 id at scope exit.
+struct Handle {
+  hid_t id;
+  herr_t (*close)(hid_t);
+  ~Handle() {
+    if (id >= 0) close(id);
+  }
+};
+
+hid_t vl_string_type() {
+  hid_t t = H5Tcopy(H5T_C_S1);
+  H5Tset_size(t, H5T_VARIABLE);
+  H5Tset_cset(t, H5T_CSET_UTF8);
+  return t;
+}
+
+hid_t fixed_string_type(std::size_t size) {
+  hid_t t = H5Tcopy(H5T_C_S1);
+  H5Tset_size(t, size == 0 ? 1 : size);
+  H5Tset_strpad(t, H5T_STR_NULLTERM);
+  H5Tset_cset(t, H5T_CSET_UTF8);
+  return t;
+}
+
+}  // namespace
+
+std::string hdf5_version() {
+  unsigned maj = 0, min = 0, rel = 0;
+  H5get_libversion(&maj, &min, &rel);
+  return std::to_string(maj) + "." + std::to_string(min) + "." + std::to_string(rel);
+}
+
+std::size_t H5Table::rows() const {
+  if (columns.empty()) return 0;
+  return std::visit([](const auto& v) { return v.size(); }, columns.front().values);
+}
+
+H5Output::H5Output(const std::string& path, const std::string& key, const MpiContext& mpi) : path_(path), mpi_(mpi) {
+  // Rank 0 makes the directory and reports why it cannot, so the message is
+  // about the path rather than an HDF5 error stack.
+  std::string problem;
+  if (mpi.root()) {
+    std::error_code ec;
+    const std::filesystem::path p(path);
+    if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+    if (ec) problem = "cannot create directory '" + p.parent_path().string() + "' (" + ec.message() + ")";
+    if (problem.empty() && std::filesystem::is_directory(p, ec)) problem = "is a directory";
+  }
+  mpi.check_collective(problem.empty() ? "" : key + " = \"" + path + "\": " + problem, 2);
+
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become exceptions with our own words
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  H5Pset_fapl_mpio(fapl, mpi.comm(), MPI_INFO_NULL);
+  H5Pset_all_coll_metadata_ops(fapl, true);
+  H5Pset_coll_metadata_write(fapl, true);
+  file_ = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  H5Pclose(fapl);
+  if (file_ < 0) {
+    const int err = errno;
+    throw Error(ExitCode::bad_input,
+                key + " = \"" + path + "\": cannot create the output file (" + std::strerror(err) + ")", true);
+  }
+  xfer_ = H5Pcreate(H5P_DATASET_XFER);
+  H5Pset_dxpl_mpio(xfer_, H5FD_MPIO_COLLECTIVE);
+  lcpl_ = H5Pcreate(H5P_LINK_CREATE);
+  H5Pset_create_intermediate_group(lcpl_, 1);
+}
+
+H5Output::~H5Output() {
+  if (lcpl_ >= 0) H5Pclose(lcpl_);
+  if (xfer_ >= 0) H5Pclose(xfer_);
+  if (file_ >= 0) H5Fclose(file_);
+}
+
+void H5Output::group(const std::string& path) {
+  if (H5Lexists(file_, path.c_str(), H5P_DEFAULT) > 0) return;
+  Handle g{check_id(H5Gcreate2(file_, path.c_str(), lcpl_, H5P_DEFAULT, H5P_DEFAULT), "create group " + path), H5Gclose};
+}
+
+namespace {
+
+void write_attribute(hid_t file, const std::string& object, const std::string& name, hid_t type, hid_t space,
+                     const void* data) {
+  Handle obj{check_id(H5Oopen(file, object.c_str(), H5P_DEFAULT), "open " + object), H5Oclose};
+  if (H5Aexists(obj.id, name.c_str()) > 0) check(H5Adelete(obj.id, name.c_str()), "replace attribute " + name);
+  Handle attr{check_id(H5Acreate2(obj.id, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT),
+                       "create attribute " + object + ":" + name),
+              H5Aclose};
+  check(H5Awrite(attr.id, type, data), "write attribute " + object + ":" + name);
+}
+
+}  // namespace
+
+void H5Output::attribute(const std::string& object, const std::string& name, const std::string& value) {
+  Handle type{vl_string_type(), H5Tclose};
+  Handle space{H5Screate(H5S_SCALAR), H5Sclose};
+  const char* p = value.c_str();
+  write_attribute(file_, object, name, type.id, space.id, &p);
+}
+
+void H5Output::attribute(const std::string& object, const std::string& name, const std::vector<std::string>& value) {
+  Handle type{vl_string_type(), H5Tclose};
+  const hsize_t n = value.size();
+  Handle space{H5Screate_simple(1, &n, nullptr), H5Sclose};
+  std::vector<const char*> ptrs;
+  for (const auto& s : value) ptrs.push_back(s.c_str());
+  write_attribute(file_, object, name, type.id, space.id, ptrs.data());
+}
+
+void H5Output::attribute(const std::string& object, const std::string& name, std::int64_t value) {
+  Handle space{H5Screate(H5S_SCALAR), H5Sclose};
+  write_attribute(file_, object, name, H5T_NATIVE_INT64, space.id, &value);
+}
+
+void H5Output::attribute(const std::string& object, const std::string& name, double value) {
+  Handle space{H5Screate(H5S_SCALAR), H5Sclose};
+  write_attribute(file_, object, name, H5T_NATIVE_DOUBLE, space.id, &value);
+}
+
+hid_t H5Output::write_scalar(const std::string& path, hid_t type, const void* value) {
+  Handle space{H5Screate(H5S_SCALAR), H5Sclose};
+  hid_t ds = check_id(H5Dcreate2(file_, path.c_str(), type, space.id, lcpl_, H5P_DEFAULT, H5P_DEFAULT),
+                      "create dataset " + path);
+  // Rank 0 writes the value; the others take part with an empty selection.
+  Handle sel{H5Screate(H5S_SCALAR), H5Sclose};
+  if (!mpi_.root()) H5Sselect_none(sel.id);
+  check(H5Dwrite(ds, type, sel.id, sel.id, xfer_, value), "write dataset " + path);
+  return ds;
+}
+
+void H5Output::text(const std::string& path, const std::string& value) {
+  // Fixed-length: parallel HDF5 cannot write variable-length data collectively.
+  Handle type{fixed_string_type(value.size() + 1), H5Tclose};
+  Handle ds{write_scalar(path, type.id, value.c_str()), H5Dclose};
+}
+
+void H5Output::scalar(const std::string& path, double value, const std::string& units) {
+  Handle ds{write_scalar(path, H5T_NATIVE_DOUBLE, &value), H5Dclose};
+  if (!units.empty()) attribute(path, "units", units);
+}
+
+void H5Output::scalar(const std::string& path, std::int64_t value, const std::string& units) {
+  Handle ds{write_scalar(path, H5T_NATIVE_INT64, &value), H5Dclose};
+  if (!units.empty()) attribute(path, "units", units);
+}
+
+void H5Output::table(const std::string& path, const H5Table& table) {
+  // Lay the rows out as packed records matching one compound type.
+  std::vector<std::size_t> offsets, sizes;
+  std::vector<hid_t> types;
+  std::size_t record = 0;
+  for (const auto& c : table.columns) {
+    hid_t t;
+    if (std::holds_alternative<std::vector<double>>(c.values)) {
+      t = H5Tcopy(H5T_NATIVE_DOUBLE);
+    } else if (std::holds_alternative<std::vector<std::int64_t>>(c.values)) {
+      t = H5Tcopy(H5T_NATIVE_INT64);
+    } else {
+      std::size_t longest = 1;
+      for (const auto& s : std::get<std::vector<std::string>>(c.values)) longest = std::max(longest, s.size() + 1);
+      t = fixed_string_type(longest);
+    }
+    offsets.push_back(record);
+    sizes.push_back(H5Tget_size(t));
+    types.push_back(t);
+    record += sizes.back();
+  }
+  const std::size_t rows = table.rows();
+  std::vector<unsigned char> bytes(rows * record, 0);
+  Handle compound{H5Tcreate(H5T_COMPOUND, record), H5Tclose};
+  for (std::size_t k = 0; k < table.columns.size(); ++k) {
+    const auto& c = table.columns[k];
+    H5Tinsert(compound.id, c.name.c_str(), offsets[k], types[k]);
+    for (std::size_t r = 0; r < rows; ++r) {
+      unsigned char* dst = bytes.data() + r * record + offsets[k];
+      std::visit(
+          [&](const auto& v) {
+            using V = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<V, std::vector<std::string>>) {
+              std::memcpy(dst, v[r].data(), std::min(v[r].size(), sizes[k] - 1));
+            } else {
+              std::memcpy(dst, &v[r], sizeof(v[r]));
+            }
+          },
+          c.values);
+    }
+  }
+  for (hid_t t : types) H5Tclose(t);
+
+  const hsize_t n = rows;
+  Handle space{H5Screate_simple(1, &n, nullptr), H5Sclose};
+  Handle ds{check_id(H5Dcreate2(file_, path.c_str(), compound.id, space.id, lcpl_, H5P_DEFAULT, H5P_DEFAULT),
+                     "create dataset " + path),
+            H5Dclose};
+  Handle sel{H5Screate_simple(1, &n, nullptr), H5Sclose};
+  if (!mpi_.root()) H5Sselect_none(sel.id);
+  check(H5Dwrite(ds.id, compound.id, sel.id, sel.id, xfer_, bytes.data()), "write dataset " + path);
+  for (const auto& c : table.columns) {
+    if (!c.units.empty()) attribute(path, c.name + "_units", c.units);
+  }
+}
+
+void H5Output::set_status(const std::string& status) {
+  attribute("/", "status", status);
+  flush();
+}
+
+void H5Output::flush() { check(H5Fflush(file_, H5F_SCOPE_GLOBAL), "flush " + path_); }
+
+}  // namespace strata

@@ -1,0 +1,68 @@
+// The run's one HDF5 file, written collectively by all ranks through the
+// MPI-IO driver (parallel HDF5, never file-per-rank). Every call here is
+// collective: all ranks call it with the same arguments; rank 0 supplies the
+// data of small datasets and the other ranks select nothing.
+#pragma once
+
+#include <hdf5.h>
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace strata {
+
+class MpiContext;
+
+// A compound table (one HDF5 compound dataset, a structured array in h5py).
+struct H5Table {
+  struct Column {
+    std::string name;
+    std::string units;
+    std::variant<std::vector<double>, std::vector<std::int64_t>, std::vector<std::string>> values;
+  };
+  std::vector<Column> columns;
+  std::size_t rows() const;
+};
+
+class H5Output {
+ public:
+  // Creates (truncates) `path`, making missing parent directories. Throws
+  // InputError naming `key` (the input key that gave the path) when the file
+  // cannot be created, before anything is written.
+  H5Output(const std::string& path, const std::string& key, const MpiContext& mpi);
+  ~H5Output();
+  H5Output(const H5Output&) = delete;
+  H5Output& operator=(const H5Output&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  // Attributes on an existing object ("/" or a group/dataset path).
+  void attribute(const std::string& object, const std::string& name, const std::string& value);
+  void attribute(const std::string& object, const std::string& name, const std::vector<std::string>& value);
+  void attribute(const std::string& object, const std::string& name, std::int64_t value);
+  void attribute(const std::string& object, const std::string& name, double value);
+
+  // Datasets; missing parent groups are created. `units` becomes an attribute.
+  void text(const std::string& path, const std::string& value);
+  void scalar(const std::string& path, double value, const std::string& units = "");
+  void scalar(const std::string& path, std::int64_t value, const std::string& units = "");
+  void table(const std::string& path, const H5Table& table);
+  void group(const std::string& path);
+
+  void set_status(const std::string& status);   // root attribute `status`
+  void flush();
+
+ private:
+  hid_t write_scalar(const std::string& path, hid_t type, const void* value);
+  std::string path_;
+  const MpiContext& mpi_;
+  hid_t file_ = -1;
+  hid_t xfer_ = -1;   // collective transfer property list
+  hid_t lcpl_ = -1;   // creates intermediate groups
+};
+
+std::string hdf5_version();
+
+}  // namespace strata

@@ -1,0 +1,59 @@
+#include "engine/runtime/model.hpp"
+
+#include <algorithm>
+
+#include "engine/runtime/error.hpp"
+
+namespace strata {
+
+ModelRegistry& ModelRegistry::instance() {
+  static ModelRegistry registry;
+  return registry;
+}
+
+void ModelRegistry::add(std::unique_ptr<Model> model) { models_.push_back(std::move(model)); }
+
+const Model* ModelRegistry::find(std::string_view name) const {
+  for (const auto& m : models_) {
+    if (m->name() == name) return m.get();
+  }
+  return nullptr;
+}
+
+std::vector<const Model*> ModelRegistry::models() const {
+  std::vector<const Model*> out;
+  for (const auto& m : models_) out.push_back(m.get());
+  std::sort(out.begin(), out.end(), [](const Model* a, const Model* b) { return a->name() < b->name(); });
+  return out;
+}
+
+std::vector<std::string> ModelRegistry::names() const {
+  std::vector<std::string> out;
+  for (const Model* m : models()) out.emplace_back(m->name());
+  return out;
+}
+
+void declare_run_schema(Schema& s) {
+  s.choice("run.model", "", ModelRegistry::instance().names(), "the model to run");
+  s.choice("run.precision", "fp64", {"fp64", "fp32"}, "floating-point precision of the kernels");
+  s.choice("run.backend", "auto", {"auto", "cuda", "host"},
+           "where kernels run: auto takes CUDA where a device is visible, else the host (OpenMP)");
+  s.integer("run.seed", 42, "", Range{0.0, 9223372036854775807.0},
+            "seed of the counter-based random numbers (Philox4x32-10 key)");
+  s.string("run.output", "out/run.h5", "output HDF5 file, written collectively by all ranks");
+}
+
+Schema schema_for(const std::string& model) {
+  const Model* m = ModelRegistry::instance().find(model);
+  if (m == nullptr) {
+    std::string names;
+    for (const auto& n : ModelRegistry::instance().names()) names += (names.empty() ? "" : ", ") + n;
+    throw InputError("unknown model; available: " + names);
+  }
+  Schema s;
+  declare_run_schema(s);
+  m->declare(s);
+  return s;
+}
+
+}  // namespace strata

@@ -1,0 +1,93 @@
+// What a model is to the engine. A model lives in models/<name>/, declares
+// its parameters, and registers itself with STRATA_REGISTER_MODEL; adding a
+// model touches no engine file.
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/backend/backend.hpp"
+#include "engine/config/config.hpp"
+#include "engine/config/schema.hpp"
+
+namespace strata {
+
+class MpiContext;
+class H5Output;
+class Timers;
+
+// Everything a model run needs from the engine.
+struct RunContext {
+  const MpiContext& mpi;
+  const Config* config;   // null in `validate`, which runs built-in cases
+  Device device;
+  Precision precision;
+  Timers& timers;
+  H5Output* output;        // nullptr on --dry-run and in `validate`
+  std::ostream& out;       // rank 0: stdout; other ranks: a null stream
+};
+
+// One line of `strata validate`: an analytic self-check and its verdict.
+struct CheckResult {
+  std::string name;
+  double value = 0, reference = 0, tolerance = 0;   // pass: |value - reference| <= tolerance
+  bool pass = false;
+  std::string detail;                               // how the tolerance was derived
+};
+
+// Figures the run reports in /performance and the summary.
+struct Performance {
+  struct Figure {
+    std::string name, units;
+    double value;
+  };
+  std::vector<Figure> figures;
+};
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  virtual std::string_view name() const = 0;
+  virtual std::string_view summary() const = 0;
+  // Declares the keys of the model's own table ([<name>]).
+  virtual void declare(Schema& schema) const = 0;
+  // Checks across keys (references, uniqueness); throws InputError via Config::fail.
+  virtual void check(const Config& config) const = 0;
+  // --dry-run: what would be computed, on what, in how many pieces, with what memory.
+  virtual void plan(const RunContext& ctx) const = 0;
+  // Computes and writes the model's results to ctx.output.
+  virtual Performance run(RunContext& ctx) const = 0;
+  // `strata validate`: analytic self-checks on the chosen backend and precision.
+  virtual std::vector<CheckResult> self_checks(RunContext& ctx) const = 0;
+};
+
+class ModelRegistry {
+ public:
+  static ModelRegistry& instance();
+  void add(std::unique_ptr<Model> model);
+  const Model* find(std::string_view name) const;
+  std::vector<const Model*> models() const;   // by name
+  std::vector<std::string> names() const;
+
+ private:
+  std::vector<std::unique_ptr<Model>> models_;
+};
+
+// The [run] table, common to every model.
+void declare_run_schema(Schema& schema);
+// Engine keys plus the named model's; throws InputError naming the models
+// that exist when `model` is not one of them.
+Schema schema_for(const std::string& model);
+
+template <class M>
+struct ModelRegistrar {
+  ModelRegistrar() { ModelRegistry::instance().add(std::make_unique<M>()); }
+};
+
+}  // namespace strata
+
+#define STRATA_REGISTER_MODEL(Type) \
+  static const ::strata::ModelRegistrar<Type> strata_model_registrar_##Type {}

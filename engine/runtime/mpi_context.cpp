@@ -1,0 +1,117 @@
+#include "engine/runtime/mpi_context.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "engine/runtime/error.hpp"
+
+namespace strata {
+
+MpiContext::MpiContext(int& argc, char**& argv) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int provided = 0;
+    // FUNNELED: OpenMP threads compute, only the main thread talks MPI.
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    finalize_ = true;
+  }
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+
+  MPI_Comm node;
+  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
+  MPI_Comm_rank(node, &local_rank_);
+  MPI_Comm_size(node, &local_size_);
+  MPI_Comm_free(&node);
+
+  // Cosmetic (printed by doctor and in the run header): how we were started.
+  if (std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr) {
+    launcher_ = "mpirun";
+  } else if (std::getenv("SLURM_PROCID") != nullptr && std::getenv("SLURM_STEP_ID") != nullptr) {
+    launcher_ = "srun";
+  } else {
+    launcher_ = "singleton";
+  }
+}
+
+MpiContext::~MpiContext() {
+  if (finalize_) {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Finalize();
+  }
+}
+
+std::string MpiContext::library_version() const {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(text, &len);
+  std::string s(text, static_cast<std::size_t>(len));
+  if (auto cut = s.find_first_of(",\n"); cut != std::string::npos) s.resize(cut);
+  return s;
+}
+
+double MpiContext::max(double v) const {
+  double r = v;
+  MPI_Allreduce(&v, &r, 1, MPI_DOUBLE, MPI_MAX, comm_);
+  return r;
+}
+
+double MpiContext::min(double v) const {
+  double r = v;
+  MPI_Allreduce(&v, &r, 1, MPI_DOUBLE, MPI_MIN, comm_);
+  return r;
+}
+
+double MpiContext::sum(double v) const {
+  double r = v;
+  MPI_Allreduce(&v, &r, 1, MPI_DOUBLE, MPI_SUM, comm_);
+  return r;
+}
+
+bool MpiContext::any(bool v) const {
+  int in = v ? 1 : 0, out = 0;
+  MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_LOR, comm_);
+  return out != 0;
+}
+
+std::vector<std::string> MpiContext::gather_strings(const std::string& mine) const {
+  int len = static_cast<int>(mine.size());
+  std::vector<int> lens(static_cast<std::size_t>(size_));
+  MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, comm_);
+  std::vector<int> displs(lens.size(), 0);
+  int total = 0;
+  for (std::size_t i = 0; i < lens.size(); ++i) {
+    displs[i] = total;
+    total += lens[i];
+  }
+  std::string all(static_cast<std::size_t>(total), '\0');
+  MPI_Allgatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, comm_);
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < lens.size(); ++i) {
+    out.push_back(all.substr(static_cast<std::size_t>(displs[i]), static_cast<std::size_t>(lens[i])));
+  }
+  return out;
+}
+
+void MpiContext::check_collective(const std::string& local_error, int exit_code) const {
+  // The lowest failing rank's message and code win, so every rank throws the same.
+  int mine = local_error.empty() ? size_ : rank_;
+  int first = size_;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm_);
+  if (first == size_) return;
+  int code = exit_code;
+  MPI_Bcast(&code, 1, MPI_INT, first, comm_);
+  int len = static_cast<int>(local_error.size());
+  MPI_Bcast(&len, 1, MPI_INT, first, comm_);
+  std::string message = local_error;
+  message.resize(static_cast<std::size_t>(len));
+  MPI_Bcast(message.data(), len, MPI_CHAR, first, comm_);
+  if (size_ > 1 && code != static_cast<int>(ExitCode::bad_input) && message.rfind("rank ", 0) != 0) {
+    message = "rank " + std::to_string(first) + ": " + message;
+  }
+  throw Error(static_cast<ExitCode>(code), message, true);
+}
+
+}  // namespace strata

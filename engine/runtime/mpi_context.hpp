@@ -1,0 +1,64 @@
+// The MPI world of one strata process: works under mpirun, srun and as a
+// singleton. Rank 0 prints; node-local ranks pick GPUs and host threads.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/runtime/error.hpp"
+
+namespace strata {
+
+class MpiContext {
+ public:
+  MpiContext(int& argc, char**& argv);
+  ~MpiContext();
+  MpiContext(const MpiContext&) = delete;
+  MpiContext& operator=(const MpiContext&) = delete;
+
+  MPI_Comm comm() const { return comm_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int local_rank() const { return local_rank_; }   // rank among the ranks of this node
+  int local_size() const { return local_size_; }
+  bool root() const { return rank_ == 0; }
+  const std::string& launcher() const { return launcher_; }   // mpirun | srun | singleton
+  std::string library_version() const;
+
+  // Collective helpers (every rank must call them).
+  double max(double v) const;
+  double min(double v) const;
+  double sum(double v) const;
+  bool any(bool v) const;
+  std::vector<std::string> gather_strings(const std::string& mine) const;  // result on every rank
+
+  // Runs `phase` on every rank; if it throws on any rank, every rank throws
+  // the same collective Error (the lowest failing rank's message and code).
+  template <class F>
+  void collective(F&& phase) const {
+    std::string message;
+    int code = 0;
+    try {
+      phase();
+    } catch (const Error& e) {
+      message = e.what();
+      code = static_cast<int>(e.code());
+    } catch (const std::exception& e) {
+      message = e.what();
+      code = static_cast<int>(ExitCode::internal);
+    }
+    check_collective(message, code);
+  }
+  void check_collective(const std::string& local_error, int exit_code) const;
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_WORLD;
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
+  std::string launcher_;
+  bool finalize_ = false;
+};
+
+}  // namespace strata

@@ -1,0 +1,70 @@
+#include "engine/runtime/progress.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+
+namespace strata {
+
+std::string human_rate(double v) {
+  const char* suffix[] = {" ", " k", " M", " G", " T", " P"};
+  int i = 0;
+  while (std::fabs(v) >= 1000.0 && i < 5) {
+    v /= 1000.0;
+    ++i;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, v < 10 ? "%.2f%s" : v < 100 ? "%.1f%s" : "%.0f%s", v, suffix[i]);
+  return buf;
+}
+
+Progress::Progress(bool enabled, std::string label, double total, std::string unit, double plain_interval)
+    : enabled_(enabled && total > 0),
+      tty_(isatty(STDOUT_FILENO) == 1),
+      label_(std::move(label)),
+      unit_(std::move(unit)),
+      total_(total),
+      plain_interval_(plain_interval),
+      start_(std::chrono::steady_clock::now()),
+      last_draw_(start_) {}
+
+Progress::~Progress() {
+  if (drawn_ && !finished_ && tty_) std::fputs("\n", stdout);
+}
+
+void Progress::update(double done) {
+  if (!enabled_) return;
+  const auto now = std::chrono::steady_clock::now();
+  const double since = std::chrono::duration<double>(now - last_draw_).count();
+  const int decile = static_cast<int>(10.0 * done / total_);
+  const bool due = tty_ ? since >= 0.2 : (since >= plain_interval_ || (decile > last_decile_ && since >= 1.0));
+  if (!due) return;
+  last_decile_ = decile;
+  draw(done, false);
+}
+
+void Progress::finish() {
+  if (!enabled_ || finished_) return;
+  if (drawn_) draw(total_, true);
+  finished_ = true;
+}
+
+void Progress::draw(double done, bool final) {
+  const auto now = std::chrono::steady_clock::now();
+  last_draw_ = now;
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  const double rate = elapsed > 0 ? done / elapsed : 0.0;
+  const double eta = rate > 0 ? (total_ - done) / rate : 0.0;
+  char line[256];
+  std::snprintf(line, sizeof line, "%s %5.1f%%  %s%s/s  elapsed %.0f s  ETA %.0f s", label_.c_str(),
+                100.0 * done / total_, human_rate(rate).c_str(), unit_.c_str(), elapsed, final ? 0.0 : eta);
+  if (tty_) {
+    std::printf("\r%-78s%s", line, final ? "\n" : "");
+  } else {
+    std::printf("%s\n", line);
+  }
+  std::fflush(stdout);
+  drawn_ = true;
+}
+
+}  // namespace strata

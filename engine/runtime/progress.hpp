@@ -1,0 +1,33 @@
+// A progress line on rank 0: percent, rate and ETA. On a terminal it redraws
+// in place; otherwise (Slurm logs, pipes) it prints a plain line every 10%
+// and at least every `plain_interval` seconds.
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+namespace strata {
+
+class Progress {
+ public:
+  // total: work units of the whole run (all ranks); unit: "paths".
+  Progress(bool enabled, std::string label, double total, std::string unit, double plain_interval = 30.0);
+  ~Progress();
+  // done: work units finished so far, whole run (estimate from rank 0's share).
+  void update(double done);
+  void finish();
+
+ private:
+  void draw(double done, bool final);
+  bool enabled_, tty_;
+  std::string label_, unit_;
+  double total_, plain_interval_;
+  std::chrono::steady_clock::time_point start_, last_draw_;
+  int last_decile_ = 0;
+  bool drawn_ = false, finished_ = false;
+};
+
+std::string human_rate(double per_second);   // 1.23e+08 -> "123 M"
+
+}  // namespace strata

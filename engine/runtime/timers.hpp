@@ -1,0 +1,47 @@
+// Wall time per phase on each rank, summarised as min/avg/max over ranks.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace strata {
+
+class MpiContext;
+class H5Output;
+
+class Timers {
+ public:
+  class Scope {
+   public:
+    Scope(Timers& t, std::string phase) : timers_(t), phase_(std::move(phase)), start_(Clock::now()) {}
+    ~Scope() { timers_.add(phase_, std::chrono::duration<double>(Clock::now() - start_).count()); }
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    Timers& timers_;
+    std::string phase_;
+    std::chrono::steady_clock::time_point start_;
+  };
+  using Clock = std::chrono::steady_clock;
+
+  Scope scope(std::string phase) { return Scope(*this, std::move(phase)); }
+  void add(const std::string& phase, double seconds);
+  double seconds(const std::string& phase) const;
+
+  struct Summary {
+    std::string phase;
+    double min = 0, avg = 0, max = 0;   // seconds over ranks
+  };
+  // Collective. Phases are taken in rank 0's order of first use; a phase a
+  // rank never entered counts as 0 s there.
+  std::vector<Summary> summarize(const MpiContext& mpi) const;
+  static std::string format(const std::vector<Summary>& s);
+  static void write(H5Output& out, const std::vector<Summary>& s);
+
+ private:
+  std::vector<std::pair<std::string, double>> phases_;
+};
+
+}  // namespace strata

@@ -1,0 +1,33 @@
+// Reproducible distributed sums. Per-block partial sums (width doubles per
+// block) over global blocks [0, n_blocks) are combined along one fixed binary
+// tree over the block index: node (level, j) covers blocks
+// [j 2^level, (j+1) 2^level) and is the sum of its two children. Every rank
+// sums the largest nodes inside its own contiguous range of blocks, rank 0
+// finishes the tree, and the result is bitwise the same for any number of
+// ranks and any way the blocks were computed (pairwise summation also keeps
+// the rounding error O(log n) instead of O(n)).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace strata {
+
+class MpiContext;
+
+// local: blocks [first_block, first_block + local.size()/width) of this rank,
+// block-major. Collective; the result (width sums) is returned on every rank.
+std::vector<double> tree_sum(const MpiContext& mpi, std::int64_t n_blocks, std::int64_t first_block,
+                             const std::vector<double>& local, int width);
+
+// The same tree on one process (the reference the MPI tests compare with).
+std::vector<double> tree_sum_serial(const std::vector<double>& blocks, int width);
+
+// This rank's contiguous share [first, last) of n blocks.
+struct BlockRange {
+  std::int64_t first = 0, last = 0;
+  std::int64_t size() const { return last - first; }
+};
+BlockRange block_range(std::int64_t n_blocks, int rank, int ranks);
+
+}  // namespace strata

@@ -1,0 +1,205 @@
+// The `pricing` model: Monte Carlo prices of a portfolio of options, with
+// standard errors, 95% confidence intervals and closed-form references.
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "engine/io/h5_output.hpp"
+#include "engine/runtime/error.hpp"
+#include "engine/runtime/model.hpp"
+#include "engine/runtime/mpi_context.hpp"
+#include "engine/runtime/progress.hpp"
+#include "engine/runtime/timers.hpp"
+#include "kernels/pricing/black_scholes.hpp"
+#include "kernels/pricing/sample_blocks.hpp"
+#include "models/pricing/monte_carlo.hpp"
+#include "models/pricing/portfolio.hpp"
+
+namespace strata::pricing {
+namespace {
+
+std::string format_table(const Portfolio& p, const std::vector<Estimate>& est) {
+  std::string text;
+  char line[320];
+  std::snprintf(line, sizeof line, "%-16s %-9s %-4s %8s %7s %14s %11s %25s %14s %9s\n", "instrument", "type", "opt",
+                "strike", "T", "price", "stderr", "95% CI", "Black-Scholes", "diff/se");
+  text += line;
+  for (std::size_t i = 0; i < est.size(); ++i) {
+    const Instrument& in = p.instruments[i];
+    const Estimate& e = est[i];
+    const double ref = reference_price(p, in);
+    const double z = e.standard_error > 0 ? (e.price - ref) / e.standard_error : 0.0;
+    char ci[64];
+    std::snprintf(ci, sizeof ci, "[%.6f, %.6f]", e.ci95_low, e.ci95_high);
+    std::snprintf(line, sizeof line, "%-16s %-9s %-4s %8.3f %7.3f %14.8f %11.3e %25s %14.8f %+9.2f\n",
+                  in.name.c_str(), in.type.c_str(), in.call ? "call" : "put", in.strike, in.maturity, e.price,
+                  e.standard_error, ci, ref, z);
+    text += line;
+  }
+  return text;
+}
+
+void write_results(H5Output& out, const Portfolio& p, const std::vector<Estimate>& est) {
+  H5Table summary;
+  std::vector<std::string> name, type, option;
+  std::vector<double> strike, maturity, price, se, lo, hi, ref;
+  std::vector<std::int64_t> paths;
+  for (std::size_t i = 0; i < est.size(); ++i) {
+    const Instrument& in = p.instruments[i];
+    const Estimate& e = est[i];
+    const std::string g = "/pricing/" + in.name;
+    out.scalar(g + "/price", e.price, "currency");
+    out.scalar(g + "/stderr", e.standard_error, "currency");
+    out.scalar(g + "/ci95_low", e.ci95_low, "currency");
+    out.scalar(g + "/ci95_high", e.ci95_high, "currency");
+    out.scalar(g + "/paths", e.paths, "paths");
+    out.scalar(g + "/reference_price", reference_price(p, in), "currency");
+    out.attribute(g + "/reference_price", "method", std::string("Black-Scholes-Merton closed form"));
+    out.attribute(g, "type", in.type);
+    out.attribute(g, "option", std::string(in.call ? "call" : "put"));
+    out.attribute(g, "strike", in.strike);
+    out.attribute(g, "maturity", in.maturity);
+    out.attribute(g, "assets", std::vector<std::string>{p.assets[static_cast<std::size_t>(in.asset)].name});
+    name.push_back(in.name);
+    type.push_back(in.type);
+    option.push_back(in.call ? "call" : "put");
+    strike.push_back(in.strike);
+    maturity.push_back(in.maturity);
+    price.push_back(e.price);
+    se.push_back(e.standard_error);
+    lo.push_back(e.ci95_low);
+    hi.push_back(e.ci95_high);
+    paths.push_back(e.paths);
+    ref.push_back(reference_price(p, in));
+  }
+  summary.columns = {{"name", "", name},          {"type", "", type},          {"option", "", option},
+                     {"strike", "currency", strike}, {"maturity", "years", maturity}, {"price", "currency", price},
+                     {"stderr", "currency", se},  {"ci95_low", "currency", lo}, {"ci95_high", "currency", hi},
+                     {"paths", "paths", paths},   {"reference_price", "currency", ref}};
+  out.table("/pricing/summary", summary);
+}
+
+// Phi^{-1}(u) by bisection on the CDF: only used for a handful of tolerances.
+double normal_quantile(double u) {
+  double lo = -40.0, hi = 40.0;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (kernels::normal_cdf(mid) < u ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+class PricingModel final : public Model {
+ public:
+  std::string_view name() const override { return "pricing"; }
+  std::string_view summary() const override {
+    return "Monte Carlo option pricing: European calls and puts under GBM, with standard errors and "
+           "Black-Scholes references";
+  }
+  void declare(Schema& s) const override { declare_schema(s); }
+  void check(const Config& c) const override { (void)read_portfolio(c); }
+
+  void plan(const RunContext& ctx) const override {
+    const Portfolio p = read_portfolio(*ctx.config);
+    const SamplePlan plan = plan_samples(p, ctx.device, ctx.mpi);
+    char text[512];
+    std::snprintf(text, sizeof text,
+                  "plan: %zu instrument(s) on %zu asset(s); %lld paths as %lld %s in %lld blocks of %lld\n"
+                  "      rank 0 computes blocks [%lld, %lld) in chunks of %lld blocks; %.1f MiB working memory per rank\n",
+                  p.instruments.size(), p.assets.size(), static_cast<long long>(plan.paths),
+                  static_cast<long long>(plan.samples), p.antithetic ? "antithetic pairs" : "samples",
+                  static_cast<long long>(plan.blocks), static_cast<long long>(kernels::pricing::kSamplesPerBlock),
+                  static_cast<long long>(plan.first_block), static_cast<long long>(plan.last_block),
+                  static_cast<long long>(plan.chunk_blocks), static_cast<double>(plan.device_bytes) / (1 << 20));
+    ctx.out << text;
+  }
+
+  Performance run(RunContext& ctx) const override {
+    const Portfolio p = read_portfolio(*ctx.config);
+    const SamplePlan plan = plan_samples(p, ctx.device, ctx.mpi);
+    if (p.antithetic && p.paths % 2 == 1) {
+      ctx.out << "note: pricing.paths = " << p.paths << " is odd; antithetic pairs need " << plan.paths << "\n";
+    }
+    std::vector<Estimate> est;
+    {
+      Progress progress(ctx.mpi.root(), "pricing", static_cast<double>(plan.paths), "paths");
+      auto t = ctx.timers.scope("compute");
+      est = price_portfolio(p, plan, ctx.device, ctx.precision, ctx.mpi, &progress);
+      progress.finish();
+    }
+    const double seconds = ctx.mpi.max(ctx.timers.seconds("compute"));
+    {
+      auto t = ctx.timers.scope("output");
+      if (ctx.output != nullptr) write_results(*ctx.output, p, est);
+    }
+    ctx.out << "\n" << format_table(p, est);
+    const double option_paths = static_cast<double>(plan.paths) * static_cast<double>(p.instruments.size());
+    Performance perf;
+    perf.figures = {{"paths", "paths", static_cast<double>(plan.paths)},
+                    {"instruments", "", static_cast<double>(p.instruments.size())},
+                    {"compute_seconds", "s", seconds},
+                    {"option_paths_per_second", "paths/s", seconds > 0 ? option_paths / seconds : 0.0}};
+    return perf;
+  }
+
+  std::vector<CheckResult> self_checks(RunContext& ctx) const override {
+    // European calls and puts across moneyness, maturity, volatility and
+    // dividends, against Black-Scholes. A check passes when the estimate is
+    // within z standard errors, z chosen so that all checks together raise a
+    // false alarm with probability 1e-3 (Bonferroni: z = Phi^{-1}(1 - 1e-3/(2k))).
+    struct Case {
+      const char* name;
+      bool call;
+      double strike, maturity;
+      int asset;
+      bool antithetic;
+    };
+    const Case cases[] = {
+        {"european call ATM q=2%", true, 100, 1.0, 0, false},  {"european put ATM q=2%", false, 100, 1.0, 0, false},
+        {"european call ITM K=80", true, 80, 1.0, 0, false},    {"european put OTM K=80", false, 80, 1.0, 0, false},
+        {"european call OTM K=130 vol=30%", true, 130, 2.0, 1, false},
+        {"european call T=0.1 K=105", true, 105, 0.1, 1, false},
+        {"european put vol=60% K=110", false, 110, 0.5, 2, false},
+        {"european call ATM antithetic", true, 100, 1.0, 0, true},
+        {"european put ITM K=120 antithetic", false, 120, 1.5, 1, true},
+    };
+    const int k = static_cast<int>(std::size(cases));
+    const double z = normal_quantile(1.0 - 1e-3 / (2.0 * k));
+    std::vector<CheckResult> results;
+    for (bool antithetic : {false, true}) {
+      Portfolio p;
+      p.rate = 0.05;
+      p.paths = std::int64_t{1} << 21;
+      p.seed = 20261122;
+      p.antithetic = antithetic;
+      p.assets = {{"A", 100.0, 0.02, 0.2, "gbm"}, {"B", 100.0, 0.0, 0.3, "gbm"}, {"C", 100.0, 0.0, 0.6, "gbm"}};
+      std::vector<const Case*> used;
+      for (const Case& c : cases) {
+        if (c.antithetic != antithetic) continue;
+        p.instruments.push_back({c.name, "european", c.call, c.strike, c.maturity, c.asset});
+        used.push_back(&c);
+      }
+      const SamplePlan plan = plan_samples(p, ctx.device, ctx.mpi);
+      const std::vector<Estimate> est = price_portfolio(p, plan, ctx.device, ctx.precision, ctx.mpi, nullptr);
+      for (std::size_t i = 0; i < est.size(); ++i) {
+        CheckResult r;
+        r.name = used[i]->name;
+        r.value = est[i].price;
+        r.reference = reference_price(p, p.instruments[i]);
+        r.tolerance = z * est[i].standard_error;
+        r.pass = std::fabs(r.value - r.reference) <= r.tolerance;
+        char d[96];
+        std::snprintf(d, sizeof d, "%.2f se, %lld paths", z, static_cast<long long>(est[i].paths));
+        r.detail = d;
+        results.push_back(r);
+      }
+    }
+    return results;
+  }
+};
+
+}  // namespace
+}  // namespace strata::pricing
+
+using PricingModel = strata::pricing::PricingModel;
+STRATA_REGISTER_MODEL(PricingModel);
