@@ -1,5 +1,5 @@
 // CUDA instantiations of the engine's own kernels.
 #include "engine/backend/cuda_parallel.cuh"
-#include "engine/runtime/rng_check.hpp"
+#include "kernels/rng/philox_batch.hpp"
 
-STRATA_CUDA_INSTANTIATE_FOR(strata::PhiloxKatKernel)
+STRATA_CUDA_INSTANTIATE_FOR(strata::rng::PhiloxBatch)

@@ -7,6 +7,7 @@
 #include <streambuf>
 
 #include "engine/cli/commands.hpp"
+#include "engine/config/schema.hpp"
 #include "engine/runtime/build_info.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/mpi_context.hpp"
@@ -65,6 +66,24 @@ int main(int argc, char** argv) {
   auto* validate = app.add_subcommand("validate", "analytic self-checks of every model: a pass/fail table");
   validate->add_option("--backend", val_backend, "auto | cuda | host")->check(CLI::IsMember({"auto", "cuda", "host"}));
   validate->add_option("--precision", val_precision, "fp64 | fp32")->check(CLI::IsMember({"fp64", "fp32"}));
+
+  // CLI11 only says "A subcommand is required" for a misspelt one; name it.
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string given = argv[1];
+    std::string known, near;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+      if (sub->get_name() == given) near = "=";
+      if (near.empty() && strata::edit_distance(given, sub->get_name()) <= 2) near = sub->get_name();
+    }
+    if (near != "=") {
+      if (mpi.root()) {
+        std::cerr << "strata: unknown command '" << given << "'"
+                  << (near.empty() ? "" : "; did you mean '" + near + "'?") << " (commands: " << known << ")\n";
+      }
+      return static_cast<int>(strata::ExitCode::bad_input);
+    }
+  }
 
   try {
     app.parse(argc, argv);

@@ -21,7 +21,9 @@ std::string iso8601_now() {
   localtime_r(&t, &tm);
   char buf[40];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm);
-  return buf;
+  std::string s = buf;            // ...+0100 -> ...+01:00 (extended ISO 8601)
+  s.insert(s.size() - 2, ":");
+  return s;
 }
 
 std::vector<Override> overrides_from(const RunArgs& a) {

@@ -1,6 +1,7 @@
 #include "engine/config/config.hpp"
 
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -48,6 +49,11 @@ std::string value_text(const toml::node& n) {
   if (n.is_table()) return "{...}";
   if (n.is_array_of_tables()) return "[{...}]";
   std::ostringstream s;
+  if (const auto* f = n.as_floating_point()) {
+    char buf[64];
+    const auto r = std::to_chars(buf, buf + sizeof buf, f->get());
+    return std::string(buf, r.ptr);
+  }
   if (const auto* str = n.as_string()) {
     s << '"' << str->get() << '"';
   } else if (const auto* arr = n.as_array()) {
@@ -109,7 +115,7 @@ Override parse_override(std::string_view arg) {
   if (eq == std::string_view::npos || eq == 0) {
     throw InputError("--set " + std::string(arg) + ": expected key=value, e.g. --set pricing.paths=1e7");
   }
-  return {std::string(arg.substr(0, eq)), std::string(arg.substr(eq + 1)), std::string(arg)};
+  return {std::string(arg.substr(0, eq)), std::string(arg.substr(eq + 1)), "--set " + std::string(arg)};
 }
 
 Config Config::load(const std::string& path, const std::vector<Override>& overrides,
@@ -154,24 +160,24 @@ void Config::apply_override(const Override& o) {
     const std::string& part = parts[i];
     walked = join(walked, part);
     if (auto* t = cursor->as_table()) {
-      if (is_index(part)) throw InputError("--set " + o.arg + ": " + walked + ": not a list");
+      if (is_index(part)) throw InputError(o.arg + ": " + walked + ": not a list");
       if (!t->contains(part)) t->insert(part, toml::table{});
       cursor = t->get(part);
     } else if (auto* a = cursor->as_array()) {
-      if (!is_index(part)) throw InputError("--set " + o.arg + ": " + walked + ": expected an entry number");
+      if (!is_index(part)) throw InputError(o.arg + ": " + walked + ": expected an entry number");
       const std::size_t idx = std::stoul(part);
       if (idx >= a->size()) {
-        throw InputError("--set " + o.arg + ": " + walked + ": the input has only " + std::to_string(a->size()) +
+        throw InputError(o.arg + ": " + walked + ": the input has only " + std::to_string(a->size()) +
                          " entries there (numbered from 0)");
       }
       cursor = a->get(idx);
     } else {
-      throw InputError("--set " + o.arg + ": " + walked + " is a value, not a table");
+      throw InputError(o.arg + ": " + walked + " is a value, not a table");
     }
   }
   auto* target = cursor->as_table();
   if (target == nullptr || is_index(parts.back())) {
-    throw InputError("--set " + o.arg + ": cannot set an entry of a list directly; name its field");
+    throw InputError(o.arg + ": cannot set an entry of a list directly; name its field");
   }
   // Parse the value as TOML; a bare word (fp32, out/run.h5) is a string.
   try {
@@ -180,7 +186,7 @@ void Config::apply_override(const Override& o) {
   } catch (const toml::parse_error&) {
     target->insert_or_assign(parts.back(), o.value);
   }
-  overridden_[o.key] = "--set " + o.arg;
+  overridden_[o.key] = o.arg;
 }
 
 const toml::node* Config::node(std::string_view key) const {
@@ -334,7 +340,8 @@ void Config::validate_value(const Param& p, toml::node& v, const std::string& ke
       if (auto* f = v.as_floating_point()) {
         // 1e7 is a float in TOML; accept it where it is a whole number.
         const double x = f->get();
-        if (!std::isfinite(x) || x != std::floor(x) || std::fabs(x) > 9.0e18) bad("expected an integer");
+        if (!std::isfinite(x) || x != std::floor(x)) bad("expected an integer");
+        if (std::fabs(x) > 9.0e18) bad("out of range for a 64-bit integer");
         check_range(x);
         return;  // the walk stores it as an integer
       }

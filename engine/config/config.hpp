@@ -19,7 +19,7 @@ namespace strata {
 struct Override {
   std::string key;    // "pricing.paths", "pricing.asset.0.vol"
   std::string value;  // TOML value text; bare words are taken as strings
-  std::string arg;    // the original "key=value"
+  std::string arg;    // how the user gave it, for messages: "--set key=value", "--backend cuda"
 };
 
 // Parses "key=value"; throws InputError for anything else.

@@ -1,6 +1,7 @@
 #include "engine/config/schema.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
@@ -22,11 +23,12 @@ std::string_view to_string(ParamType t) {
 
 namespace {
 
+// Whole numbers as integers, others in the shortest form that round-trips.
 std::string number_text(double v) {
-  std::ostringstream s;
-  s.precision(15);
-  s << v;
-  return s.str();
+  if (v == std::floor(v) && std::fabs(v) < 1e18) return std::to_string(static_cast<long long>(v));
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
 }
 
 std::string quoted(const std::string& s) { return "\"" + s + "\""; }
@@ -55,7 +57,8 @@ std::string Param::default_text() const {
     std::string operator()(std::monostate) const { return ""; }
     std::string operator()(std::int64_t v) const { return std::to_string(v); }
     std::string operator()(double v) const {
-      std::string s = number_text(v);
+      char buf[64];
+      std::string s(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
       if (s.find_first_of(".eEn") == std::string::npos) s += ".0";  // TOML float
       return s;
     }

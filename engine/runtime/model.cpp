@@ -38,7 +38,7 @@ void declare_run_schema(Schema& s) {
   s.choice("run.precision", "fp64", {"fp64", "fp32"}, "floating-point precision of the kernels");
   s.choice("run.backend", "auto", {"auto", "cuda", "host"},
            "where kernels run: auto takes CUDA where a device is visible, else the host (OpenMP)");
-  s.integer("run.seed", 42, "", Range{0.0, 9223372036854775807.0},
+  s.integer("run.seed", 42, "", Range{0.0, {}},
             "seed of the counter-based random numbers (Philox4x32-10 key)");
   s.string("run.output", "out/run.h5", "output HDF5 file, written collectively by all ranks");
 }
@@ -48,7 +48,11 @@ Schema schema_for(const std::string& model) {
   if (m == nullptr) {
     std::string names;
     for (const auto& n : ModelRegistry::instance().names()) names += (names.empty() ? "" : ", ") + n;
-    throw InputError("unknown model; available: " + names);
+    std::string near;
+    for (const auto& n : ModelRegistry::instance().names()) {
+      if (edit_distance(model, n) <= 2) near = "; did you mean '" + n + "'?";
+    }
+    throw InputError("unknown model; available: " + names + near);
   }
   Schema s;
   declare_run_schema(s);

@@ -16,14 +16,7 @@ MpiContext::MpiContext(int& argc, char**& argv) {
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     finalize_ = true;
   }
-  MPI_Comm_rank(comm_, &rank_);
-  MPI_Comm_size(comm_, &size_);
-
-  MPI_Comm node;
-  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
-  MPI_Comm_rank(node, &local_rank_);
-  MPI_Comm_size(node, &local_size_);
-  MPI_Comm_free(&node);
+  init_ranks();
 
   // Cosmetic (printed by doctor and in the run header): how we were started.
   if (std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr) {
@@ -33,6 +26,18 @@ MpiContext::MpiContext(int& argc, char**& argv) {
   } else {
     launcher_ = "singleton";
   }
+}
+
+MpiContext::MpiContext(MPI_Comm comm) : comm_(comm), launcher_("communicator") { init_ranks(); }
+
+void MpiContext::init_ranks() {
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+  MPI_Comm node;
+  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
+  MPI_Comm_rank(node, &local_rank_);
+  MPI_Comm_size(node, &local_size_);
+  MPI_Comm_free(&node);
 }
 
 MpiContext::~MpiContext() {

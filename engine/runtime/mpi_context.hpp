@@ -15,6 +15,9 @@ namespace strata {
 class MpiContext {
  public:
   MpiContext(int& argc, char**& argv);
+  // Wraps an existing communicator of an initialised MPI (tests use
+  // MPI_COMM_SELF for single-rank references inside an MPI job).
+  explicit MpiContext(MPI_Comm comm);
   ~MpiContext();
   MpiContext(const MpiContext&) = delete;
   MpiContext& operator=(const MpiContext&) = delete;
@@ -55,6 +58,7 @@ class MpiContext {
   void check_collective(const std::string& local_error, int exit_code) const;
 
  private:
+  void init_ranks();
   MPI_Comm comm_ = MPI_COMM_WORLD;
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   std::string launcher_;

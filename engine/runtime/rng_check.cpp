@@ -2,6 +2,7 @@
 
 #include "engine/backend/buffer.hpp"
 #include "engine/backend/parallel.hpp"
+#include "kernels/rng/philox_batch.hpp"
 
 namespace strata {
 
@@ -18,7 +19,7 @@ std::vector<CheckResult> rng_self_checks(const Device& device) {
   Buffer<rng::PhiloxKey> d_key(device, 3);
   d_ctr.copy_from_host(ctr, 3);
   d_key.copy_from_host(key, 3);
-  parallel_for(device, 3, PhiloxKatKernel{d_ctr.data(), d_key.data(), d_out.data()});
+  parallel_for(device, 3, rng::PhiloxBatch{d_ctr.data(), d_key.data(), d_out.data()});
   rng::PhiloxCounter got[3];
   d_out.copy_to_host(got, 3);
 

@@ -7,14 +7,15 @@
 namespace strata::pricing {
 
 void declare_schema(Schema& s) {
-  s.integer("pricing.paths", 1'000'000, "paths", Range{1.0, {}},
+  // 2^53: block indices stay exact in every integer and double they pass through.
+  s.integer("pricing.paths", 1'000'000, "paths", Range{1.0, 9007199254740992.0},
             "Monte Carlo paths in total over all ranks and devices; any size (streamed in chunks)");
   s.boolean("pricing.antithetic", false,
             "antithetic variates: each sample is the pair (Z, -Z); an odd path count is rounded up to even");
   s.choice("pricing.sampler", "philox", {"philox"},
            "random numbers: counter-based Philox4x32-10 keyed by (seed, path, draw)");
   s.real("pricing.rate", 0.0, "1/year", Range{-1.0, 1.0}, "continuously compounded risk-free rate");
-  s.integer("pricing.chunk_paths", 0, "paths", Range{0.0, {}},
+  s.integer("pricing.chunk_paths", 0, "paths", Range{0.0, 9007199254740992.0},
             "paths per chunk on each rank (memory does not grow with paths); 0 picks one for the backend. "
             "Results do not depend on it");
 

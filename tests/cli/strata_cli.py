@@ -1,0 +1,293 @@
+"""Shared helpers of strata's end-to-end CLI tests.
+
+Each tests/cli/test_*.py is a standalone unittest script that ctest runs as
+`/usr/bin/python3 tests/cli/test_NAME.py` with this environment:
+
+    STRATA_BIN          absolute path of the strata binary
+    STRATA_SOURCE_DIR   repository root
+    MPIEXEC             e.g. /usr/bin/mpiexec
+    MPIEXEC_FLAGS       e.g. "--oversubscribe"
+
+Run by hand, the defaults are the repository this file lives in, its
+build/strata, the mpiexec on PATH and (for Open MPI) --oversubscribe.
+Set STRATA_KEEP_TMP=1 to keep the temporary directories of the tests.
+
+Every invocation of strata runs with its working directory in a fresh
+temporary directory, so a default output path (run.output = "out/run.h5")
+can never land in the source tree.
+"""
+
+import difflib
+import os
+import re
+import shlex
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+try:
+    import h5py
+    import numpy as np
+except ImportError as err:  # pragma: no cover - environment problem
+    sys.exit(f"strata CLI tests need h5py and numpy (Debian: python3-h5py "
+             f"python3-numpy, run with /usr/bin/python3): {err}")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE_DIR = os.path.abspath(os.environ.get("STRATA_SOURCE_DIR")
+                             or os.path.join(HERE, os.pardir, os.pardir))
+STRATA_BIN = os.path.abspath(os.environ.get("STRATA_BIN")
+                             or os.path.join(SOURCE_DIR, "build", "strata"))
+QUICKSTART = os.path.join(SOURCE_DIR, "inputs", "quickstart.toml")
+
+# Seconds one strata command may take before the test calls it hung. The
+# runs here take about a second; the margin is for loaded CI machines.
+TIMEOUT_S = 120
+
+# Two-sided 95% normal quantile, Phi^-1(0.975): the ci95 half-width in stderr.
+Z95 = 1.959963984540054
+
+
+def _default_mpiexec_flags(mpiexec):
+    """--oversubscribe for Open MPI (3 ranks on a 2-core runner), else none."""
+    try:
+        out = subprocess.run([mpiexec, "--version"], capture_output=True,
+                             text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return ["--oversubscribe"] if ("Open MPI" in out or "OpenRTE" in out) else []
+
+
+MPIEXEC = os.environ.get("MPIEXEC") or shutil.which("mpiexec") or shutil.which("mpirun")
+if "MPIEXEC_FLAGS" in os.environ:
+    MPIEXEC_FLAGS = shlex.split(os.environ["MPIEXEC_FLAGS"])
+else:
+    MPIEXEC_FLAGS = _default_mpiexec_flags(MPIEXEC) if MPIEXEC else []
+
+
+def child_env(extra=None):
+    """The environment of a strata child process; a None value unsets."""
+    env = dict(os.environ)
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        # Open MPI refuses to run as root unless told (containers, CI).
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    for key, value in (extra or {}).items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = str(value)
+    return env
+
+
+class Result:
+    """What one command did: exit code, output, wall time."""
+
+    def __init__(self, cmd, cwd, returncode, stdout, stderr, elapsed):
+        self.cmd, self.cwd = cmd, cwd
+        self.returncode, self.elapsed = returncode, elapsed
+        # Bytes as written (no newline translation), and decoded.
+        self.stdout_bytes, self.stderr_bytes = stdout, stderr
+        self.stdout = stdout.decode("utf-8", errors="replace")
+        self.stderr = stderr.decode("utf-8", errors="replace")
+
+    def describe(self):
+        """A block for failure messages: the command, its exit and output."""
+        return (f"\n$ cd {self.cwd} && {shlex.join(self.cmd)}\n"
+                f"exit {self.returncode} after {self.elapsed:.1f} s\n"
+                f"--- stdout ---\n{self.stdout}\n--- stderr ---\n{self.stderr}\n")
+
+
+def run_command(cmd, cwd, env=None, timeout=TIMEOUT_S):
+    """Runs cmd in its own process group; kills the whole group on timeout."""
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=cwd, env=child_env(env), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+        res = Result(cmd, cwd, None, stdout, stderr, time.monotonic() - start)
+        raise AssertionError(f"timed out after {timeout} s:{res.describe()}")
+    return Result(cmd, cwd, proc.returncode, stdout, stderr, time.monotonic() - start)
+
+
+def strata_command(args, ranks=None):
+    """[mpiexec FLAGS -np N] strata ARGS; ranks=None runs strata alone."""
+    cmd = [STRATA_BIN] + [str(a) for a in args]
+    if ranks is not None:
+        if not MPIEXEC:
+            raise AssertionError("no mpiexec: set MPIEXEC (Debian: openmpi-bin)")
+        cmd = [MPIEXEC] + MPIEXEC_FLAGS + ["-np", str(ranks)] + cmd
+    return cmd
+
+
+def run_strata(args, cwd, ranks=None, env=None, timeout=TIMEOUT_S):
+    return run_command(strata_command(args, ranks), cwd, env=env, timeout=timeout)
+
+
+def make_tmpdir(tag):
+    return tempfile.mkdtemp(prefix=f"strata-cli-{tag}-")
+
+
+def remove_tmpdir(path):
+    if os.environ.get("STRATA_KEEP_TMP"):
+        print(f"kept {path}", file=sys.stderr)
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def files_under(root, suffix=""):
+    """Every file below root (relative paths) whose name ends with suffix."""
+    found = []
+    for dirpath, _, names in os.walk(root):
+        for name in names:
+            if name.endswith(suffix):
+                found.append(os.path.relpath(os.path.join(dirpath, name), root))
+    return sorted(found)
+
+
+def check_binary():
+    if not (os.path.isfile(STRATA_BIN) and os.access(STRATA_BIN, os.X_OK)):
+        raise AssertionError(f"strata binary not found at {STRATA_BIN} "
+                             f"(set STRATA_BIN, or build it first)")
+
+
+class StrataTestCase(unittest.TestCase):
+    """A test case whose every test works in its own temporary directory."""
+
+    maxDiff = None
+
+    def setUp(self):
+        check_binary()
+        self.tmp = make_tmpdir(self.id().rsplit(".", 1)[-1])
+        self.addCleanup(remove_tmpdir, self.tmp)
+
+    def strata(self, *args, ranks=None, env=None, timeout=TIMEOUT_S):
+        return run_strata(args, self.tmp, ranks=ranks, env=env, timeout=timeout)
+
+    def path(self, *parts):
+        return os.path.join(self.tmp, *parts)
+
+    def write(self, name, text):
+        """Writes a file in the temporary directory; returns its name."""
+        with open(self.path(name), "w", encoding="utf-8") as f:
+            f.write(text)
+        return name
+
+    def assertExit(self, result, code):
+        if result.returncode != code:
+            self.fail(f"expected exit {code}, got {result.returncode}:{result.describe()}")
+
+    def assertInOutput(self, needle, text, result, where="stderr"):
+        if needle not in text:
+            self.fail(f"{needle!r} missing from {where}:{result.describe()}")
+
+
+# --- HDF5 -----------------------------------------------------------------
+
+def as_str(value):
+    """An HDF5 string (vlen str, fixed bytes, numpy scalar) as Python str."""
+    if isinstance(value, np.ndarray) and value.shape == ():
+        value = value[()]
+    if isinstance(value, (bytes, np.bytes_)):
+        return bytes(value).rstrip(b"\0").decode("utf-8")
+    return str(value)
+
+
+def str_list(value):
+    """A 1-D HDF5 string attribute as a list of str."""
+    return [as_str(v) for v in np.atleast_1d(value)]
+
+
+def read_config_text(h5file):
+    """The /config dataset: a scalar string dataset holding TOML text."""
+    ds = h5file["config"]
+    if ds.shape != ():
+        raise AssertionError(f"/config should be a scalar dataset, has shape {ds.shape}")
+    if not (ds.dtype.kind == "S" or h5py.check_string_dtype(ds.dtype) is not None):
+        raise AssertionError(f"/config should be a string dataset, has dtype {ds.dtype}")
+    return as_str(ds[()])
+
+
+def bits(x):
+    """The IEEE-754 binary64 bit pattern of x, as hex (for bitwise compares)."""
+    return struct.pack("<d", float(x)).hex()
+
+
+PRICING_DATASETS = ("price", "stderr", "ci95_low", "ci95_high", "paths")
+
+
+def pricing_results(h5file):
+    """{instrument: {dataset: value}} from the /pricing/<name>/ groups."""
+    out = {}
+    for name, group in h5file["pricing"].items():
+        if name == "summary":
+            continue
+        out[name] = {key: group[key][()] for key in group.keys()}
+    return out
+
+
+def result_bits(h5file):
+    """{instrument: {dataset: bit pattern}} of the per-instrument results."""
+    out = {}
+    for name, values in pricing_results(h5file).items():
+        out[name] = {k: (bits(values[k]) if k != "paths" else int(values[k]))
+                     for k in PRICING_DATASETS if k in values}
+    return out
+
+
+# --- the schema as the binary prints it -----------------------------------
+
+_SECTION = re.compile(r"^(\[\[?[a-z_.]+\]\]?)\s*$")
+_KEY_LINE = re.compile(r"^  ([a-z_][a-z0-9_]*)\s{2,}\S")
+
+
+def schema_keys_from_models(text):
+    """{'[pricing]': [keys], '[[pricing.asset]]': [...], ...} from `strata models [NAME]`."""
+    sections, current = {}, None
+    for line in text.splitlines():
+        m = _SECTION.match(line)
+        if m:
+            current = m.group(1)
+            sections[current] = []
+            continue
+        m = _KEY_LINE.match(line)
+        if m and current:
+            sections[current].append(m.group(1))
+    return sections
+
+
+_MD_SECTION = re.compile(r"^###\s+`(\[\[?[a-z_.]+\]\]?)`\s*$")
+_MD_ROW = re.compile(r"^\|\s*`([a-z_][a-z0-9_]*)`\s*\|")
+
+
+def schema_keys_from_markdown(text):
+    """The same mapping from `strata models --markdown`."""
+    sections, current = {}, None
+    for line in text.splitlines():
+        m = _MD_SECTION.match(line)
+        if m:
+            current = m.group(1)
+            sections[current] = []
+            continue
+        m = _MD_ROW.match(line)
+        if m and current:
+            sections[current].append(m.group(1))
+    return sections
+
+
+def unified_diff(expected, actual, expected_name, actual_name):
+    return "".join(difflib.unified_diff(expected.splitlines(keepends=True),
+                                        actual.splitlines(keepends=True),
+                                        fromfile=expected_name, tofile=actual_name))
+
+
+def main():
+    unittest.main(verbosity=2)

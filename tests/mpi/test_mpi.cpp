@@ -1,0 +1,123 @@
+// Run under mpiexec with 1, 2 and 4 ranks: distributed results must be
+// bitwise those of one process, and the shared HDF5 file must read back.
+#include <catch2/catch.hpp>
+
+#include <hdf5.h>
+
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+#include "engine/io/h5_output.hpp"
+#include "engine/runtime/tree_sum.hpp"
+#include "models/pricing/monte_carlo.hpp"
+#include "tests/support/test_support.hpp"
+
+using namespace strata;
+
+namespace {
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+}  // namespace
+
+TEST_CASE("tree_sum over ranks equals the one-process tree bitwise", "[mpi]") {
+  const MpiContext& mpi = test::world();
+  for (std::int64_t n : {1, 2, 3, 4, 7, 64, 1000, 1025}) {
+    // Every rank generates the same global block values; each keeps its share.
+    std::mt19937_64 gen(static_cast<std::uint64_t>(n));
+    std::uniform_real_distribution<double> u(-1e3, 1e3);
+    std::vector<double> all(static_cast<std::size_t>(2 * n));
+    for (double& x : all) x = u(gen);
+    const BlockRange r = block_range(n, mpi.rank(), mpi.size());
+    const std::vector<double> mine(all.begin() + 2 * r.first, all.begin() + 2 * r.last);
+    const std::vector<double> got = tree_sum(mpi, n, r.first, mine, 2);
+    const std::vector<double> want = tree_sum_serial(all, 2);
+    INFO("n = " << n << ", ranks = " << mpi.size());
+    CHECK(same_bits(got[0], want[0]));
+    CHECK(same_bits(got[1], want[1]));
+  }
+}
+
+TEST_CASE("portfolio prices are bitwise the same on any number of ranks", "[mpi][pricing]") {
+  using namespace strata::pricing;
+  const MpiContext& world = test::world();
+  const MpiContext self(MPI_COMM_SELF);
+  Portfolio p;
+  p.rate = 0.05;
+  p.paths = 200'003;
+  p.seed = 99;
+  p.assets = {{"A", 100.0, 0.02, 0.3, "gbm"}};
+  p.instruments = {{"c", "european", true, 100.0, 1.0, 0}, {"p", "european", false, 90.0, 0.5, 0}};
+  for (const Device& d : test::devices()) {
+    for (Precision prec : {Precision::fp64, Precision::fp32}) {
+      INFO(test::describe(d, prec) << ", " << world.size() << " ranks");
+      const auto distributed = price_portfolio(p, plan_samples(p, d, world), d, prec, world, nullptr);
+      const auto alone = price_portfolio(p, plan_samples(p, d, self), d, prec, self, nullptr);
+      for (std::size_t i = 0; i < alone.size(); ++i) {
+        CHECK(same_bits(distributed[i].price, alone[i].price));
+        CHECK(same_bits(distributed[i].standard_error, alone[i].standard_error));
+      }
+    }
+  }
+}
+
+TEST_CASE("the shared HDF5 file holds what every rank wrote collectively", "[mpi][hdf5]") {
+  const MpiContext& mpi = test::world();
+  std::string path = (std::filesystem::temp_directory_path() / "strata_mpi_h5_test").string();
+  {
+    // Rank 0 picks a unique name; everyone uses it.
+    char name[256] = {};
+    if (mpi.root()) std::snprintf(name, sizeof name, "%s_%d/out.h5", path.c_str(), static_cast<int>(::getpid()));
+    MPI_Bcast(name, sizeof name, MPI_CHAR, 0, mpi.comm());
+    path = name;
+  }
+  {
+    H5Output out(path, "run.output", mpi);
+    out.attribute("/", "status", std::string("running"));
+    out.attribute("/", "ranks", static_cast<std::int64_t>(mpi.size()));
+    out.attribute("/", "devices", mpi.gather_strings("rank" + std::to_string(mpi.rank())));
+    out.text("/config", "[run]\nmodel = \"pricing\"\n");
+    out.scalar("/pricing/x/price", 3.25, "currency");
+    out.scalar("/pricing/x/paths", std::int64_t{1000}, "paths");
+    H5Table t;
+    t.columns = {{"name", "", std::vector<std::string>{"a", "bb"}}, {"v", "s", std::vector<double>{1.5, 2.5}}};
+    out.table("/timers", t);
+    out.set_status("complete");
+  }
+  MPI_Barrier(mpi.comm());
+  if (mpi.root()) {
+    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    REQUIRE(f >= 0);
+    double price = 0;
+    hid_t ds = H5Dopen2(f, "/pricing/x/price", H5P_DEFAULT);
+    H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, &price);
+    H5Dclose(ds);
+    CHECK(price == 3.25);
+    std::int64_t ranks = 0;
+    hid_t a = H5Aopen(f, "ranks", H5P_DEFAULT);
+    H5Aread(a, H5T_NATIVE_INT64, &ranks);
+    H5Aclose(a);
+    CHECK(ranks == mpi.size());
+    a = H5Aopen(f, "devices", H5P_DEFAULT);
+    hid_t space = H5Aget_space(a);
+    CHECK(H5Sget_simple_extent_npoints(space) == mpi.size());
+    H5Sclose(space);
+    H5Aclose(a);
+    a = H5Aopen(f, "status", H5P_DEFAULT);
+    hid_t type = H5Aget_type(a);
+    char* status = nullptr;
+    H5Aread(a, type, &status);
+    CHECK(std::string(status) == "complete");
+    H5free_memory(status);
+    H5Tclose(type);
+    H5Aclose(a);
+    ds = H5Dopen2(f, "/timers", H5P_DEFAULT);
+    space = H5Dget_space(ds);
+    CHECK(H5Sget_simple_extent_npoints(space) == 2);
+    H5Sclose(space);
+    H5Dclose(ds);
+    H5Fclose(f);
+    std::filesystem::remove_all(std::filesystem::path(path).parent_path());
+  }
+}

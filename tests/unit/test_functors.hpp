@@ -1,0 +1,16 @@
+// Functors the backend tests launch; instantiated for CUDA in
+// test_functors_cuda.cu.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/core/hd.hpp"
+
+namespace strata::test {
+
+// 1 / (i + 1): sums to the harmonic numbers.
+struct Harmonic {
+  STRATA_HD double operator()(std::int64_t i) const { return 1.0 / static_cast<double>(i + 1); }
+};
+
+}  // namespace strata::test
