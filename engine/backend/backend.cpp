@@ -39,16 +39,16 @@ Device select_device(std::string_view request, const MpiContext& mpi) {
   bool use_cuda = false;
   if (request == "cuda") {
     if (!build::kHaveCuda) {
-      throw InputError("backend = \"cuda\": this strata was built without the CUDA backend "
+      throw InputError("this strata was built without the CUDA backend "
                        "(rebuild with STRATA_CUDA=ON where nvcc exists), use backend = \"host\"");
     }
-    if (n_gpu == 0) throw InputError("backend = \"cuda\": no CUDA device is visible to rank " +
+    if (n_gpu == 0) throw InputError("no CUDA device is visible to rank " +
                                      std::to_string(mpi.rank()));
     use_cuda = true;
   } else if (request == "auto") {
     use_cuda = n_gpu > 0;
   } else if (request != "host") {
-    throw InputError("backend = \"" + std::string(request) + "\": must be auto, cuda or host");
+    throw InputError("\"" + std::string(request) + "\": must be auto, cuda or host");
   }
   if (use_cuda) {
     d.backend = Backend::cuda;
