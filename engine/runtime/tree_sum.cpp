@@ -1,6 +1,7 @@
 #include "engine/runtime/tree_sum.hpp"
 
 #include <map>
+#include <stdexcept>
 #include <utility>
 
 #include "engine/runtime/mpi_context.hpp"
@@ -55,15 +56,15 @@ void cover(const Tree& t, int level, std::int64_t j, std::int64_t a, std::int64_
 
 using NodeMap = std::map<std::pair<int, std::int64_t>, std::vector<double>>;
 
-void finish(const Tree& t, int level, std::int64_t j, const NodeMap& known, double* out) {
+void finish_tree(const Tree& t, int level, std::int64_t j, const NodeMap& known, double* out) {
   if (auto it = known.find({level, j}); it != known.end()) {
     for (int k = 0; k < t.width; ++k) out[k] = it->second[static_cast<std::size_t>(k)];
     return;
   }
-  finish(t, level - 1, 2 * j, known, out);
+  finish_tree(t, level - 1, 2 * j, known, out);
   if (t.lo(level - 1, 2 * j + 1) < t.n) {
     std::vector<double> right(static_cast<std::size_t>(t.width));
-    finish(t, level - 1, 2 * j + 1, known, right.data());
+    finish_tree(t, level - 1, 2 * j + 1, known, right.data());
     for (int k = 0; k < t.width; ++k) out[k] += right[static_cast<std::size_t>(k)];
   }
 }
@@ -84,26 +85,57 @@ std::vector<double> tree_sum_serial(const std::vector<double>& blocks, int width
   return out;
 }
 
-std::vector<double> tree_sum(const MpiContext& mpi, std::int64_t n_blocks, std::int64_t first_block,
-                             const std::vector<double>& local, int width) {
+TreeSum::TreeSum(std::int64_t n_blocks, BlockRange mine, int width) : n_(n_blocks), width_(width) {
   const Tree t{n_blocks, width};
-  const std::int64_t n_local = static_cast<std::int64_t>(local.size()) / width;
-
-  // This rank's nodes as records [level, j, width sums...].
   std::vector<std::pair<int, std::int64_t>> nodes;
-  if (n_local > 0) cover(t, t.top_level(), 0, first_block, first_block + n_local, nodes);
-  const int record = width + 2;
-  std::vector<double> mine;
-  mine.reserve(nodes.size() * static_cast<std::size_t>(record));
-  std::vector<double> sum(static_cast<std::size_t>(width));
-  for (const auto& [level, j] : nodes) {
-    node_sum(t, level, j, local, first_block, sum.data());
-    mine.push_back(level);
-    mine.push_back(static_cast<double>(j));   // exact: j < 2^53 blocks
-    mine.insert(mine.end(), sum.begin(), sum.end());
-  }
+  if (mine.size() > 0) cover(t, t.top_level(), 0, mine.first, mine.last, nodes);
+  for (const auto& [level, j] : nodes) cover_.push_back({level, j});
+}
 
-  int count = static_cast<int>(mine.size());
+void TreeSum::add(const double* blocks, std::int64_t count) {
+  const Tree t{n_, width_};
+  for (std::int64_t b = 0; b < count; ++b) {
+    // A binary counter: equal-level neighbours merge (left + right), which
+    // is the node_sum order for the aligned subtrees of a cover node.
+    std::vector<double> sums(blocks + b * width_, blocks + (b + 1) * width_);
+    int level = 0;
+    while (!stack_.empty() && stack_.back().first == level) {
+      std::vector<double>& left = stack_.back().second;
+      for (int k = 0; k < width_; ++k) left[static_cast<std::size_t>(k)] += sums[static_cast<std::size_t>(k)];
+      sums = std::move(left);
+      stack_.pop_back();
+      ++level;
+    }
+    stack_.emplace_back(level, std::move(sums));
+    const Node& node = cover_[current_];
+    if (++filled_ == t.hi(node.level, node.j) - t.lo(node.level, node.j)) close_node();
+  }
+}
+
+void TreeSum::close_node() {
+  // A node cut short by the end of the blocks holds subtrees of decreasing
+  // size; its tree sum is e0 + (e1 + (e2 + ...)) (node_sum's right spine).
+  std::vector<double> sums = std::move(stack_.back().second);
+  stack_.pop_back();
+  while (!stack_.empty()) {
+    std::vector<double>& left = stack_.back().second;
+    for (int k = 0; k < width_; ++k) left[static_cast<std::size_t>(k)] += sums[static_cast<std::size_t>(k)];
+    sums = std::move(left);
+    stack_.pop_back();
+  }
+  const Node& node = cover_[current_];
+  records_.push_back(node.level);
+  records_.push_back(static_cast<double>(node.j));   // exact: j < 2^53
+  records_.insert(records_.end(), sums.begin(), sums.end());
+  ++current_;
+  filled_ = 0;
+}
+
+std::vector<double> TreeSum::finish(const MpiContext& mpi) {
+  if (current_ != cover_.size()) throw std::logic_error("TreeSum::finish before every block was added");
+  const Tree t{n_, width_};
+  const int record = width_ + 2;
+  int count = static_cast<int>(records_.size());
   std::vector<int> counts(static_cast<std::size_t>(mpi.size())), displs(counts.size(), 0);
   MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, mpi.comm());
   int total = 0;
@@ -112,20 +144,29 @@ std::vector<double> tree_sum(const MpiContext& mpi, std::int64_t n_blocks, std::
     total += counts[r];
   }
   std::vector<double> all(mpi.root() ? static_cast<std::size_t>(total) : 0);
-  MPI_Gatherv(mine.data(), count, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0, mpi.comm());
+  MPI_Gatherv(records_.data(), count, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0,
+              mpi.comm());
 
-  std::vector<double> result(static_cast<std::size_t>(width), 0.0);
-  if (mpi.root() && n_blocks > 0) {
+  std::vector<double> result(static_cast<std::size_t>(width_), 0.0);
+  if (mpi.root() && n_ > 0) {
     NodeMap known;
     for (std::size_t i = 0; i < all.size(); i += static_cast<std::size_t>(record)) {
       known[{static_cast<int>(all[i]), static_cast<std::int64_t>(all[i + 1])}] =
           std::vector<double>(all.begin() + static_cast<std::ptrdiff_t>(i + 2),
                               all.begin() + static_cast<std::ptrdiff_t>(i + static_cast<std::size_t>(record)));
     }
-    finish(t, t.top_level(), 0, known, result.data());
+    finish_tree(t, t.top_level(), 0, known, result.data());
   }
-  MPI_Bcast(result.data(), width, MPI_DOUBLE, 0, mpi.comm());
+  MPI_Bcast(result.data(), width_, MPI_DOUBLE, 0, mpi.comm());
   return result;
+}
+
+std::vector<double> tree_sum(const MpiContext& mpi, std::int64_t n_blocks, std::int64_t first_block,
+                             const std::vector<double>& local, int width) {
+  const std::int64_t n_local = static_cast<std::int64_t>(local.size()) / width;
+  TreeSum sum(n_blocks, {first_block, first_block + n_local}, width);
+  sum.add(local.data(), n_local);
+  return sum.finish(mpi);
 }
 
 }  // namespace strata

@@ -15,6 +15,39 @@ namespace strata {
 
 class MpiContext;
 
+// This rank's contiguous share [first, last) of n blocks.
+struct BlockRange {
+  std::int64_t first = 0, last = 0;
+  std::int64_t size() const { return last - first; }
+};
+BlockRange block_range(std::int64_t n_blocks, int rank, int ranks);
+
+// Streams this rank's blocks in order and keeps only O(log n) partial sums:
+// the tree nodes finished so far (a binary counter per node of the rank's
+// cover), so memory does not grow with the number of blocks.
+class TreeSum {
+ public:
+  TreeSum(std::int64_t n_blocks, BlockRange mine, int width);
+  // The next `count` blocks of this rank, block-major (width values each).
+  void add(const double* blocks, std::int64_t count);
+  // Collective: the width sums over all blocks of all ranks, on every rank.
+  std::vector<double> finish(const MpiContext& mpi);
+
+ private:
+  struct Node {
+    int level;
+    std::int64_t j;
+  };
+  void close_node();
+  std::int64_t n_;
+  int width_;
+  std::vector<Node> cover_;          // the largest tree nodes inside this rank's range, in order
+  std::size_t current_ = 0;          // cover node being filled
+  std::int64_t filled_ = 0;          // blocks of it added so far
+  std::vector<std::pair<int, std::vector<double>>> stack_;   // (level, sums) of finished subtrees
+  std::vector<double> records_;      // finished cover nodes: [level, j, sums...]
+};
+
 // local: blocks [first_block, first_block + local.size()/width) of this rank,
 // block-major. Collective; the result (width sums) is returned on every rank.
 std::vector<double> tree_sum(const MpiContext& mpi, std::int64_t n_blocks, std::int64_t first_block,
@@ -22,12 +55,5 @@ std::vector<double> tree_sum(const MpiContext& mpi, std::int64_t n_blocks, std::
 
 // The same tree on one process (the reference the MPI tests compare with).
 std::vector<double> tree_sum_serial(const std::vector<double>& blocks, int width);
-
-// This rank's contiguous share [first, last) of n blocks.
-struct BlockRange {
-  std::int64_t first = 0, last = 0;
-  std::int64_t size() const { return last - first; }
-};
-BlockRange block_range(std::int64_t n_blocks, int rank, int ranks);
 
 }  // namespace strata

@@ -85,15 +85,16 @@ std::vector<Estimate> price_all(const Portfolio& p, const SamplePlan& plan, cons
                                 const MpiContext& mpi, Progress* progress) {
   const std::size_t n_inst = p.instruments.size();
   const std::int64_t local_blocks = plan.last_block - plan.first_block;
-  std::vector<std::vector<double>> moments(n_inst, std::vector<double>(static_cast<std::size_t>(local_blocks) * kMoments));
+  // Block moments are folded into the reduction tree as they arrive, so the
+  // host holds O(log blocks) numbers per instrument, whatever `paths` is.
+  std::vector<TreeSum> sums(n_inst, TreeSum(plan.blocks, {plan.first_block, plan.last_block}, kMoments));
+  std::vector<double> chunk_moments(static_cast<std::size_t>(plan.chunk_blocks * kMoments));
   std::vector<double> shifts(n_inst);
   for (std::size_t i = 0; i < n_inst; ++i) shifts[i] = shift_for(p, p.instruments[i]);
 
-  // Any rank's failure (device memory, a launch error) is carried to the
-  // collective check below, so no rank is left waiting in the reduction.
-  std::string failure;
-  int failure_code = 0;
-  try {
+  // Any rank's failure (device memory, a launch error) becomes every rank's,
+  // so no rank is left waiting in the reduction below.
+  mpi.collective([&] {
     Buffer<double> lanes(device, static_cast<std::size_t>(plan.chunk_blocks * kLanes * kMoments));
     Buffer<double> blocks(device, static_cast<std::size_t>(plan.chunk_blocks * kMoments));
     for (std::int64_t first = plan.first_block; first < plan.last_block; first += plan.chunk_blocks) {
@@ -104,26 +105,19 @@ std::vector<Estimate> price_all(const Portfolio& p, const SamplePlan& plan, cons
         parallel_for(device, nb * kLanes, lane_fn);
         parallel_for(device, nb, LaneTree{lanes.data(), blocks.data()});
         // The only transfer of the chunk: kMoments doubles per block.
-        blocks.copy_to_host(moments[i].data() + (first - plan.first_block) * kMoments,
-                            static_cast<std::size_t>(nb * kMoments));
+        blocks.copy_to_host(chunk_moments.data(), static_cast<std::size_t>(nb * kMoments));
+        sums[i].add(chunk_moments.data(), nb);
       }
       if (progress != nullptr) {
         const double share = static_cast<double>(first + nb - plan.first_block) / static_cast<double>(local_blocks);
         progress->update(share * static_cast<double>(plan.paths));
       }
     }
-  } catch (const Error& e) {
-    failure = e.what();
-    failure_code = static_cast<int>(e.code());
-  } catch (const std::exception& e) {
-    failure = e.what();
-    failure_code = static_cast<int>(ExitCode::internal);
-  }
-  mpi.check_collective(failure, failure_code);
+  });
 
   std::vector<Estimate> out;
   for (std::size_t i = 0; i < n_inst; ++i) {
-    const std::vector<double> total = tree_sum(mpi, plan.blocks, plan.first_block, moments[i], kMoments);
+    const std::vector<double> total = sums[i].finish(mpi);
     out.push_back(estimate_from_moments(shifts[i], total[0], total[1], plan.samples, plan.paths));
   }
   return out;

@@ -36,6 +36,18 @@ TEST_CASE("tree_sum over ranks equals the one-process tree bitwise", "[mpi]") {
     INFO("n = " << n << ", ranks = " << mpi.size());
     CHECK(same_bits(got[0], want[0]));
     CHECK(same_bits(got[1], want[1]));
+
+    // Streamed in uneven chunks (as the pricing chunk loop does): same bits.
+    TreeSum streamed(n, r, 2);
+    std::int64_t done = 0;
+    for (std::int64_t piece = 1; done < r.size(); piece = piece * 3 % 11 + 1) {
+      const std::int64_t take = std::min(piece, r.size() - done);
+      streamed.add(mine.data() + 2 * done, take);
+      done += take;
+    }
+    const std::vector<double> got_streamed = streamed.finish(mpi);
+    CHECK(same_bits(got_streamed[0], want[0]));
+    CHECK(same_bits(got_streamed[1], want[1]));
   }
 }
 
