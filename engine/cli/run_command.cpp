@@ -1,4 +1,5 @@
 #include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <optional>
 
@@ -19,11 +20,12 @@ std::string iso8601_now() {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
   localtime_r(&t, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm);
-  std::string s = buf;            // ...+0100 -> ...+01:00 (extended ISO 8601)
-  s.insert(s.size() - 2, ":");
-  return s;
+  char date[32], zone[8];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm);
+  std::strftime(zone, sizeof zone, "%z", &tm);   // +0100; ISO 8601 extended wants +01:00
+  char text[48];
+  std::snprintf(text, sizeof text, "%s%.3s:%.2s", date, zone, zone + 3);
+  return text;
 }
 
 std::vector<Override> overrides_from(const RunArgs& a) {
