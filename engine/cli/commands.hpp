@@ -14,6 +14,7 @@ struct RunArgs {
   std::string input;
   std::vector<std::string> set;    // "key=value"
   std::string output, backend, precision;
+  bool output_given = false;       // -o was given (possibly empty, which is an error)
   bool dry_run = false;
 };
 

@@ -93,6 +93,7 @@ int main(int argc, char** argv) {
     return e.get_exit_code() == 0 ? 0 : static_cast<int>(strata::ExitCode::bad_input);
   }
 
+  run_args.output_given = run->count("--output") > 0;
   try {
     if (*run) return strata::run_command(mpi, out, run_args);
     if (*models) return strata::models_command(out, model_name, markdown);

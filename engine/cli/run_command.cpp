@@ -32,7 +32,7 @@ std::vector<Override> overrides_from(const RunArgs& a) {
   std::vector<Override> o;
   for (const auto& s : a.set) o.push_back(parse_override(s));
   // The CLI shortcuts are overrides too, so they land in the stored config.
-  if (!a.output.empty()) o.push_back({"run.output", "\"" + a.output + "\"", "-o " + a.output});
+  if (a.output_given) o.push_back({"run.output", "\"" + a.output + "\"", "-o " + a.output});
   if (!a.backend.empty()) o.push_back({"run.backend", a.backend, "--backend " + a.backend});
   if (!a.precision.empty()) o.push_back({"run.precision", a.precision, "--precision " + a.precision});
   return o;
@@ -69,6 +69,7 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
   mpi.collective([&] {
     cfg.emplace(Config::load(args.input, overrides_from(args), schema_for));
     model = ModelRegistry::instance().find(cfg->model());
+    if (cfg->string("run.output").empty()) cfg->fail("run.output", "must name the output file");
     model->check(*cfg);
   });
   const Precision precision = cfg->string("run.precision") == "fp32" ? Precision::fp32 : Precision::fp64;

@@ -33,12 +33,12 @@ struct NormalsPerCall;
 
 template <>
 struct NormalsPerCall<float> {
-    static constexpr unsigned value = 4;
+  static constexpr unsigned value = 4;
 };
 
 template <>
 struct NormalsPerCall<double> {
-    static constexpr unsigned value = 2;
+  static constexpr unsigned value = 2;
 };
 
 namespace detail {
@@ -47,25 +47,24 @@ namespace detail {
 // pick the float overloads for float on host and device).
 template <class Real>
 STRATA_HD STRATA_FORCEINLINE Real box_muller_radius(Real u1) {
-    return std::sqrt(static_cast<Real>(-2) * std::log(u1));
+  return std::sqrt(static_cast<Real>(-2) * std::log(u1));
 }
 
 template <class Real>
 STRATA_HD STRATA_FORCEINLINE Real box_muller_angle(Real u2) {
-    return static_cast<Real>(6.28318530717958647692528676655900577) * u2;
+  return static_cast<Real>(6.28318530717958647692528676655900577) * u2;
 }
 
 // The uniforms (u1, u2) of Box-Muller pair `pair` of one Philox output.
-STRATA_HD STRATA_FORCEINLINE void box_muller_uniforms(const PhiloxCounter& w, unsigned pair, float& u1,
-                                                      float& u2) {
-    u1 = uniform_float(pair == 0u ? w.v[0] : w.v[2]);
-    u2 = uniform_float(pair == 0u ? w.v[1] : w.v[3]);
+STRATA_HD STRATA_FORCEINLINE void box_muller_uniforms(const PhiloxCounter& w, unsigned pair, float& u1, float& u2) {
+  u1 = uniform_float(pair == 0u ? w.v[0] : w.v[2]);
+  u2 = uniform_float(pair == 0u ? w.v[1] : w.v[3]);
 }
 
 STRATA_HD STRATA_FORCEINLINE void box_muller_uniforms(const PhiloxCounter& w, unsigned /*pair*/, double& u1,
                                                       double& u2) {
-    u1 = uniform_double(w.v[0], w.v[1]);
-    u2 = uniform_double(w.v[2], w.v[3]);
+  u1 = uniform_double(w.v[0], w.v[1]);
+  u2 = uniform_double(w.v[2], w.v[3]);
 }
 
 }  // namespace detail
@@ -76,17 +75,16 @@ STRATA_HD STRATA_FORCEINLINE void box_muller_uniforms(const PhiloxCounter& w, un
 // (subsequence, call) pairs give independent draws, so a thread can key its
 // normals by (path id, step) without any shared state.
 template <class Real>
-STRATA_HD inline void philox_normals(PhiloxKey key, std::uint64_t subsequence, std::uint64_t call,
-                                     Real* out) {
-    const PhiloxCounter w = philox4x32_10(philox_counter(subsequence, call), key);
-    for (unsigned pair = 0; pair < NormalsPerCall<Real>::value / 2; ++pair) {
-        Real u1, u2;
-        detail::box_muller_uniforms(w, pair, u1, u2);
-        const Real r = detail::box_muller_radius(u1);
-        const Real theta = detail::box_muller_angle(u2);
-        out[2 * pair] = r * std::cos(theta);
-        out[2 * pair + 1] = r * std::sin(theta);
-    }
+STRATA_HD inline void philox_normals(PhiloxKey key, std::uint64_t subsequence, std::uint64_t call, Real* out) {
+  const PhiloxCounter w = philox4x32_10(philox_counter(subsequence, call), key);
+  for (unsigned pair = 0; pair < NormalsPerCall<Real>::value / 2; ++pair) {
+    Real u1, u2;
+    detail::box_muller_uniforms(w, pair, u1, u2);
+    const Real r = detail::box_muller_radius(u1);
+    const Real theta = detail::box_muller_angle(u2);
+    out[2 * pair] = r * std::cos(theta);
+    out[2 * pair + 1] = r * std::sin(theta);
+  }
 }
 
 // Normal number `index` of `subsequence`: component index % per_call of call
@@ -97,14 +95,14 @@ STRATA_HD inline void philox_normals(PhiloxKey key, std::uint64_t subsequence, s
 // philox_normals.
 template <class Real>
 STRATA_HD inline Real philox_normal(PhiloxKey key, std::uint64_t subsequence, std::uint64_t index) {
-    constexpr unsigned per_call = NormalsPerCall<Real>::value;
-    const PhiloxCounter w = philox4x32_10(philox_counter(subsequence, index / per_call), key);
-    const unsigned component = static_cast<unsigned>(index % per_call);
-    Real u1, u2;
-    detail::box_muller_uniforms(w, component / 2u, u1, u2);
-    const Real r = detail::box_muller_radius(u1);
-    const Real theta = detail::box_muller_angle(u2);
-    return component % 2u == 0u ? r * std::cos(theta) : r * std::sin(theta);
+  constexpr unsigned per_call = NormalsPerCall<Real>::value;
+  const PhiloxCounter w = philox4x32_10(philox_counter(subsequence, index / per_call), key);
+  const unsigned component = static_cast<unsigned>(index % per_call);
+  Real u1, u2;
+  detail::box_muller_uniforms(w, component / 2u, u1, u2);
+  const Real r = detail::box_muller_radius(u1);
+  const Real theta = detail::box_muller_angle(u2);
+  return component % 2u == 0u ? r * std::cos(theta) : r * std::sin(theta);
 }
 
 }  // namespace strata::rng

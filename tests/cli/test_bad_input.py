@@ -215,6 +215,10 @@ class BadInput(sc.StrataTestCase):
         with open(self.path("afile"), encoding="utf-8") as f:
             self.assertEqual(f.read(), "not a directory\n", "afile was changed")
 
+    def test_empty_output_path(self):
+        self.write("valid.toml", VALID)
+        self.expect_input_error(["run", "valid.toml", "-o", ""], fragments=["-o", "run.output"])
+
     # --- --set and options ----------------------------------------------------
 
     def test_set_without_value(self):
