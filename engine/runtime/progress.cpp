@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 
 namespace strata {
 
@@ -18,9 +19,20 @@ std::string human_rate(double v) {
   return buf;
 }
 
+namespace {
+
+// "tty", "plain" or "off": STRATA_PROGRESS, else tty only for a direct terminal.
+std::string progress_style() {
+  if (const char* s = std::getenv("STRATA_PROGRESS"); s != nullptr && *s != '\0') return s;
+  const bool launched = std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("SLURM_JOB_ID") != nullptr;
+  return isatty(STDOUT_FILENO) == 1 && !launched ? "tty" : "plain";
+}
+
+}  // namespace
+
 Progress::Progress(bool enabled, std::string label, double total, std::string unit, double plain_interval)
-    : enabled_(enabled && total > 0),
-      tty_(isatty(STDOUT_FILENO) == 1),
+    : enabled_(enabled && total > 0 && progress_style() != "off"),
+      tty_(progress_style() == "tty"),
       label_(std::move(label)),
       unit_(std::move(unit)),
       total_(total),
