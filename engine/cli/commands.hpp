@@ -16,8 +16,22 @@ struct RunArgs {
   std::string output, backend, precision;
   bool output_given = false;       // -o was given (possibly empty, which is an error)
   bool dry_run = false;
+  bool overwrite = false;          // --overwrite: replace an existing strata output file
+  // --restart [FILE]: continue from FILE, or (empty) from the newest valid
+  // checkpoint beside the output.
+  bool restart = false;
+  std::string restart_file;
+  // Sweeps: restart when a checkpoint exists beside the output, otherwise
+  // start afresh, replacing an unfinished output (the point directory is the
+  // sweep's own).
+  bool resume_if_possible = false;
+  std::string max_walltime;        // --max-walltime HH:MM:SS (overrides checkpoint.max_walltime)
 };
 
+// Runs one model on the ranks of `mpi` (the world, or a sweep group's
+// communicator). Returns the exit code: 0 done, 75 stopped after a
+// checkpoint; throws strata::Error (collective where every rank knows) for
+// the rest.
 int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args);
 int models_command(std::ostream& out, const std::string& name, bool markdown);
 int doctor_command(const MpiContext& mpi, std::ostream& out);
