@@ -8,6 +8,11 @@ STRATA_BUILD_DIR=${STRATA_BUILD_DIR:-$STRATA_ROOT/build}
 # where /usr/local/cuda or nvcc already exists.
 STRATA_PACKAGES=(cmake g++ make libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools catch2
                  libtomlplusplus-dev libcli11-dev python3-h5py python3-numpy python3-matplotlib)
+# For the Slurm tests and scripts/slurm/ (installed by scripts/test and by the
+# test cluster, tests/slurm/slurm_cluster.py). slurm-wlm-basic-plugins holds
+# Slurm's mpi/pmix plugin (mpi_pmix_v4.so), which dlopen()s the unversioned
+# libpmix.so that only libpmix-dev ships; without it `srun --mpi=pmix` fails.
+STRATA_SLURM_PACKAGES=(slurm-wlm slurm-wlm-basic-plugins munge libpmix-dev)
 
 strata_log() { printf 'strata: %s\n' "$*" >&2; }
 
