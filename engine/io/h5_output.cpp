@@ -1,5 +1,6 @@
 #include "engine/io/h5_output.hpp"
 
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
@@ -56,7 +57,8 @@ std::size_t H5Table::rows() const {
   return std::visit([](const auto& v) { return v.size(); }, columns.front().values);
 }
 
-H5Output::H5Output(const std::string& path, const std::string& key, const MpiContext& mpi) : path_(path), mpi_(mpi) {
+H5Output::H5Output(const std::string& path, const std::string& key, const MpiContext& mpi, Mode mode)
+    : path_(path), mpi_(mpi) {
   // Rank 0 makes the directory and reports why it cannot, so the message is
   // about the path rather than an HDF5 error stack.
   std::string problem;
@@ -74,12 +76,19 @@ H5Output::H5Output(const std::string& path, const std::string& key, const MpiCon
   H5Pset_fapl_mpio(fapl, mpi.comm(), MPI_INFO_NULL);
   H5Pset_all_coll_metadata_ops(fapl, true);
   H5Pset_coll_metadata_write(fapl, true);
-  file_ = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  errno = 0;
+  if (mode == Mode::append) {
+    file_ = H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl);
+  } else {
+    file_ = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  }
   H5Pclose(fapl);
   if (file_ < 0) {
     const int err = errno;
     throw Error(ExitCode::bad_input,
-                key + " = \"" + path + "\": cannot create the output file (" + std::strerror(err) + ")", true);
+                key + " = \"" + path + "\": cannot " + (mode == Mode::append ? "open" : "create") +
+                    " the output file (" + (err != 0 ? std::strerror(err) : "not a readable HDF5 file") + ")",
+                true);
   }
   xfer_ = H5Pcreate(H5P_DATASET_XFER);
   H5Pset_dxpl_mpio(xfer_, H5FD_MPIO_COLLECTIVE);
@@ -138,7 +147,49 @@ void H5Output::attribute(const std::string& object, const std::string& name, dou
   write_attribute(file_, object, name, H5T_NATIVE_DOUBLE, space.id, &value);
 }
 
+bool H5Output::exists(const std::string& path) const {
+  // H5Lexists needs every intermediate link to exist: walk the path.
+  std::size_t pos = 0;
+  while (true) {
+    pos = path.find('/', pos + 1);
+    const std::string prefix = path.substr(0, pos);
+    if (!prefix.empty() && prefix != "/" && H5Lexists(file_, prefix.c_str(), H5P_DEFAULT) <= 0) return false;
+    if (pos == std::string::npos) return true;
+  }
+}
+
+void H5Output::unlink_existing(const std::string& path) {
+  // A restarted run rewrites its results: replace, never fail on "exists".
+  if (exists(path)) check(H5Ldelete(file_, path.c_str(), H5P_DEFAULT), "replace " + path);
+}
+
+void H5Output::rows(const std::string& path, std::span<const double> local, std::int64_t row_offset,
+                    std::int64_t total_rows, int width) {
+  unlink_existing(path);
+  const int rank = width > 0 ? 2 : 1;
+  const hsize_t dims[2] = {static_cast<hsize_t>(total_rows), static_cast<hsize_t>(width > 0 ? width : 1)};
+  Handle space{H5Screate_simple(rank, dims, nullptr), H5Sclose};
+  Handle ds{check_id(H5Dcreate2(file_, path.c_str(), H5T_NATIVE_DOUBLE, space.id, lcpl_, H5P_DEFAULT, H5P_DEFAULT),
+                     "create dataset " + path),
+            H5Dclose};
+  const std::int64_t per_row = width > 0 ? width : 1;
+  const hsize_t n_rows = static_cast<hsize_t>(static_cast<std::int64_t>(local.size()) / per_row);
+  const hsize_t start[2] = {static_cast<hsize_t>(row_offset), 0};
+  const hsize_t count[2] = {n_rows, dims[1]};
+  Handle file_sel{H5Dget_space(ds.id), H5Sclose};
+  hsize_t mem_dims[2] = {n_rows, dims[1]};
+  Handle mem{H5Screate_simple(rank, mem_dims, nullptr), H5Sclose};
+  if (n_rows == 0) {
+    H5Sselect_none(file_sel.id);
+    H5Sselect_none(mem.id);
+  } else {
+    check(H5Sselect_hyperslab(file_sel.id, H5S_SELECT_SET, start, nullptr, count, nullptr), "select " + path);
+  }
+  check(H5Dwrite(ds.id, H5T_NATIVE_DOUBLE, mem.id, file_sel.id, xfer_, local.data()), "write dataset " + path);
+}
+
 hid_t H5Output::write_scalar(const std::string& path, hid_t type, const void* value) {
+  unlink_existing(path);
   Handle space{H5Screate(H5S_SCALAR), H5Sclose};
   hid_t ds = check_id(H5Dcreate2(file_, path.c_str(), type, space.id, lcpl_, H5P_DEFAULT, H5P_DEFAULT),
                       "create dataset " + path);
@@ -209,6 +260,7 @@ void H5Output::table(const std::string& path, const H5Table& table) {
   for (hid_t t : types) H5Tclose(t);
 
   const hsize_t n = rows;
+  unlink_existing(path);
   Handle space{H5Screate_simple(1, &n, nullptr), H5Sclose};
   Handle ds{check_id(H5Dcreate2(file_, path.c_str(), compound.id, space.id, lcpl_, H5P_DEFAULT, H5P_DEFAULT),
                      "create dataset " + path),
