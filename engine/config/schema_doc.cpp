@@ -79,7 +79,7 @@ std::string schema_markdown(const Schema& s) {
     std::string type = type_text(p);
     for (std::size_t pos = 0; (pos = type.find(" | ", pos)) != std::string::npos; pos += 4) type.replace(pos, 3, " \\| ");
     out += "| `" + field + "` | " + type + " | " + def + " | " + p.unit + " | " + range_text(p) + " | " + p.doc +
-           (p.restart_safe ? " *May change on `--restart`.*" : "") + " |\n";
+           (p.restart_safe ? " (may change on `--restart`)" : "") + " |\n";
   }
   return out;
 }

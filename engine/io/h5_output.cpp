@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <stdexcept>
 #include <system_error>
 
 #include "engine/runtime/error.hpp"
@@ -165,25 +166,41 @@ void H5Output::unlink_existing(const std::string& path) {
 
 void H5Output::rows(const std::string& path, std::span<const double> local, std::int64_t row_offset,
                     std::int64_t total_rows, int width) {
+  const std::int64_t per_row = width > 0 ? width : 1;
+  const std::int64_t n_rows = static_cast<std::int64_t>(local.size()) / per_row;
+  if (width > 0) {
+    const std::int64_t global[2] = {total_rows, width}, start[2] = {row_offset, 0}, count[2] = {n_rows, width};
+    slab(path, local, global, start, count);
+  } else {
+    slab(path, local, std::span<const std::int64_t>(&total_rows, 1), std::span<const std::int64_t>(&row_offset, 1),
+         std::span<const std::int64_t>(&n_rows, 1));
+  }
+}
+
+void H5Output::slab(const std::string& path, std::span<const double> local, std::span<const std::int64_t> global,
+                    std::span<const std::int64_t> start, std::span<const std::int64_t> count) {
   unlink_existing(path);
-  const int rank = width > 0 ? 2 : 1;
-  const hsize_t dims[2] = {static_cast<hsize_t>(total_rows), static_cast<hsize_t>(width > 0 ? width : 1)};
+  const int rank = static_cast<int>(global.size());
+  hsize_t dims[3], first[3], n[3];
+  hsize_t points = 1;
+  for (int d = 0; d < rank; ++d) {
+    dims[d] = static_cast<hsize_t>(global[static_cast<std::size_t>(d)]);
+    first[d] = static_cast<hsize_t>(start[static_cast<std::size_t>(d)]);
+    n[d] = static_cast<hsize_t>(count[static_cast<std::size_t>(d)]);
+    points *= n[d];
+  }
+  if (points != local.size()) throw std::logic_error("H5Output::slab: " + path + ": local size does not match the box");
   Handle space{H5Screate_simple(rank, dims, nullptr), H5Sclose};
   Handle ds{check_id(H5Dcreate2(file_, path.c_str(), H5T_NATIVE_DOUBLE, space.id, lcpl_, H5P_DEFAULT, H5P_DEFAULT),
                      "create dataset " + path),
             H5Dclose};
-  const std::int64_t per_row = width > 0 ? width : 1;
-  const hsize_t n_rows = static_cast<hsize_t>(static_cast<std::int64_t>(local.size()) / per_row);
-  const hsize_t start[2] = {static_cast<hsize_t>(row_offset), 0};
-  const hsize_t count[2] = {n_rows, dims[1]};
   Handle file_sel{H5Dget_space(ds.id), H5Sclose};
-  hsize_t mem_dims[2] = {n_rows, dims[1]};
-  Handle mem{H5Screate_simple(rank, mem_dims, nullptr), H5Sclose};
-  if (n_rows == 0) {
+  Handle mem{H5Screate_simple(rank, n, nullptr), H5Sclose};
+  if (points == 0) {
     H5Sselect_none(file_sel.id);
     H5Sselect_none(mem.id);
   } else {
-    check(H5Sselect_hyperslab(file_sel.id, H5S_SELECT_SET, start, nullptr, count, nullptr), "select " + path);
+    check(H5Sselect_hyperslab(file_sel.id, H5S_SELECT_SET, first, nullptr, n, nullptr), "select " + path);
   }
   check(H5Dwrite(ds.id, H5T_NATIVE_DOUBLE, mem.id, file_sel.id, xfer_, local.data()), "write dataset " + path);
 }

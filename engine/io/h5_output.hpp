@@ -62,6 +62,11 @@ class H5Output {
   // `local` (rows * max(width, 1) values). Collective; ranks may hold none.
   void rows(const std::string& path, std::span<const double> local, std::int64_t row_offset,
             std::int64_t total_rows, int width);
+  // A distributed N-D dataset (N = global.size(), 1 to 3; slowest index
+  // first, as HDF5 and h5py see it): this rank writes the box [start,
+  // start + count) from `local` (row-major, last index fastest). Collective.
+  void slab(const std::string& path, std::span<const double> local, std::span<const std::int64_t> global,
+            std::span<const std::int64_t> start, std::span<const std::int64_t> count);
 
   void set_status(const std::string& status);   // root attribute `status`
   void flush();

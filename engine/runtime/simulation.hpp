@@ -33,6 +33,12 @@ class StateWriter {
   // global order, particles sorted by id). Ranks' slabs must not overlap.
   virtual void array(const std::string& name, std::span<const double> local, std::int64_t offset,
                      std::int64_t global) = 0;
+  // A distributed N-D array (a grid field, N = global.size() = 1..3,
+  // slowest index first: {nz, ny, nx}): this rank holds the box [start,
+  // start + count) of its owned cells, no halos, in `local` row-major (x
+  // fastest). Boxes of the ranks must not overlap.
+  virtual void box(const std::string& name, std::span<const double> local, std::span<const std::int64_t> global,
+                   std::span<const std::int64_t> start, std::span<const std::int64_t> count) = 0;
   // Records of `width` values each, concatenated in rank order: for state
   // that is a set rather than an array (pricing's finished tree nodes).
   virtual void records(const std::string& name, std::span<const double> local, int width) = 0;
@@ -47,6 +53,9 @@ class StateReader {
   // This rank's slab [offset, offset + local.size()) of a distributed array,
   // whatever decomposition wrote it.
   virtual void array(const std::string& name, std::span<double> local, std::int64_t offset) = 0;
+  // This rank's box of a distributed N-D array, whatever boxes wrote it.
+  virtual void box(const std::string& name, std::span<double> local, std::span<const std::int64_t> start,
+                   std::span<const std::int64_t> count) = 0;
   // Every record of every writing rank, on every rank (width values each).
   virtual std::vector<double> records(const std::string& name, int width) = 0;
 };

@@ -42,16 +42,47 @@ struct SharedTempDir {
 
 double value_at(std::int64_t i) { return std::sin(0.37 * static_cast<double>(i)) * 1e3 + static_cast<double>(i); }
 
+// A 2-D field ny x nx: rank r owns rows (written) or columns (read back).
+constexpr std::int64_t kNy = 13, kNx = 17;
+double cell_value(std::int64_t j, std::int64_t i) { return value_at(j * 1000 + i) * 0.5; }
+struct Box2 {
+  std::int64_t start[2], count[2];
+};
+Box2 rows_of(int rank, int ranks) {
+  const BlockRange r = block_range(kNy, rank, ranks);
+  return {{r.first, 0}, {r.size(), kNx}};
+}
+Box2 columns_of(int rank, int ranks) {
+  const BlockRange c = block_range(kNx, rank, ranks);
+  return {{0, c.first}, {kNy, c.size()}};
+}
+
 // A stand-in for a grid model: one distributed array in global order, one
 // set of records, scalars. Holds elements [first, last) of n.
 class FieldState final : public Simulation {
  public:
-  FieldState(std::int64_t n, BlockRange mine, int rank) : n_(n), mine_(mine), rank_(rank) {
+  FieldState(std::int64_t n, BlockRange mine, int rank, Box2 box) : n_(n), mine_(mine), rank_(rank), box_(box) {
     local_.resize(static_cast<std::size_t>(mine.size()));
+    cells_.resize(static_cast<std::size_t>(box.count[0] * box.count[1]));
   }
   void fill() {
     for (std::int64_t i = mine_.first; i < mine_.last; ++i) local_[static_cast<std::size_t>(i - mine_.first)] = value_at(i);
+    for (std::int64_t j = 0; j < box_.count[0]; ++j) {
+      for (std::int64_t i = 0; i < box_.count[1]; ++i) {
+        cells_[static_cast<std::size_t>(j * box_.count[1] + i)] = cell_value(box_.start[0] + j, box_.start[1] + i);
+      }
+    }
     step_ = 7;
+  }
+  bool cells_match() const {
+    bool ok = true;
+    for (std::int64_t j = 0; j < box_.count[0]; ++j) {
+      for (std::int64_t i = 0; i < box_.count[1]; ++i) {
+        ok = ok && same_bits(cells_[static_cast<std::size_t>(j * box_.count[1] + i)],
+                             cell_value(box_.start[0] + j, box_.start[1] + i));
+      }
+    }
+    return ok;
   }
   std::int64_t steps() const override { return 10; }
   std::int64_t steps_done() const override { return step_; }
@@ -65,6 +96,8 @@ class FieldState final : public Simulation {
     w.scalar("step", step_);
     w.scalar("time", 0.125 * static_cast<double>(step_));
     w.array("field", local_, mine_.first, n_);
+    const std::int64_t global[2] = {kNy, kNx};
+    w.box("cells", cells_, global, box_.start, box_.count);
     // One record per rank: (rank, count).
     const double rec[2] = {static_cast<double>(rank_), static_cast<double>(local_.size())};
     w.records("ranks", rec, 2);
@@ -73,6 +106,7 @@ class FieldState final : public Simulation {
     step_ = r.integer("step");
     time_ = r.real("time");
     r.array("field", local_, mine_.first);
+    r.box("cells", cells_, box_.start, box_.count);
     records_ = r.records("ranks", 2);
   }
   Performance finish() override { return {}; }
@@ -80,8 +114,9 @@ class FieldState final : public Simulation {
   std::int64_t n_, step_ = 0;
   BlockRange mine_;
   int rank_;
+  Box2 box_;
   double time_ = 0;
-  std::vector<double> local_, records_;
+  std::vector<double> local_, records_, cells_;
 };
 
 // A PortfolioRun seen through the Simulation interface the checkpoint
@@ -111,7 +146,7 @@ TEST_CASE("checkpoint arrays read back on any decomposition", "[mpi][checkpoint]
   const std::int64_t n = 1001;
 
   CheckpointStore store(dir.path + "/run.h5", mpi);
-  FieldState written(n, block_range(n, mpi.rank(), mpi.size()), mpi.rank());
+  FieldState written(n, block_range(n, mpi.rank(), mpi.size()), mpi.rank(), rows_of(mpi.rank(), mpi.size()));
   written.fill();
   CheckpointHeader h{"field", "fp64", "host", "[run]\nmodel = \"field\"\n", written.steps_done(), 10, mpi.size(), 1.5};
   const std::string path = store.write(written, h, 2);
@@ -123,7 +158,8 @@ TEST_CASE("checkpoint arrays read back on any decomposition", "[mpi][checkpoint]
   CHECK(back.config_toml == h.config_toml);
 
   // Reversed decomposition on the same ranks.
-  FieldState reversed(n, block_range(n, mpi.size() - 1 - mpi.rank(), mpi.size()), mpi.rank());
+  FieldState reversed(n, block_range(n, mpi.size() - 1 - mpi.rank(), mpi.size()), mpi.rank(),
+                      columns_of(mpi.rank(), mpi.size()));
   restore_checkpoint(path, reversed, mpi);
   CHECK(reversed.steps_done() == 7);
   CHECK(reversed.time_ == 0.875);
@@ -132,12 +168,14 @@ TEST_CASE("checkpoint arrays read back on any decomposition", "[mpi][checkpoint]
     all_equal = all_equal && same_bits(reversed.local_[static_cast<std::size_t>(i - reversed.mine_.first)], value_at(i));
   }
   CHECK(all_equal);
+  CHECK(reversed.cells_match());   // rows written, columns read
   REQUIRE(reversed.records_.size() == static_cast<std::size_t>(2 * mpi.size()));
   for (int r = 0; r < mpi.size(); ++r) CHECK(reversed.records_[static_cast<std::size_t>(2 * r)] == r);
 
   // One process alone reads the whole array.
-  FieldState whole(n, {0, n}, 0);
+  FieldState whole(n, {0, n}, 0, rows_of(0, 1));
   restore_checkpoint(path, whole, self);
+  CHECK(whole.cells_match());
   for (std::int64_t i = 0; i < n; i += 97) CHECK(same_bits(whole.local_[static_cast<std::size_t>(i)], value_at(i)));
 
   // keep = 2: a third checkpoint removes the oldest.
