@@ -294,22 +294,24 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
 
   H5Output::Mode mode = H5Output::Mode::create;
   if (!checkpoint.empty()) {
-    int ours = 0;
-    if (mpi.root()) ours = is_strata_file(output) ? 1 : 0;
-    MPI_Bcast(&ours, 1, MPI_INT, 0, mpi.comm());
-    if (ours != 0) {
-      mode = H5Output::Mode::append;
-    } else {
-      out << "note: " << output << " is missing (or not strata's); the restarted run writes a new one\n";
-      std::string backup;
-      prepare_fresh_output(*cfg, false, mpi, backup);
-      if (!backup.empty()) out << "kept the existing output as " << backup << "\n";
+    // A restart continues its output; one that vanished is written anew,
+    // but a file that is not strata's is never taken over.
+    int state = 0;   // 0 missing, 1 strata's, 2 someone else's
+    if (mpi.root()) state = is_strata_file(output) ? 1 : std::filesystem::exists(output) ? 2 : 0;
+    MPI_Bcast(&state, 1, MPI_INT, 0, mpi.comm());
+    if (state == 2) {
+      mpi.collective([&] {
+        cfg->fail("run.output", "the file exists and is not an HDF5 file written by strata; cannot continue it");
+      });
     }
+    if (state == 1) mode = H5Output::Mode::append;
+    if (state == 0) out << "note: " << output << " is missing; the restarted run writes it anew\n";
   } else {
     std::string backup;
-    const ExistingOutput existing = prepare_fresh_output(*cfg, args.overwrite || args.resume_if_possible, mpi, backup);
+    const ExistingOutput existing = prepare_fresh_output(
+        *cfg, store.directory(), {args.overwrite, args.resume_if_possible}, mpi, backup);
     if (existing == ExistingOutput::keep_as_backup) out << "kept the existing output as " << backup << "\n";
-    if (existing == ExistingOutput::replace) out << "replacing " << output << "\n";
+    if (existing == ExistingOutput::replace) out << "replacing " << output << " and its checkpoints\n";
     // Checkpoints of a replaced run must never be restarted into this one.
     store.remove_all();
   }

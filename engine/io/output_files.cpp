@@ -13,6 +13,25 @@ namespace strata {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+std::string chk_of(const std::string& h5) {
+  fs::path p(h5);
+  if (p.extension() == ".h5") p.replace_extension("");
+  return p.string() + ".chk";
+}
+
+bool has_checkpoints(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("step-", 0) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 bool is_strata_file(const std::string& path) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   std::error_code ec;
@@ -33,31 +52,40 @@ std::string backup_name(const std::string& path) {
   for (int n = 1;; ++n) {
     const std::string candidate = stem + ".~" + std::to_string(n) + "~" + ext;
     std::error_code ec;
-    if (!fs::exists(candidate, ec)) return candidate;
+    if (!fs::exists(candidate, ec) && !fs::exists(chk_of(candidate), ec)) return candidate;
   }
 }
 
-ExistingOutput prepare_fresh_output(const Config& cfg, bool overwrite, const MpiContext& mpi, std::string& backup) {
+ExistingOutput prepare_fresh_output(const Config& cfg, const std::string& checkpoints, FreshOutput how,
+                                    const MpiContext& mpi, std::string& backup) {
   const std::string path = cfg.string("run.output");
-  const bool keep = cfg.boolean("run.backup");
   int decision = static_cast<int>(ExistingOutput::none);
   mpi.collective([&] {
     if (!mpi.root()) return;
     std::error_code ec;
-    if (!fs::exists(path, ec)) return;
-    if (keep) {
+    const bool output = fs::exists(path, ec);
+    const bool earlier = has_checkpoints(checkpoints);
+    if (!output && !earlier) return;
+    if (how.owned) {
+      decision = static_cast<int>(ExistingOutput::replace);
+      return;
+    }
+    if (cfg.boolean("run.backup")) {
       backup = backup_name(path);
-      fs::rename(path, backup, ec);
-      if (ec) cfg.fail("run.output", "cannot keep the existing file as " + backup + " (" + ec.message() + ")");
+      if (output) fs::rename(path, backup, ec);
+      if (!ec && earlier) fs::rename(checkpoints, chk_of(backup), ec);
+      if (ec) cfg.fail("run.output", "cannot keep the existing output as " + backup + " (" + ec.message() + ")");
       decision = static_cast<int>(ExistingOutput::keep_as_backup);
       return;
     }
-    if (!overwrite) {
-      cfg.fail("run.output",
-               "the output file exists; nothing was computed. Use --overwrite to replace it, set run.backup = true "
-               "to keep it as " + backup_name(path) + ", or --restart to continue that run from its checkpoint");
+    const std::string what = output ? "the output file exists" : "checkpoints of an earlier run exist in " + checkpoints;
+    if (!how.overwrite) {
+      cfg.fail("run.output", what +
+                                 "; nothing was computed. Use --overwrite to replace it, set run.backup = true to "
+                                 "keep it as " +
+                                 backup_name(path) + ", or --restart to continue that run from its checkpoint");
     }
-    if (!is_strata_file(path)) {
+    if (output && !is_strata_file(path)) {
       cfg.fail("run.output",
                "the file exists and is not an HDF5 file written by strata; refusing to replace it, even with "
                "--overwrite (choose another output)");

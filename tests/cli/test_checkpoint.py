@@ -308,7 +308,26 @@ class Checkpoints(sc.StrataTestCase):
             res = self.strata("run", "in.toml", "--set", "run.backup=true", "--set", f"run.seed={n + 10}")
             self.assertExit(res, 0)
             self.assertTrue(os.path.isfile(self.path("out", f"run.~{n}~.h5")), res.describe())
+            # The old run's checkpoints go with it, so it can still be continued.
+            self.assertTrue(os.path.isdir(self.path("out", f"run.~{n}~.chk")), res.describe())
         self.assertEqual(prices(self.path("out", "run.~1~.h5")), first)
+
+    def test_checkpoints_of_an_earlier_run_are_not_deleted_by_a_fresh_one(self):
+        ref = self.reference()
+        proc = self.start()
+        self.wait_for_checkpoint(proc)
+        proc.send_signal(signal.SIGTERM)
+        self.assertExit(self.finish(proc), 75)
+        os.remove(self.path("out/run.h5"))          # the output is lost, the checkpoints are not
+        names = self.checkpoints()
+        res = self.strata("run", "in.toml")
+        self.assertExit(res, 2)
+        self.assertInOutput("checkpoints of an earlier run", res.stderr, res)
+        self.assertEqual(self.checkpoints(), names)
+        res = self.strata("run", "in.toml", "--restart")
+        self.assertExit(res, 0)
+        self.assertInOutput("writes it anew", res.stdout, res, "stdout")
+        self.assertEqual(prices(self.path("out/run.h5")), ref)
 
     def test_overwrite_refuses_a_file_strata_did_not_write(self):
         self.write("notes.h5", "my notes, not HDF5\n")
