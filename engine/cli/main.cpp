@@ -53,6 +53,13 @@ int main(int argc, char** argv) {
   run->add_option("--backend", run_args.backend, "auto | cuda | host (overrides run.backend)");
   run->add_option("--precision", run_args.precision, "fp64 | fp32 (overrides run.precision)");
   run->add_flag("--dry-run", run_args.dry_run, "print the resolved configuration and the plan; compute nothing");
+  run->add_option("--restart", run_args.restart_file,
+                  "continue from a checkpoint: the given file, or (no value) the newest valid one beside the output")
+      ->expected(0, 1);
+  run->add_flag("--overwrite", run_args.overwrite, "replace an existing output file written by strata");
+  run->add_option("--max-walltime", run_args.max_walltime,
+                  "HH:MM:SS or D-HH:MM:SS: checkpoint and exit 75 before this much wall time has passed "
+                  "(overrides checkpoint.max_walltime)");
 
   std::string model_name;
   bool markdown = false;
@@ -94,6 +101,7 @@ int main(int argc, char** argv) {
   }
 
   run_args.output_given = run->count("--output") > 0;
+  run_args.restart = run->count("--restart") > 0;
   try {
     if (*run) return strata::run_command(mpi, out, run_args);
     if (*models) return strata::models_command(out, model_name, markdown);

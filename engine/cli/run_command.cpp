@@ -1,16 +1,29 @@
-#include <chrono>
+// `strata run`: load and check the input, decide between a fresh run and a
+// restart, protect existing results, predict memory, then hand the model's
+// Simulation to the engine's step loop and write what it returns.
+#include <toml++/toml.h>
+
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <optional>
+#include <sstream>
 
 #include "engine/backend/backend.hpp"
+#include "engine/backend/cuda_runtime.hpp"
 #include "engine/cli/commands.hpp"
 #include "engine/config/config.hpp"
+#include "engine/io/checkpoint.hpp"
 #include "engine/io/h5_output.hpp"
+#include "engine/io/output_files.hpp"
 #include "engine/runtime/build_info.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
+#include "engine/runtime/simulation.hpp"
+#include "engine/runtime/step_loop.hpp"
+#include "engine/runtime/stop_request.hpp"
 #include "engine/runtime/timers.hpp"
 
 namespace strata {
@@ -38,7 +51,8 @@ std::vector<Override> overrides_from(const RunArgs& a) {
   return o;
 }
 
-void write_header(H5Output& h5, const Config& cfg, const MpiContext& mpi, const Device& device, Precision precision) {
+void write_header(H5Output& h5, const Config& cfg, const MpiContext& mpi, const Device& device, Precision precision,
+                  const std::string& restarted_from) {
   h5.attribute("/", "strata_version", std::string(build::version_line()));
   h5.attribute("/", "git_sha", std::string(build::git_sha()));
   h5.attribute("/", "model", cfg.model());
@@ -46,7 +60,13 @@ void write_header(H5Output& h5, const Config& cfg, const MpiContext& mpi, const 
   h5.attribute("/", "backend", std::string(to_string(device.backend)));
   h5.attribute("/", "ranks", static_cast<std::int64_t>(mpi.size()));
   h5.attribute("/", "devices", mpi.gather_strings(device.name));
-  h5.attribute("/", "created", iso8601_now());
+  if (restarted_from.empty()) {
+    h5.attribute("/", "created", iso8601_now());
+  } else {
+    // A restart continues the file: `created` stays, the restart is noted.
+    h5.attribute("/", "restarted", iso8601_now());
+    h5.attribute("/", "restarted_from", restarted_from);
+  }
   h5.attribute("/", "input_file", cfg.path());
   h5.text("/config", cfg.to_toml());
   h5.attribute("/config", "description", std::string("resolved input (defaults, file, --set), TOML"));
@@ -58,19 +78,162 @@ void write_performance(H5Output& h5, const Performance& perf) {
   for (const auto& f : perf.figures) h5.scalar("/performance/" + f.name, f.value, f.units);
 }
 
+// --- restart compatibility -------------------------------------------------------
+
+void remove_key(toml::table& t, const std::string& dotted) {
+  toml::table* cursor = &t;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = dotted.find('.', start);
+    const std::string part = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (dot == std::string::npos) {
+      cursor->erase(part);
+      return;
+    }
+    toml::node* next = cursor->get(part);
+    if (next == nullptr || !next->is_table()) return;
+    cursor = next->as_table();
+    start = dot + 1;
+  }
+}
+
+std::string node_text(const toml::node* n) {
+  if (n == nullptr) return "(absent)";
+  std::ostringstream s;
+  n->visit([&s](const auto& v) { s << v; });
+  return s.str();
+}
+
+bool same_value(const toml::node& a, const toml::node& b) {
+  if (a.type() != b.type()) return false;
+  if (const auto* x = a.as_floating_point()) return x->get() == b.as_floating_point()->get();
+  if (const auto* x = a.as_integer()) return x->get() == b.as_integer()->get();
+  if (const auto* x = a.as_boolean()) return x->get() == b.as_boolean()->get();
+  if (const auto* x = a.as_string()) return x->get() == b.as_string()->get();
+  return node_text(&a) == node_text(&b);
+}
+
+// The first key whose value differs, as "key: now X, in the checkpoint Y".
+std::optional<std::string> first_difference(const toml::node& now, const toml::node& then, const std::string& key) {
+  if (const auto* a = now.as_table(); a != nullptr && then.is_table()) {
+    const auto* b = then.as_table();
+    for (auto&& [k, v] : *a) {
+      const std::string sub = key.empty() ? std::string(k.str()) : key + "." + std::string(k.str());
+      const toml::node* other = b->get(k.str());
+      if (other == nullptr) return sub + ": " + node_text(&v) + " now, absent in the checkpoint";
+      if (auto d = first_difference(v, *other, sub)) return d;
+    }
+    for (auto&& [k, v] : *b) {
+      if (!a->contains(k.str())) {
+        return (key.empty() ? std::string(k.str()) : key + "." + std::string(k.str())) + ": absent now, " +
+               node_text(&v) + " in the checkpoint";
+      }
+    }
+    return std::nullopt;
+  }
+  if (const auto* a = now.as_array(); a != nullptr && then.is_array()) {
+    const auto* b = then.as_array();
+    if (a->size() != b->size()) {
+      return key + ": " + std::to_string(a->size()) + " entries now, " + std::to_string(b->size()) +
+             " in the checkpoint";
+    }
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      if (auto d = first_difference(*a->get(i), *b->get(i), key + "." + std::to_string(i))) return d;
+    }
+    return std::nullopt;
+  }
+  if (!same_value(now, then)) return key + ": " + node_text(&now) + " now, " + node_text(&then) + " in the checkpoint";
+  return std::nullopt;
+}
+
+// Throws InputError when `chk` cannot continue this run bitwise.
+void check_compatible(const CheckpointHeader& chk, const std::string& path, const Config& cfg, const Device& device,
+                      Precision precision) {
+  const std::string where = "--restart " + path + ": ";
+  if (chk.model != cfg.model()) {
+    throw InputError(where + "the checkpoint is of model '" + chk.model + "', this input runs '" + cfg.model() + "'");
+  }
+  if (chk.precision != to_string(precision)) {
+    throw InputError(where + "the checkpoint was computed in " + chk.precision + ", this run is " +
+                     std::string(to_string(precision)) + " (set run.precision = \"" + chk.precision + "\")");
+  }
+  if (chk.backend != to_string(device.backend)) {
+    throw InputError(where + "the checkpoint was computed on the " + chk.backend + " backend, this run uses " +
+                     std::string(to_string(device.backend)) + "; results are bitwise reproducible on one backend only "
+                     "(use --backend " + chk.backend + ")");
+  }
+  toml::table then, now = cfg.table();
+  try {
+    then = toml::parse(chk.config_toml);
+  } catch (const toml::parse_error&) {
+    throw InputError(where + "the checkpoint's stored configuration is not valid TOML");
+  }
+  for (const Param& p : cfg.schema().params()) {
+    if (p.restart_safe) {
+      remove_key(now, p.key);
+      remove_key(then, p.key);
+    }
+  }
+  if (auto d = first_difference(now, then, "")) {
+    throw InputError(where + "the input differs from the checkpoint's in " + *d +
+                     " (only keys marked 'may change on --restart' in docs/inputs.md may differ)");
+  }
+}
+
+// --- memory -------------------------------------------------------------------------
+
+std::size_t host_memory_available() {
+  std::ifstream in("/proc/meminfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("MemAvailable:", 0) == 0) return static_cast<std::size_t>(std::stoull(line.substr(13))) * 1024;
+  }
+  return 0;   // unknown: do not predict
+}
+
+std::string gib(std::size_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+  return text;
+}
+
+// Throws ResourceError (collectively) when the plan does not fit.
+void check_memory(const MemoryPlan& plan, const Device& device, const MpiContext& mpi) {
+  mpi.collective([&] {
+    const std::size_t host = host_memory_available() / static_cast<std::size_t>(std::max(1, mpi.local_size()));
+    if (host > 0 && plan.host_bytes > host) {
+      throw ResourceError("the run needs " + gib(plan.host_bytes) + " of host memory per rank; " + gib(host) +
+                          " is available per rank (MemAvailable shared by " + std::to_string(mpi.local_size()) +
+                          " rank(s) on this node). Nothing was computed. Hint: " + plan.hint);
+    }
+    if (device.backend == Backend::cuda && plan.device_bytes > 0) {
+      const int gpus = std::max(1, cuda::device_count());
+      const std::size_t sharing = static_cast<std::size_t>((mpi.local_size() + gpus - 1) / gpus);
+      const std::size_t free = cuda::free_memory() / std::max<std::size_t>(1, sharing);
+      if (plan.device_bytes > free) {
+        throw ResourceError("the run needs " + gib(plan.device_bytes) + " of device memory per rank on " +
+                            device.name + "; " + gib(free) + " is free per rank. Nothing was computed. Hint: " +
+                            plan.hint);
+      }
+    }
+  });
+}
+
 }  // namespace
 
 int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
+  install_stop_handlers();
   // Everything before the output file exists is checked on every rank, and
   // failures are made collective: exit 2 with nothing written.
   std::optional<Config> cfg;
   const Model* model = nullptr;
   Device device;
+  LoopSettings settings;
   mpi.collective([&] {
     cfg.emplace(Config::load(args.input, overrides_from(args), schema_for));
     model = ModelRegistry::instance().find(cfg->model());
     if (cfg->string("run.output").empty()) cfg->fail("run.output", "must name the output file");
     model->check(*cfg);
+    settings = LoopSettings::from(*cfg, args.max_walltime);
   });
   const Precision precision = cfg->string("run.precision") == "fp32" ? Precision::fp32 : Precision::fp64;
   mpi.collective([&] {
@@ -80,39 +243,118 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
       cfg->fail("run.backend", e.what());
     }
   });
+  const std::string output = cfg->string("run.output");
 
   out << build::version_line() << "\n"
       << "model " << cfg->model() << " | input " << cfg->path() << " | " << mpi.size() << " rank(s) ("
-      << mpi.launcher() << ") | " << device.name << " | "
-      << to_string(precision) << "\n";
+      << mpi.launcher() << ") | " << device.name << " | " << to_string(precision) << "\n";
 
   Timers timers;
+  RunContext plan_ctx{mpi, &*cfg, device, precision, timers, nullptr, out};
+  MemoryPlan memory;
+  mpi.collective([&] { memory = model->memory(plan_ctx); });
+
+  // Restart or fresh start.
+  CheckpointStore store(output, mpi);
+  std::string checkpoint;
+  CheckpointHeader restored;
+  if (args.restart || args.resume_if_possible) {
+    if (!args.restart_file.empty()) {
+      restored = verify_checkpoint(args.restart_file, mpi);
+      checkpoint = args.restart_file;
+    } else {
+      std::vector<std::string> skipped;
+      checkpoint = newest_valid_checkpoint(store, mpi, skipped);
+      for (const std::string& s : skipped) out << "warning: skipping " << s << "\n";
+      if (checkpoint.empty() && args.restart) {
+        throw Error(ExitCode::bad_input,
+                    "--restart: no valid checkpoint of " + output + " in " + store.directory() +
+                        (skipped.empty() ? "" : " (" + std::to_string(skipped.size()) + " damaged, see above)") +
+                        "; run without --restart to start afresh",
+                    true);
+      }
+      if (!checkpoint.empty()) restored = verify_checkpoint(checkpoint, mpi);
+    }
+    if (!checkpoint.empty()) {
+      mpi.collective([&] { check_compatible(restored, checkpoint, *cfg, device, precision); });
+    }
+  }
+
   if (args.dry_run) {
     out << "\n# resolved configuration\n" << cfg->to_toml() << "\n";
-    RunContext ctx{mpi, &*cfg, device, precision, timers, nullptr, out};
-    mpi.collective([&] { model->plan(ctx); });
-    out << "dry run: nothing computed, nothing written (output would be " << cfg->string("run.output") << ")\n";
+    mpi.collective([&] { model->plan(plan_ctx); });
+    out << "memory per rank: " << gib(memory.host_bytes) << " host, " << gib(memory.device_bytes) << " device\n";
+    if (!checkpoint.empty()) {
+      out << "would restart from " << checkpoint << " (step " << restored.step << " of " << restored.steps << ")\n";
+    }
+    out << "dry run: nothing computed, nothing written (output would be " << output << ")\n";
     return 0;
   }
+  check_memory(memory, device, mpi);
+
+  H5Output::Mode mode = H5Output::Mode::create;
+  if (!checkpoint.empty()) {
+    // A restart continues its output; one that vanished is written anew,
+    // but a file that is not strata's is never taken over.
+    int state = 0;   // 0 missing, 1 strata's, 2 someone else's
+    if (mpi.root()) state = is_strata_file(output) ? 1 : std::filesystem::exists(output) ? 2 : 0;
+    MPI_Bcast(&state, 1, MPI_INT, 0, mpi.comm());
+    if (state == 2) {
+      mpi.collective([&] {
+        cfg->fail("run.output", "the file exists and is not an HDF5 file written by strata; cannot continue it");
+      });
+    }
+    if (state == 1) mode = H5Output::Mode::append;
+    if (state == 0) out << "note: " << output << " is missing; the restarted run writes it anew\n";
+  } else {
+    std::string backup;
+    const ExistingOutput existing = prepare_fresh_output(
+        *cfg, store.directory(), {args.overwrite, args.resume_if_possible}, mpi, backup);
+    if (existing == ExistingOutput::keep_as_backup) out << "kept the existing output as " << backup << "\n";
+    if (existing == ExistingOutput::replace) out << "replacing " << output << " and its checkpoints\n";
+    // Checkpoints of a replaced run must never be restarted into this one.
+    store.remove_all();
+  }
+  store.remove_temporaries();
 
   std::optional<H5Output> h5;
   {
     auto t = timers.scope("setup");
-    h5.emplace(cfg->string("run.output"), "run.output", mpi);
-    write_header(*h5, *cfg, mpi, device, precision);
+    h5.emplace(output, "run.output", mpi, mode);
+    write_header(*h5, *cfg, mpi, device, precision, checkpoint);
   }
   out << "output " << h5->path() << "\n";
 
   RunContext ctx{mpi, &*cfg, device, precision, timers, &*h5, out};
-  Performance perf;
   try {
-    mpi.collective([&] { perf = model->run(ctx); });
+    std::unique_ptr<Simulation> sim;
+    mpi.collective([&] { sim = model->start(ctx); });
+    CheckpointHeader header{cfg->model(), std::string(to_string(precision)), std::string(to_string(device.backend)),
+                            cfg->to_toml(), 0, 0, mpi.size(), 0.0};
+    if (!checkpoint.empty()) {
+      restore_checkpoint(checkpoint, *sim, mpi);
+      header.wall_seconds = restored.wall_seconds;
+      out << "restarted from " << checkpoint << " (written by " << restored.ranks << " rank(s)): step "
+          << sim->steps_done() << " of " << sim->steps() << "\n";
+    }
+    const LoopResult loop = run_steps(*sim, ctx, store, header, settings);
+    if (loop.stopped) {
+      Timers::write(*h5, timers.summarize(mpi));
+      h5->set_status("stopped: checkpointed");
+      out << "\nstopped on " << loop.reason << " at step " << sim->steps_done() << " of " << sim->steps()
+          << "; checkpoint " << loop.checkpoint << "\ncontinue with: strata run " << cfg->path()
+          << " --restart (exit 75)\n";
+      return static_cast<int>(ExitCode::stopped);
+    }
+    Performance perf;
+    mpi.collective([&] { perf = sim->finish(); });
     const auto summary = timers.summarize(mpi);
     Timers::write(*h5, summary);
     write_performance(*h5, perf);
     h5->set_status("complete");
     out << "\n" << Timers::format(summary);
     for (const auto& f : perf.figures) out << "  " << f.name << " = " << f.value << " " << f.units << "\n";
+    if (loop.checkpoints > 0) out << "checkpoints in " << store.directory() << "\n";
   } catch (const Error& e) {
     if (e.collective()) {
       try {

@@ -130,6 +130,13 @@ const Param* Schema::find(std::string_view key) const {
   return nullptr;
 }
 
+Param& Schema::find_mut(std::string_view key) {
+  for (Param& p : params_) {
+    if (p.key == key) return p;
+  }
+  throw std::logic_error("schema: no key " + std::string(key));
+}
+
 bool Schema::is_table(std::string_view prefix) const {
   if (prefix.empty()) return true;
   for (const Param& p : params_) {

@@ -34,6 +34,10 @@ struct Param {
   Range range;                       // numbers; for table_list: number of entries
   std::vector<std::string> choices;  // choice: allowed values
   std::string doc;
+  // May differ between a checkpoint and the run that restarts from it: how
+  // long to run (`pricing.paths`), where to write, how often to checkpoint.
+  // Every other key must be equal, or the restart is refused.
+  bool restart_safe = false;
 
   bool required() const { return std::holds_alternative<std::monostate>(default_value); }
   std::string default_text() const;  // as TOML, "" when required
@@ -53,6 +57,7 @@ class Schema {
   void merge(const Schema& other);
 
   const Param* find(std::string_view key) const;
+  Param& find_mut(std::string_view key);   // a declared key; throws std::logic_error otherwise
   // Whether `prefix` names a table that holds declared keys ("pricing", "pricing.asset[]").
   bool is_table(std::string_view prefix) const;
   // The declared key closest to `key` by edit distance, if close enough to be a likely typo.

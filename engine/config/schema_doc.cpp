@@ -53,7 +53,7 @@ std::string schema_text(const Schema& s) {
     std::snprintf(line, sizeof line, "  %-14s %-26s %-12s %-14s %s\n", field.c_str(), type_text(p).c_str(),
                   def.c_str(), p.unit.c_str(), range_text(p).c_str());
     out += line;
-    out += "      " + p.doc + "\n";
+    out += "      " + p.doc + (p.restart_safe ? " (may change on --restart)" : "") + "\n";
   }
   return out;
 }
@@ -78,7 +78,8 @@ std::string schema_markdown(const Schema& s) {
     if (!p.required()) def = std::string("`").append(p.default_text()).append("`");
     std::string type = type_text(p);
     for (std::size_t pos = 0; (pos = type.find(" | ", pos)) != std::string::npos; pos += 4) type.replace(pos, 3, " \\| ");
-    out += "| `" + field + "` | " + type + " | " + def + " | " + p.unit + " | " + range_text(p) + " | " + p.doc + " |\n";
+    out += "| `" + field + "` | " + type + " | " + def + " | " + p.unit + " | " + range_text(p) + " | " + p.doc +
+           (p.restart_safe ? " (may change on `--restart`)" : "") + " |\n";
   }
   return out;
 }

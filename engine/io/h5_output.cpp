@@ -1,7 +1,9 @@
 #include "engine/io/h5_output.hpp"
 
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <stdexcept>
 #include <system_error>
 
 #include "engine/runtime/error.hpp"
@@ -56,7 +58,8 @@ std::size_t H5Table::rows() const {
   return std::visit([](const auto& v) { return v.size(); }, columns.front().values);
 }
 
-H5Output::H5Output(const std::string& path, const std::string& key, const MpiContext& mpi) : path_(path), mpi_(mpi) {
+H5Output::H5Output(const std::string& path, const std::string& key, const MpiContext& mpi, Mode mode)
+    : path_(path), mpi_(mpi) {
   // Rank 0 makes the directory and reports why it cannot, so the message is
   // about the path rather than an HDF5 error stack.
   std::string problem;
@@ -74,12 +77,19 @@ H5Output::H5Output(const std::string& path, const std::string& key, const MpiCon
   H5Pset_fapl_mpio(fapl, mpi.comm(), MPI_INFO_NULL);
   H5Pset_all_coll_metadata_ops(fapl, true);
   H5Pset_coll_metadata_write(fapl, true);
-  file_ = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  errno = 0;
+  if (mode == Mode::append) {
+    file_ = H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl);
+  } else {
+    file_ = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  }
   H5Pclose(fapl);
   if (file_ < 0) {
     const int err = errno;
     throw Error(ExitCode::bad_input,
-                key + " = \"" + path + "\": cannot create the output file (" + std::strerror(err) + ")", true);
+                key + " = \"" + path + "\": cannot " + (mode == Mode::append ? "open" : "create") +
+                    " the output file (" + (err != 0 ? std::strerror(err) : "not a readable HDF5 file") + ")",
+                true);
   }
   xfer_ = H5Pcreate(H5P_DATASET_XFER);
   H5Pset_dxpl_mpio(xfer_, H5FD_MPIO_COLLECTIVE);
@@ -138,7 +148,65 @@ void H5Output::attribute(const std::string& object, const std::string& name, dou
   write_attribute(file_, object, name, H5T_NATIVE_DOUBLE, space.id, &value);
 }
 
+bool H5Output::exists(const std::string& path) const {
+  // H5Lexists needs every intermediate link to exist: walk the path.
+  std::size_t pos = 0;
+  while (true) {
+    pos = path.find('/', pos + 1);
+    const std::string prefix = path.substr(0, pos);
+    if (!prefix.empty() && prefix != "/" && H5Lexists(file_, prefix.c_str(), H5P_DEFAULT) <= 0) return false;
+    if (pos == std::string::npos) return true;
+  }
+}
+
+void H5Output::unlink_existing(const std::string& path) {
+  // A restarted run rewrites its results: replace, never fail on "exists".
+  if (exists(path)) check(H5Ldelete(file_, path.c_str(), H5P_DEFAULT), "replace " + path);
+}
+
+void H5Output::rows(const std::string& path, std::span<const double> local, std::int64_t row_offset,
+                    std::int64_t total_rows, int width) {
+  const std::int64_t per_row = width > 0 ? width : 1;
+  const std::int64_t n_rows = static_cast<std::int64_t>(local.size()) / per_row;
+  if (width > 0) {
+    const std::int64_t global[2] = {total_rows, width}, start[2] = {row_offset, 0}, count[2] = {n_rows, width};
+    slab(path, local, global, start, count);
+  } else {
+    slab(path, local, std::span<const std::int64_t>(&total_rows, 1), std::span<const std::int64_t>(&row_offset, 1),
+         std::span<const std::int64_t>(&n_rows, 1));
+  }
+}
+
+void H5Output::slab(const std::string& path, std::span<const double> local, std::span<const std::int64_t> global,
+                    std::span<const std::int64_t> start, std::span<const std::int64_t> count) {
+  unlink_existing(path);
+  const int rank = static_cast<int>(global.size());
+  hsize_t dims[3], first[3], n[3];
+  hsize_t points = 1;
+  for (int d = 0; d < rank; ++d) {
+    dims[d] = static_cast<hsize_t>(global[static_cast<std::size_t>(d)]);
+    first[d] = static_cast<hsize_t>(start[static_cast<std::size_t>(d)]);
+    n[d] = static_cast<hsize_t>(count[static_cast<std::size_t>(d)]);
+    points *= n[d];
+  }
+  if (points != local.size()) throw std::logic_error("H5Output::slab: " + path + ": local size does not match the box");
+  Handle space{H5Screate_simple(rank, dims, nullptr), H5Sclose};
+  Handle ds{check_id(H5Dcreate2(file_, path.c_str(), H5T_NATIVE_DOUBLE, space.id, lcpl_, H5P_DEFAULT, H5P_DEFAULT),
+                     "create dataset " + path),
+            H5Dclose};
+  Handle file_sel{H5Dget_space(ds.id), H5Sclose};
+  Handle mem{H5Screate_simple(rank, n, nullptr), H5Sclose};
+  if (points == 0) {
+    H5Sselect_none(file_sel.id);
+    H5Sselect_none(mem.id);
+  } else {
+    check(H5Sselect_hyperslab(file_sel.id, H5S_SELECT_SET, first, nullptr, n, nullptr), "select " + path);
+  }
+  check(H5Dwrite(ds.id, H5T_NATIVE_DOUBLE, mem.id, file_sel.id, xfer_, local.data()), "write dataset " + path);
+}
+
 hid_t H5Output::write_scalar(const std::string& path, hid_t type, const void* value) {
+  unlink_existing(path);
   Handle space{H5Screate(H5S_SCALAR), H5Sclose};
   hid_t ds = check_id(H5Dcreate2(file_, path.c_str(), type, space.id, lcpl_, H5P_DEFAULT, H5P_DEFAULT),
                       "create dataset " + path);
@@ -209,6 +277,7 @@ void H5Output::table(const std::string& path, const H5Table& table) {
   for (hid_t t : types) H5Tclose(t);
 
   const hsize_t n = rows;
+  unlink_existing(path);
   Handle space{H5Screate_simple(1, &n, nullptr), H5Sclose};
   Handle ds{check_id(H5Dcreate2(file_, path.c_str(), compound.id, space.id, lcpl_, H5P_DEFAULT, H5P_DEFAULT),
                      "create dataset " + path),

@@ -7,6 +7,7 @@
 #include <hdf5.h>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -28,10 +29,14 @@ struct H5Table {
 
 class H5Output {
  public:
-  // Creates (truncates) `path`, making missing parent directories. Throws
-  // InputError naming `key` (the input key that gave the path) when the file
-  // cannot be created, before anything is written.
-  H5Output(const std::string& path, const std::string& key, const MpiContext& mpi);
+  enum class Mode {
+    create,   // create or truncate (the caller has made sure nothing of value is lost)
+    append,   // open an existing file read-write (a restarted run continues its output)
+  };
+  // Opens `path`, making missing parent directories. Throws InputError
+  // naming `key` (the input key that gave the path) when the file cannot be
+  // created or opened, before anything is written.
+  H5Output(const std::string& path, const std::string& key, const MpiContext& mpi, Mode mode = Mode::create);
   ~H5Output();
   H5Output(const H5Output&) = delete;
   H5Output& operator=(const H5Output&) = delete;
@@ -50,12 +55,25 @@ class H5Output {
   void scalar(const std::string& path, std::int64_t value, const std::string& units = "");
   void table(const std::string& path, const H5Table& table);
   void group(const std::string& path);
+  bool exists(const std::string& path) const;
+
+  // A distributed 2-D dataset [total_rows, width] (1-D [total_rows] when
+  // width is 0): this rank writes rows [row_offset, row_offset + rows) from
+  // `local` (rows * max(width, 1) values). Collective; ranks may hold none.
+  void rows(const std::string& path, std::span<const double> local, std::int64_t row_offset,
+            std::int64_t total_rows, int width);
+  // A distributed N-D dataset (N = global.size(), 1 to 3; slowest index
+  // first, as HDF5 and h5py see it): this rank writes the box [start,
+  // start + count) from `local` (row-major, last index fastest). Collective.
+  void slab(const std::string& path, std::span<const double> local, std::span<const std::int64_t> global,
+            std::span<const std::int64_t> start, std::span<const std::int64_t> count);
 
   void set_status(const std::string& status);   // root attribute `status`
   void flush();
 
  private:
   hid_t write_scalar(const std::string& path, hid_t type, const void* value);
+  void unlink_existing(const std::string& path);
   std::string path_;
   const MpiContext& mpi_;
   hid_t file_ = -1;

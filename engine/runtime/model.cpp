@@ -40,7 +40,30 @@ void declare_run_schema(Schema& s) {
            "where kernels run: auto takes CUDA where a device is visible, else the host (OpenMP)");
   s.integer("run.seed", 42, "", Range{0.0, {}},
             "seed of the counter-based random numbers (Philox4x32-10 key)");
-  s.string("run.output", "out/run.h5", "output HDF5 file, written collectively by all ranks");
+  s.string("run.output", "out/run.h5", "output HDF5 file, written collectively by all ranks").restart_safe = true;
+  s.boolean("run.backup", false,
+            "an existing output file is kept as NAME.~N~.h5 (N = 1, 2, ...) instead of stopping the run; "
+            "without it (or --overwrite) an existing output stops the run before anything is computed")
+      .restart_safe = true;
+  // The run's backend as written; a restart also checks the backend it resolved to.
+  s.find_mut("run.backend").restart_safe = true;
+
+  s.integer("checkpoint.every_steps", 0, "steps", Range{0.0, {}},
+            "write a checkpoint every N steps (pricing: chunks); 0 = off")
+      .restart_safe = true;
+  s.real("checkpoint.every_seconds", 600.0, "s", Range{0.0, {}},
+         "write a checkpoint when this much wall time has passed since the last one; 0 = off")
+      .restart_safe = true;
+  s.integer("checkpoint.keep", 2, "", Range{1.0, 1000.0}, "newest checkpoints kept beside the output")
+      .restart_safe = true;
+  s.string("checkpoint.max_walltime", "0",
+           "wall-time limit of the job, HH:MM:SS or D-HH:MM:SS, counted from the start of the process: checkpoint and exit 75 before it, "
+           "leaving the measured time of a step and of a checkpoint as margin; \"0\" = none")
+      .restart_safe = true;
+  s.integer("health.every_steps", 100, "steps", Range{0.0, {}},
+            "all-reduced NaN/Inf check of the model's state every N steps (and always at the end); 0 = only at "
+            "the end")
+      .restart_safe = true;
 }
 
 Schema schema_for(const std::string& model) {

@@ -18,6 +18,7 @@ namespace strata {
 class MpiContext;
 class H5Output;
 class Timers;
+class Simulation;
 
 // Everything a model run needs from the engine.
 struct RunContext {
@@ -47,6 +48,14 @@ struct Performance {
   std::vector<Figure> figures;
 };
 
+// Memory one rank will allocate, predicted before anything is allocated so
+// that a run too big for the machine stops at once with exit 4.
+struct MemoryPlan {
+  std::size_t host_bytes = 0;     // this rank's host memory
+  std::size_t device_bytes = 0;   // this rank's device memory (0 on the host backend)
+  std::string hint;               // what to change when it does not fit
+};
+
 class Model {
  public:
   virtual ~Model() = default;
@@ -58,8 +67,10 @@ class Model {
   virtual void check(const Config& config) const = 0;
   // --dry-run: what would be computed, on what, in how many pieces, with what memory.
   virtual void plan(const RunContext& ctx) const = 0;
-  // Computes and writes the model's results to ctx.output.
-  virtual Performance run(RunContext& ctx) const = 0;
+  virtual MemoryPlan memory(const RunContext& ctx) const = 0;
+  // Sets up a run (collective); the engine's step loop drives it to the end
+  // (engine/runtime/simulation.hpp). ctx outlives the Simulation.
+  virtual std::unique_ptr<Simulation> start(RunContext& ctx) const = 0;
   // `strata validate`: analytic self-checks on the chosen backend and precision.
   virtual std::vector<CheckResult> self_checks(RunContext& ctx) const = 0;
 };

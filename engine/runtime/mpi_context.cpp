@@ -100,7 +100,7 @@ std::vector<std::string> MpiContext::gather_strings(const std::string& mine) con
   return out;
 }
 
-void MpiContext::check_collective(const std::string& local_error, int exit_code) const {
+void MpiContext::check_collective(const std::string& local_error, int exit_code, bool name_rank) const {
   // The lowest failing rank's message and code win, so every rank throws the same.
   int mine = local_error.empty() ? size_ : rank_;
   int first = size_;
@@ -113,7 +113,7 @@ void MpiContext::check_collective(const std::string& local_error, int exit_code)
   std::string message = local_error;
   message.resize(static_cast<std::size_t>(len));
   MPI_Bcast(message.data(), len, MPI_CHAR, first, comm_);
-  if (size_ > 1 && code != static_cast<int>(ExitCode::bad_input) && message.rfind("rank ", 0) != 0) {
+  if (name_rank && size_ > 1 && code != static_cast<int>(ExitCode::bad_input) && message.rfind("rank ", 0) != 0) {
     message = "rank " + std::to_string(first) + ": " + message;
   }
   throw Error(static_cast<ExitCode>(code), message, true);

@@ -55,7 +55,8 @@ class MpiContext {
     }
     check_collective(message, code);
   }
-  void check_collective(const std::string& local_error, int exit_code) const;
+  // name_rank: prefix "rank N: " to the message when there are several ranks.
+  void check_collective(const std::string& local_error, int exit_code, bool name_rank = true) const;
 
  private:
   void init_ranks();

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "engine/runtime/mpi_context.hpp"
@@ -61,6 +62,7 @@ void finish_tree(const Tree& t, int level, std::int64_t j, const NodeMap& known,
     for (int k = 0; k < t.width; ++k) out[k] = it->second[static_cast<std::size_t>(k)];
     return;
   }
+  if (level == 0) throw std::logic_error("TreeSum: block " + std::to_string(j) + " was computed by no rank");
   finish_tree(t, level - 1, 2 * j, known, out);
   if (t.lo(level - 1, 2 * j + 1) < t.n) {
     std::vector<double> right(static_cast<std::size_t>(t.width));
@@ -85,11 +87,37 @@ std::vector<double> tree_sum_serial(const std::vector<double>& blocks, int width
   return out;
 }
 
-TreeSum::TreeSum(std::int64_t n_blocks, BlockRange mine, int width) : n_(n_blocks), width_(width) {
+TreeSum::TreeSum(std::int64_t n_blocks, BlockRange mine, int width)
+    : TreeSum(n_blocks, std::vector<BlockRange>{mine}, width) {}
+
+TreeSum::TreeSum(std::int64_t n_blocks, const std::vector<BlockRange>& mine, int width) : n_(n_blocks), width_(width) {
   const Tree t{n_blocks, width};
-  std::vector<std::pair<int, std::int64_t>> nodes;
-  if (mine.size() > 0) cover(t, t.top_level(), 0, mine.first, mine.last, nodes);
-  for (const auto& [level, j] : nodes) cover_.push_back({level, j});
+  for (const BlockRange& r : mine) {
+    std::vector<std::pair<int, std::int64_t>> nodes;
+    if (r.size() > 0) cover(t, t.top_level(), 0, r.first, r.last, nodes);
+    for (const auto& [level, j] : nodes) cover_.push_back({level, j});
+  }
+}
+
+std::vector<double> TreeSum::nodes() const {
+  std::vector<double> out = records_;
+  if (current_ < cover_.size()) {
+    // The binary counter's subtrees start at the cover node's (aligned)
+    // first block and are themselves aligned: each is a tree node.
+    const Tree t{n_, width_};
+    std::int64_t first = t.lo(cover_[current_].level, cover_[current_].j);
+    for (const auto& [level, sums] : stack_) {
+      out.push_back(level);
+      out.push_back(static_cast<double>(first >> level));
+      out.insert(out.end(), sums.begin(), sums.end());
+      first += std::int64_t{1} << level;
+    }
+  }
+  return out;
+}
+
+void TreeSum::add_known(const std::vector<double>& records) {
+  records_.insert(records_.end(), records.begin(), records.end());
 }
 
 void TreeSum::add(const double* blocks, std::int64_t count) {

@@ -28,8 +28,20 @@ BlockRange block_range(std::int64_t n_blocks, int rank, int ranks);
 class TreeSum {
  public:
   TreeSum(std::int64_t n_blocks, BlockRange mine, int width);
+  // Several ranges, streamed in the order given (a restarted run computes
+  // what its checkpoint lacks, which need not be contiguous).
+  TreeSum(std::int64_t n_blocks, const std::vector<BlockRange>& mine, int width);
   // The next `count` blocks of this rank, block-major (width values each).
   void add(const double* blocks, std::int64_t count);
+
+  // Finished tree nodes this rank holds, as records [level, j, sums...]
+  // (width + 2 values each): whole cover nodes and the complete subtrees of
+  // the one being filled. Together with the blocks not yet added they
+  // determine the final sum exactly, whichever ranks hold them: a checkpoint.
+  std::vector<double> nodes() const;
+  // Nodes computed elsewhere (records as nodes() gives them), taken into
+  // the final tree as they are. Give each node to one rank only.
+  void add_known(const std::vector<double>& records);
   // Collective: the width sums over all blocks of all ranks, on every rank.
   std::vector<double> finish(const MpiContext& mpi);
 

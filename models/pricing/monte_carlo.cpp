@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "engine/backend/buffer.hpp"
 #include "engine/backend/parallel.hpp"
 #include "engine/runtime/mpi_context.hpp"
+#include "engine/runtime/error.hpp"
 #include "engine/runtime/progress.hpp"
+#include "engine/runtime/simulation.hpp"
 #include "engine/runtime/tree_sum.hpp"
 #include "kernels/pricing/european.hpp"
 #include "kernels/pricing/sample_blocks.hpp"
@@ -19,6 +22,9 @@ using kernels::pricing::kMoments;
 using kernels::pricing::kSamplesPerBlock;
 using kernels::pricing::LaneMoments;
 using kernels::pricing::LaneTree;
+
+// A tree node in a checkpoint: level, index, kMoments sums.
+constexpr int kNodeWidth = kMoments + 2;
 
 SamplePlan plan_samples(const Portfolio& p, const Device& device, const MpiContext& mpi) {
   SamplePlan plan;
@@ -80,55 +86,185 @@ double shift_for(const Portfolio& p, const Instrument& in) {
   return std::exp(-p.rate * in.maturity) * std::max(intrinsic, 0.0);
 }
 
-template <class Real>
-std::vector<Estimate> price_all(const Portfolio& p, const SamplePlan& plan, const Device& device,
-                                const MpiContext& mpi, Progress* progress) {
-  const std::size_t n_inst = p.instruments.size();
-  const std::int64_t local_blocks = plan.last_block - plan.first_block;
-  // Block moments are folded into the reduction tree as they arrive, so the
-  // host holds O(log blocks) numbers per instrument, whatever `paths` is.
-  std::vector<TreeSum> sums(n_inst, TreeSum(plan.blocks, {plan.first_block, plan.last_block}, kMoments));
-  std::vector<double> chunk_moments(static_cast<std::size_t>(plan.chunk_blocks * kMoments));
-  std::vector<double> shifts(n_inst);
-  for (std::size_t i = 0; i < n_inst; ++i) shifts[i] = shift_for(p, p.instruments[i]);
+}  // namespace
 
-  // Any rank's failure (device memory, a launch error) becomes every rank's,
-  // so no rank is left waiting in the reduction below.
+PortfolioRun::PortfolioRun(const Portfolio& p, const SamplePlan& plan, const Device& device, Precision precision,
+                           const MpiContext& mpi)
+    : p_(p), plan_(plan), device_(device), precision_(precision), mpi_(mpi) {
+  for (const Instrument& in : p.instruments) shifts_.push_back(shift_for(p, in));
+  chunk_moments_.resize(static_cast<std::size_t>(plan.chunk_blocks * kMoments));
+  // Any rank's allocation failure becomes every rank's.
   mpi.collective([&] {
-    Buffer<double> lanes(device, static_cast<std::size_t>(plan.chunk_blocks * kLanes * kMoments));
-    Buffer<double> blocks(device, static_cast<std::size_t>(plan.chunk_blocks * kMoments));
-    for (std::int64_t first = plan.first_block; first < plan.last_block; first += plan.chunk_blocks) {
-      const std::int64_t nb = std::min(plan.chunk_blocks, plan.last_block - first);
-      for (std::size_t i = 0; i < n_inst; ++i) {
-        const LaneMoments<EuropeanGbm<Real>> lane_fn{sampler_for<Real>(p, p.instruments[i]), first, plan.samples,
-                                                     shifts[i], lanes.data()};
-        parallel_for(device, nb * kLanes, lane_fn);
-        parallel_for(device, nb, LaneTree{lanes.data(), blocks.data()});
-        // The only transfer of the chunk: kMoments doubles per block.
-        blocks.copy_to_host(chunk_moments.data(), static_cast<std::size_t>(nb * kMoments));
-        sums[i].add(chunk_moments.data(), nb);
-      }
-      if (progress != nullptr) {
-        const double share = static_cast<double>(first + nb - plan.first_block) / static_cast<double>(local_blocks);
-        progress->update(share * static_cast<double>(plan.paths));
+    lanes_ = Buffer<double>(device, static_cast<std::size_t>(plan.chunk_blocks * kLanes * kMoments));
+    blocks_ = Buffer<double>(device, static_cast<std::size_t>(plan.chunk_blocks * kMoments));
+  });
+  reset_ranges({{plan.first_block, plan.last_block}}, 0);
+}
+
+void PortfolioRun::reset_ranges(std::vector<BlockRange> ranges, std::int64_t steps_done) {
+  ranges_ = std::move(ranges);
+  range_ = 0;
+  offset_ = 0;
+  my_blocks_ = 0;
+  for (const BlockRange& r : ranges_) my_blocks_ += r.size();
+  sums_.assign(p_.instruments.size(), TreeSum(plan_.blocks, ranges_, kMoments));
+  // Steps are global: the rank with the most chunks sets the count.
+  const double mine = static_cast<double>((my_blocks_ + plan_.chunk_blocks - 1) / plan_.chunk_blocks);
+  steps_done_ = steps_done;
+  steps_ = steps_done + static_cast<std::int64_t>(mpi_.max(mine));
+}
+
+template <class Real>
+void PortfolioRun::compute_piece(std::int64_t first, std::int64_t nb) {
+  for (std::size_t i = 0; i < p_.instruments.size(); ++i) {
+    const LaneMoments<EuropeanGbm<Real>> lane_fn{sampler_for<Real>(p_, p_.instruments[i]), first, plan_.samples,
+                                                 shifts_[i], lanes_.data()};
+    parallel_for(device_, nb * kLanes, lane_fn);
+    parallel_for(device_, nb, LaneTree{lanes_.data(), blocks_.data()});
+    // The only transfer of the chunk: kMoments doubles per block.
+    blocks_.copy_to_host(chunk_moments_.data(), static_cast<std::size_t>(nb * kMoments));
+    scan(i, first, nb);
+    sums_[i].add(chunk_moments_.data(), nb);
+  }
+}
+
+void PortfolioRun::scan(std::size_t instrument, std::int64_t first, std::int64_t nb) {
+  if (first_bad_) return;
+  for (std::int64_t k = 0; k < nb * kMoments; ++k) {
+    if (!std::isfinite(chunk_moments_[static_cast<std::size_t>(k)])) {
+      first_bad_ = "non-finite payoff sums of instrument " + p_.instruments[instrument].name + " in block " +
+                   std::to_string(first + k / kMoments) + " (a payoff or the underlying overflowed?)";
+      return;
+    }
+  }
+}
+
+void PortfolioRun::inject_nonfinite() {
+  // Through the same scan as real data, so the test covers the detection.
+  std::int64_t first = ranges_.empty() ? 0 : ranges_.front().first;
+  chunk_moments_[0] = std::numeric_limits<double>::quiet_NaN();
+  scan(0, first, 1);
+}
+
+void PortfolioRun::advance() {
+  if (steps_done_ >= steps_) return;
+  std::int64_t left = plan_.chunk_blocks;
+  while (left > 0 && range_ < ranges_.size()) {
+    const BlockRange& r = ranges_[range_];
+    const std::int64_t nb = std::min(left, r.size() - offset_);
+    if (nb > 0) {
+      if (precision_ == Precision::fp32) {
+        compute_piece<float>(r.first + offset_, nb);
+      } else {
+        compute_piece<double>(r.first + offset_, nb);
       }
     }
-  });
+    offset_ += nb;
+    left -= nb;
+    blocks_computed_ += nb;
+    if (offset_ >= r.size()) {
+      ++range_;
+      offset_ = 0;
+    }
+  }
+  ++steps_done_;
+}
 
+double PortfolioRun::paths_done() const {
+  const double share = my_blocks_ > 0 ? static_cast<double>(blocks_computed_) / static_cast<double>(my_blocks_) : 1.0;
+  const double blocks = static_cast<double>(restored_blocks_) +
+                        std::min(1.0, share) * static_cast<double>(plan_.blocks - restored_blocks_);
+  return static_cast<double>(plan_.paths) * blocks / static_cast<double>(std::max<std::int64_t>(1, plan_.blocks));
+}
+
+std::vector<Estimate> PortfolioRun::finish() {
   std::vector<Estimate> out;
-  for (std::size_t i = 0; i < n_inst; ++i) {
-    const std::vector<double> total = sums[i].finish(mpi);
-    out.push_back(estimate_from_moments(shifts[i], total[0], total[1], plan.samples, plan.paths));
+  for (std::size_t i = 0; i < sums_.size(); ++i) {
+    const std::vector<double> total = sums_[i].finish(mpi_);
+    out.push_back(estimate_from_moments(shifts_[i], total[0], total[1], plan_.samples, plan_.paths));
   }
   return out;
 }
 
-}  // namespace
+void PortfolioRun::save(StateWriter& w) const {
+  w.scalar("steps_done", steps_done_);
+  w.scalar("samples", plan_.samples);
+  w.scalar("blocks", plan_.blocks);
+  w.scalar("instruments", static_cast<std::int64_t>(sums_.size()));
+  for (std::size_t i = 0; i < sums_.size(); ++i) w.records("nodes_" + std::to_string(i), sums_[i].nodes(), kNodeWidth);
+}
+
+void PortfolioRun::restore(StateReader& r) {
+  const std::int64_t old_samples = r.integer("samples");
+  const std::int64_t steps_done = r.integer("steps_done");
+  if (r.integer("instruments") != static_cast<std::int64_t>(sums_.size())) {
+    throw Error(ExitCode::bad_input, "the checkpoint holds another number of instruments");
+  }
+  // A node survives a change of `paths` only when all its blocks are full
+  // in both runs (a short last block, or a node cut by the old end, sums
+  // other samples than the new tree would).
+  const std::int64_t full_old = old_samples / kSamplesPerBlock, full_new = plan_.samples / kSamplesPerBlock;
+  const bool same = old_samples == plan_.samples;
+  std::vector<std::vector<double>> kept(sums_.size());
+  std::vector<std::pair<std::int64_t, std::int64_t>> covered;   // [lo, hi) of instrument 0's nodes
+  for (std::size_t i = 0; i < sums_.size(); ++i) {
+    const std::vector<double> records = r.records("nodes_" + std::to_string(i), kNodeWidth);
+    std::vector<std::pair<std::int64_t, std::int64_t>> mine;
+    for (std::size_t k = 0; k < records.size(); k += kNodeWidth) {
+      const int level = static_cast<int>(records[k]);
+      const auto j = static_cast<std::int64_t>(records[k + 1]);
+      const std::int64_t lo = j << level, full_hi = (j + 1) << level;
+      const std::int64_t hi = std::min(full_hi, same ? plan_.blocks : full_hi);
+      if (!same && (full_hi > full_old || full_hi > full_new)) continue;
+      if (lo >= plan_.blocks) continue;
+      mine.emplace_back(lo, hi);
+      kept[i].insert(kept[i].end(), records.begin() + static_cast<std::ptrdiff_t>(k),
+                     records.begin() + static_cast<std::ptrdiff_t>(k + kNodeWidth));
+    }
+    std::sort(mine.begin(), mine.end());
+    if (i == 0) {
+      covered = mine;
+    } else if (mine != covered) {
+      throw Error(ExitCode::bad_input, "the checkpoint's instruments cover different blocks (damaged?)");
+    }
+  }
+  // What is left, dealt out evenly over this run's ranks.
+  std::vector<BlockRange> left;
+  std::int64_t at = 0, restored = 0;
+  for (const auto& [lo, hi] : covered) {
+    if (lo < at) throw Error(ExitCode::bad_input, "the checkpoint's tree nodes overlap (damaged?)");
+    if (lo > at) left.push_back({at, lo});
+    restored += hi - lo;
+    at = hi;
+  }
+  if (at < plan_.blocks) left.push_back({at, plan_.blocks});
+  const BlockRange share = block_range(plan_.blocks - restored, mpi_.rank(), mpi_.size());
+  std::vector<BlockRange> mine;
+  std::int64_t seen = 0;
+  for (const BlockRange& b : left) {
+    const std::int64_t lo = std::max(b.first, b.first + (share.first - seen));
+    const std::int64_t hi = std::min(b.last, b.first + (share.last - seen));
+    if (lo < hi) mine.push_back({lo, hi});
+    seen += b.size();
+  }
+  reset_ranges(mine, steps_done);
+  restored_blocks_ = restored;
+  blocks_computed_ = 0;
+  if (mpi_.root()) {
+    for (std::size_t i = 0; i < sums_.size(); ++i) sums_[i].add_known(kept[i]);
+  }
+}
 
 std::vector<Estimate> price_portfolio(const Portfolio& p, const SamplePlan& plan, const Device& device,
                                       Precision precision, const MpiContext& mpi, Progress* progress) {
-  if (precision == Precision::fp32) return price_all<float>(p, plan, device, mpi, progress);
-  return price_all<double>(p, plan, device, mpi, progress);
+  PortfolioRun run(p, plan, device, precision, mpi);
+  mpi.collective([&] {
+    while (run.steps_done() < run.steps()) {
+      run.advance();
+      if (progress != nullptr) progress->update(run.paths_done());
+    }
+  });
+  return run.finish();
 }
 
 }  // namespace strata::pricing

@@ -3,14 +3,21 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "engine/backend/backend.hpp"
+#include "engine/backend/buffer.hpp"
+#include "engine/runtime/tree_sum.hpp"
 #include "models/pricing/portfolio.hpp"
 
 namespace strata {
 class MpiContext;
 class Progress;
+class StateReader;
+class StateWriter;
 }  // namespace strata
 
 namespace strata::pricing {
@@ -34,6 +41,53 @@ struct Estimate {
 // Moments (sum, sum of squares of x - shift) over n samples -> estimate.
 Estimate estimate_from_moments(double shift, double sum, double sum_sq, std::int64_t samples,
                                std::int64_t paths);
+
+// One pricing run cut into steps: step k computes the k-th chunk of each
+// rank's blocks for every instrument and folds the block moments into one
+// TreeSum per instrument. Its whole state is those trees' finished nodes,
+// which is what a checkpoint stores: nodes are positions in the global
+// tree, so a restart may use another rank count, or more paths, and still
+// end with the bits of an uninterrupted run.
+class PortfolioRun {
+ public:
+  // Collective (agrees on the step count).
+  PortfolioRun(const Portfolio& p, const SamplePlan& plan, const Device& device, Precision precision,
+               const MpiContext& mpi);
+
+  std::int64_t steps() const { return steps_; }
+  std::int64_t steps_done() const { return steps_done_; }
+  void advance();                               // local work only; no MPI
+  double paths_done() const;                    // whole run, estimated from this rank's share
+  std::int64_t blocks_computed() const { return blocks_computed_; }   // by this process, this rank
+  std::optional<std::string> nonfinite() const { return first_bad_; }
+  void inject_nonfinite();
+
+  void save(StateWriter& w) const;              // collective
+  void restore(StateReader& r);                 // collective
+  std::vector<Estimate> finish();               // collective: the estimates on every rank
+
+ private:
+  template <class Real>
+  void compute_piece(std::int64_t first, std::int64_t nb);
+  void scan(std::size_t instrument, std::int64_t first, std::int64_t nb);
+  void reset_ranges(std::vector<BlockRange> ranges, std::int64_t steps_done);
+
+  const Portfolio& p_;
+  SamplePlan plan_;
+  Device device_;
+  Precision precision_;
+  const MpiContext& mpi_;
+  std::vector<double> shifts_;
+  std::vector<TreeSum> sums_;
+  std::vector<BlockRange> ranges_;              // this rank's blocks still to compute, in order
+  std::size_t range_ = 0;                       // cursor: ranges_[range_].first + offset_
+  std::int64_t offset_ = 0;
+  std::int64_t steps_ = 0, steps_done_ = 0;
+  std::int64_t my_blocks_ = 0, blocks_computed_ = 0, restored_blocks_ = 0;
+  std::optional<std::string> first_bad_;
+  Buffer<double> lanes_, blocks_;
+  std::vector<double> chunk_moments_;
+};
 
 // Prices every instrument; collective. progress may be null.
 std::vector<Estimate> price_portfolio(const Portfolio& p, const SamplePlan& plan, const Device& device,

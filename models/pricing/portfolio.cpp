@@ -9,7 +9,9 @@ namespace strata::pricing {
 void declare_schema(Schema& s) {
   // 2^53: block indices stay exact in every integer and double they pass through.
   s.integer("pricing.paths", 1'000'000, "paths", Range{1.0, 9007199254740992.0},
-            "Monte Carlo paths in total over all ranks and devices; any size (streamed in chunks)");
+            "Monte Carlo paths in total over all ranks and devices; any size (streamed in chunks). A restart with "
+            "more paths continues the run and equals an uninterrupted run of the new count")
+      .restart_safe = true;
   s.boolean("pricing.antithetic", false,
             "antithetic variates: each sample is the pair (Z, -Z); an odd path count is rounded up to even");
   s.choice("pricing.sampler", "philox", {"philox"},
@@ -17,7 +19,8 @@ void declare_schema(Schema& s) {
   s.real("pricing.rate", 0.0, "1/year", Range{-1.0, 1.0}, "continuously compounded risk-free rate");
   s.integer("pricing.chunk_paths", 0, "paths", Range{0.0, 9007199254740992.0},
             "paths per chunk on each rank (memory does not grow with paths); 0 picks one for the backend. "
-            "Results do not depend on it");
+            "Results do not depend on it")
+      .restart_safe = true;
 
   s.table_list("pricing.asset", Range{1.0, {}}, "underlying assets, one [[pricing.asset]] table each");
   s.string("pricing.asset[].name", std::nullopt, "unique name, used by instruments' `assets`");

@@ -9,6 +9,7 @@
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/progress.hpp"
+#include "engine/runtime/simulation.hpp"
 #include "engine/runtime/timers.hpp"
 #include "kernels/pricing/black_scholes.hpp"
 #include "kernels/pricing/sample_blocks.hpp"
@@ -114,33 +115,24 @@ class PricingModel final : public Model {
     ctx.out << text;
   }
 
-  Performance run(RunContext& ctx) const override {
+  MemoryPlan memory(const RunContext& ctx) const override {
     const Portfolio p = read_portfolio(*ctx.config);
     const SamplePlan plan = plan_samples(p, ctx.device, ctx.mpi);
-    if (p.antithetic && p.paths % 2 == 1) {
-      ctx.out << "note: pricing.paths = " << p.paths << " is odd; antithetic pairs need " << plan.paths << "\n";
+    MemoryPlan m;
+    const std::size_t moments = static_cast<std::size_t>(plan.chunk_blocks) * kernels::pricing::kMoments * sizeof(double);
+    m.host_bytes = moments;   // the chunk's block moments, copied back
+    if (ctx.device.backend == Backend::cuda) {
+      m.device_bytes = plan.device_bytes;
+    } else {
+      m.host_bytes += plan.device_bytes;
     }
-    std::vector<Estimate> est;
-    {
-      Progress progress(ctx.mpi.root(), "pricing", static_cast<double>(plan.paths), "paths");
-      auto t = ctx.timers.scope("compute");
-      est = price_portfolio(p, plan, ctx.device, ctx.precision, ctx.mpi, &progress);
-      progress.finish();
-    }
-    const double seconds = ctx.mpi.max(ctx.timers.seconds("compute"));
-    {
-      auto t = ctx.timers.scope("output");
-      if (ctx.output != nullptr) write_results(*ctx.output, p, est);
-    }
-    ctx.out << "\n" << format_table(p, est);
-    const double option_paths = static_cast<double>(plan.paths) * static_cast<double>(p.instruments.size());
-    Performance perf;
-    perf.figures = {{"paths", "paths", static_cast<double>(plan.paths)},
-                    {"instruments", "", static_cast<double>(p.instruments.size())},
-                    {"compute_seconds", "s", seconds},
-                    {"option_paths_per_second", "paths/s", seconds > 0 ? option_paths / seconds : 0.0}};
-    return perf;
+    m.hint = "lower pricing.chunk_paths (now " + std::to_string(p.chunk_paths) +
+             (p.chunk_paths == 0 ? ", chosen by the backend" : "") +
+             ") or run on more ranks: memory per rank grows with the chunk, never with pricing.paths";
+    return m;
   }
+
+  std::unique_ptr<Simulation> start(RunContext& ctx) const override;
 
   std::vector<CheckResult> self_checks(RunContext& ctx) const override {
     // European calls and puts across moneyness, maturity, volatility and
@@ -197,6 +189,74 @@ class PricingModel final : public Model {
     return results;
   }
 };
+
+// The model's run as the engine's step loop drives it.
+class PricingSimulation final : public Simulation {
+ public:
+  explicit PricingSimulation(RunContext& ctx)
+      : ctx_(ctx),
+        portfolio_(read_portfolio(*ctx.config)),
+        plan_(plan_samples(portfolio_, ctx.device, ctx.mpi)),
+        run_(portfolio_, plan_, ctx.device, ctx.precision, ctx.mpi) {
+    if (portfolio_.antithetic && portfolio_.paths % 2 == 1) {
+      ctx.out << "note: pricing.paths = " << portfolio_.paths << " is odd; antithetic pairs need " << plan_.paths
+              << "\n";
+    }
+  }
+
+  std::int64_t steps() const override { return run_.steps(); }
+  std::int64_t steps_done() const override { return run_.steps_done(); }
+  void advance() override {
+    // Local work; a failure on one rank (a launch error) becomes every rank's.
+    ctx_.mpi.collective([&] { run_.advance(); });
+  }
+  double work_total() const override { return static_cast<double>(plan_.paths); }
+  double work_done() const override { return run_.paths_done(); }
+  std::string work_unit() const override { return "paths"; }
+  std::optional<std::string> nonfinite() const override { return run_.nonfinite(); }
+  void inject_nonfinite() override { run_.inject_nonfinite(); }
+  void save(StateWriter& w) const override { run_.save(w); }
+  void restore(StateReader& r) override { run_.restore(r); }
+
+  Performance finish() override {
+    const std::vector<Estimate> est = run_.finish();
+    for (std::size_t i = 0; i < est.size(); ++i) {
+      if (!std::isfinite(est[i].price) || !std::isfinite(est[i].standard_error)) {
+        throw NumericalError("non-finite estimate for instrument " + portfolio_.instruments[i].name);
+      }
+    }
+    {
+      auto t = ctx_.timers.scope("output");
+      if (ctx_.output != nullptr) write_results(*ctx_.output, portfolio_, est);
+    }
+    ctx_.out << "\n" << format_table(portfolio_, est);
+    const double seconds = ctx_.mpi.max(ctx_.timers.seconds("compute"));
+    // Paths computed by this process (a restart computes only what its
+    // checkpoint lacked), over all ranks.
+    const double blocks = ctx_.mpi.sum(static_cast<double>(run_.blocks_computed()));
+    const double paths = std::min(static_cast<double>(plan_.paths),
+                                  blocks * static_cast<double>(kernels::pricing::kSamplesPerBlock) *
+                                      (portfolio_.antithetic ? 2.0 : 1.0));
+    const double option_paths = paths * static_cast<double>(portfolio_.instruments.size());
+    Performance perf;
+    perf.figures = {{"paths", "paths", static_cast<double>(plan_.paths)},
+                    {"paths_this_run", "paths", paths},
+                    {"instruments", "", static_cast<double>(portfolio_.instruments.size())},
+                    {"compute_seconds", "s", seconds},
+                    {"option_paths_per_second", "paths/s", seconds > 0 ? option_paths / seconds : 0.0}};
+    return perf;
+  }
+
+ private:
+  RunContext& ctx_;
+  Portfolio portfolio_;
+  SamplePlan plan_;
+  PortfolioRun run_;
+};
+
+std::unique_ptr<Simulation> PricingModel::start(RunContext& ctx) const {
+  return std::make_unique<PricingSimulation>(ctx);
+}
 
 }  // namespace
 }  // namespace strata::pricing

@@ -1,0 +1,99 @@
+#include "engine/io/output_files.hpp"
+
+#include <hdf5.h>
+
+#include <filesystem>
+#include <system_error>
+
+#include "engine/config/config.hpp"
+#include "engine/runtime/error.hpp"
+#include "engine/runtime/mpi_context.hpp"
+
+namespace strata {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string chk_of(const std::string& h5) {
+  fs::path p(h5);
+  if (p.extension() == ".h5") p.replace_extension("");
+  return p.string() + ".chk";
+}
+
+bool has_checkpoints(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("step-", 0) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool is_strata_file(const std::string& path) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return false;
+  if (H5Fis_hdf5(path.c_str()) <= 0) return false;
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (file < 0) return false;
+  const bool ours = H5Aexists_by_name(file, "/", "strata_version", H5P_DEFAULT) > 0 &&
+                    H5Aexists_by_name(file, "/", "model", H5P_DEFAULT) > 0;
+  H5Fclose(file);
+  return ours;
+}
+
+std::string backup_name(const std::string& path) {
+  fs::path p(path);
+  const std::string ext = p.extension().string();
+  const std::string stem = (p.parent_path() / p.stem()).string();
+  for (int n = 1;; ++n) {
+    const std::string candidate = stem + ".~" + std::to_string(n) + "~" + ext;
+    std::error_code ec;
+    if (!fs::exists(candidate, ec) && !fs::exists(chk_of(candidate), ec)) return candidate;
+  }
+}
+
+ExistingOutput prepare_fresh_output(const Config& cfg, const std::string& checkpoints, FreshOutput how,
+                                    const MpiContext& mpi, std::string& backup) {
+  const std::string path = cfg.string("run.output");
+  int decision = static_cast<int>(ExistingOutput::none);
+  mpi.collective([&] {
+    if (!mpi.root()) return;
+    std::error_code ec;
+    const bool output = fs::exists(path, ec);
+    const bool earlier = has_checkpoints(checkpoints);
+    if (!output && !earlier) return;
+    if (how.owned) {
+      decision = static_cast<int>(ExistingOutput::replace);
+      return;
+    }
+    if (cfg.boolean("run.backup")) {
+      backup = backup_name(path);
+      if (output) fs::rename(path, backup, ec);
+      if (!ec && earlier) fs::rename(checkpoints, chk_of(backup), ec);
+      if (ec) cfg.fail("run.output", "cannot keep the existing output as " + backup + " (" + ec.message() + ")");
+      decision = static_cast<int>(ExistingOutput::keep_as_backup);
+      return;
+    }
+    const std::string what = output ? "the output file exists" : "checkpoints of an earlier run exist in " + checkpoints;
+    if (!how.overwrite) {
+      cfg.fail("run.output", what +
+                                 "; nothing was computed. Use --overwrite to replace it, set run.backup = true to "
+                                 "keep it as " +
+                                 backup_name(path) + ", or --restart to continue that run from its checkpoint");
+    }
+    if (output && !is_strata_file(path)) {
+      cfg.fail("run.output",
+               "the file exists and is not an HDF5 file written by strata; refusing to replace it, even with "
+               "--overwrite (choose another output)");
+    }
+    decision = static_cast<int>(ExistingOutput::replace);
+  });
+  MPI_Bcast(&decision, 1, MPI_INT, 0, mpi.comm());
+  return static_cast<ExistingOutput>(decision);
+}
+
+}  // namespace strata

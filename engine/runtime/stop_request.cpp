@@ -1,0 +1,48 @@
+#include "engine/runtime/stop_request.hpp"
+
+#include <signal.h>
+
+#include <chrono>
+
+namespace strata {
+namespace {
+
+volatile sig_atomic_t g_signal = 0;
+
+void on_stop_signal(int sig) {
+  // Only async-signal-safe work here: remember the first signal.
+  if (g_signal == 0) g_signal = sig;
+}
+
+// Static initialisation runs before main, close enough to the job's start.
+const auto g_start = std::chrono::steady_clock::now();
+
+}  // namespace
+
+void install_stop_handlers() {
+  static bool installed = false;
+  if (installed) return;
+  installed = true;
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;   // file and MPI calls in flight carry on
+  for (int sig : {SIGTERM, SIGINT, SIGUSR1}) sigaction(sig, &sa, nullptr);
+}
+
+int stop_signal() { return g_signal; }
+
+double process_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - g_start).count();
+}
+
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGUSR1: return "SIGUSR1";
+    default: return "a signal";
+  }
+}
+
+}  // namespace strata
