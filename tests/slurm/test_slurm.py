@@ -237,23 +237,65 @@ class SlurmTest(unittest.TestCase):
             rows = [line for line in f.read().splitlines() if line.strip()]
         self.assertEqual(len(rows), SWEEP_POINTS + 1, f"summary.csv: a header and one row per point:\n{rows}")
         with h5py.File(os.path.join(out, "summary.h5"), "r") as h5:
-            lengths = []
-            h5.visititems(lambda name, obj: lengths.append(obj.shape[0])
-                          if isinstance(obj, h5py.Dataset) and obj.shape else None)
-        self.assertIn(SWEEP_POINTS, lengths, "summary.h5 has no table with one row per point")
+            table = h5["summary"][()]
+        self.assertEqual(list(table["index"]), list(range(SWEEP_POINTS)))
+        self.assertEqual([as_str(v) for v in table["status"]], ["done"] * SWEEP_POINTS)
+        self.assertTrue(np.all(np.isfinite(table["pricing.call.price"])), f"prices: {table['pricing.call.price']}")
         print(f"sweep of {SWEEP_POINTS} points as an array + collect: {time.monotonic() - start:.1f} s",
               file=sys.stderr)
 
     @show_slurm_logs_on_failure
-    def test_3_run_preempted_with_usr1_resumes_bitwise(self):
+    def test_3_sweep_task_preempted_resumes_bitwise(self):
+        if not strata_supports("sweep", "--help"):
+            self.skipTest("this strata has no `sweep` command yet")
+        start = time.monotonic()
+        # Two long points side by side (one rank each); task 0 is preempted.
+        text = SWEEP_INPUT.replace("paths = 200_000", "paths = 4_000_000\nchunk_paths = 100_000")
+        text = text.replace('"pricing.instrument.0.strike" = { start = 90.0, stop = 110.0, count = 2 }\n', "")
+        with open(os.path.join(self.workdir, "sweep.toml"), "w", encoding="utf-8") as f:
+            f.write(text + "\n[checkpoint]\nevery_steps = 0\nevery_seconds = 0\n")
+        res = subprocess.run([os.path.join(SCRIPTS, "submit-sweep"), "sweep.toml", "-n", "1"],
+                             cwd=self.workdir, env=self.cluster.env(child_env(STEP_DELAY)), capture_output=True,
+                             text=True, timeout=120, stdin=subprocess.DEVNULL)
+        self.assertEqual(res.returncode, 0, f"submit-sweep:\n{res.stdout}{res.stderr}")
+        array_id, collect_id = res.stdout.split()[-2:]
+        log0 = os.path.join(self.workdir, f"strata-sweep-{array_id}_0.out")
+        point0 = os.path.join(self.workdir, "out", "sweep", "point-0000")
+        self.job_files += [log0, os.path.join(self.workdir, f"strata-sweep-{array_id}_1.out"),
+                           os.path.join(point0, "log"), os.path.join(self.workdir, f"strata-collect-{collect_id}.out")]
+
+        # The progress lines go to the task's output, the rest to the point's log.
+        self.wait_for("point 0 to be computing", lambda: re.search(r"^pricing .*elapsed [1-9]", read_text(log0), re.M))
+        self.slurm("scancel", "--signal=USR1", "--batch", f"{array_id}_0")
+        tasks = self.wait_job_done(array_id)
+        self.assertCompleted(tasks)
+        self.assertCompleted(self.wait_job_done(collect_id))
+        restarts = {j: f.get("Restarts") for j, f in tasks.items()}
+        self.assertEqual(sorted(restarts.values()), ["0", "1"], f"only task 0 runs twice: {restarts}")
+        text = read_text(log0)
+        for needle in ("got SIGUSR1", "strata stopped after a checkpoint (exit 75)", "requeueing job"):
+            self.assertIn(needle, text, f"task 0's log {log0}")
+        self.assertIn("restarted from", read_text(os.path.join(point0, "log")))
+
+        # The point's own input, run straight through, gives the same bits.
+        ref = run_strata(["run", os.path.join(point0, "input.toml"), "-o", "ref.h5"], self.workdir, ranks=1)
+        self.assertEqual(ref.returncode, 0, ref.describe())
+        with h5py.File(os.path.join(point0, "output.h5"), "r") as got, \
+                h5py.File(os.path.join(self.workdir, "ref.h5"), "r") as want:
+            self.assertEqual(as_str(got.attrs["status"]), "complete")
+            self.assertEqual(pricing_bits(got), pricing_bits(want), "resumed point differs from a straight run")
+        print(f"sweep task preempted by USR1, requeued and resumed: {time.monotonic() - start:.1f} s", file=sys.stderr)
+
+    @show_slurm_logs_on_failure
+    def test_4_run_preempted_with_usr1_resumes_bitwise(self):
         self.preempt_and_resume("usr1", "srun")
 
     @show_slurm_logs_on_failure
-    def test_4_run_requeued_by_scontrol_resumes_bitwise(self):
+    def test_5_run_requeued_by_scontrol_resumes_bitwise(self):
         self.preempt_and_resume("requeue", "srun")
 
     @show_slurm_logs_on_failure
-    def test_5_run_under_mpirun_preempted_with_usr1_resumes_bitwise(self):
+    def test_6_run_under_mpirun_preempted_with_usr1_resumes_bitwise(self):
         self.preempt_and_resume("usr1", "mpirun")
 
     # --- preemption -----------------------------------------------------------
