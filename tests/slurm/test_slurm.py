@@ -41,7 +41,8 @@ FINAL_STATES = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT
 # a resumed run proves the stop checkpoint was written.
 LONG_RUN = ["--set", "pricing.paths=8e6", "--set", "pricing.chunk_paths=1e5",
             "--set", "checkpoint.every_steps=0", "--set", "checkpoint.every_seconds=0"]
-STEP_DELAY = {"STRATA_TEST_STEP_DELAY_MS": "300"}
+# Plain progress lines in the job's output tell the test that strata is computing.
+STEP_DELAY = {"STRATA_TEST_STEP_DELAY_MS": "300", "STRATA_PROGRESS": "plain"}
 
 SWEEP_INPUT = """\
 [run]
