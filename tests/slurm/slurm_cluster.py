@@ -80,6 +80,32 @@ def _die_with_parent():
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
+def _become_subreaper():
+    """Orphans below this process (slurmstepd, which slurmd double-forks) become
+    its children rather than init's, so stop() can reap them: no zombie is
+    left for a container's init that may never reap."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    PR_SET_CHILD_SUBREAPER = 36
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def _reap_zombie_children():
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] == "Z" and int(fields[1]) == me:
+            try:
+                os.waitpid(int(entry), os.WNOHANG)
+            except ChildProcessError:
+                pass
+
+
 def _environ_of(pid):
     try:
         with open(f"/proc/{pid}/environ", "rb") as f:
@@ -149,6 +175,8 @@ class SlurmCluster:
         if os.geteuid() != 0:
             raise ClusterError("the test cluster needs root (slurmd runs jobs as their submitter)")
         ensure_packages()
+        if self.attach:
+            _become_subreaper()
         for sub in ("munge", "log", "state", "spool", "run", "tmp"):
             os.makedirs(os.path.join(self.root, sub), exist_ok=True)
         # munged refuses keys and sockets in directories others can write.
@@ -312,6 +340,8 @@ PartitionName=debug Nodes={self.node} Default=YES MaxTime=INFINITE State=UP
             except subprocess.TimeoutExpired:
                 pass
         self._procs = {}
+        if self.attach:
+            _reap_zombie_children()
         try:
             os.remove(self.pids_file)
         except FileNotFoundError:
