@@ -106,6 +106,20 @@ def _reap_zombie_children():
                 pass
 
 
+def _process_table():
+    """{pid: (ppid, state)} of every process."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", encoding="utf-8") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            table[int(entry)] = (int(fields[1]), fields[0])
+    return table
+
+
 def _environ_of(pid):
     try:
         with open(f"/proc/{pid}/environ", "rb") as f:
@@ -175,10 +189,14 @@ class SlurmCluster:
         if os.geteuid() != 0:
             raise ClusterError("the test cluster needs root (slurmd runs jobs as their submitter)")
         ensure_packages()
-        if self.attach:
-            _become_subreaper()
         for sub in ("munge", "log", "state", "spool", "run", "tmp"):
             os.makedirs(os.path.join(self.root, sub), exist_ok=True)
+        if self.attach:
+            _become_subreaper()
+            # Jobs outlive slurmd; if this process is killed (ctest's timeout),
+            # the watchdog, told by PR_SET_PDEATHSIG, ends them and the daemons.
+            self._start("watchdog", [sys.executable, os.path.abspath(__file__), "watchdog", self.root],
+                        marker=False)
         # munged refuses keys and sockets in directories others can write.
         os.chmod(self.root, 0o755)
         os.chmod(os.path.join(self.root, "munge"), 0o755)
@@ -275,9 +293,10 @@ PartitionName=debug Nodes={self.node} Default=YES MaxTime=INFINITE State=UP
         with open(self.conf, "w", encoding="utf-8") as f:
             f.write(conf)
 
-    def _start(self, name, cmd):
+    def _start(self, name, cmd, marker=True):
         env = dict(os.environ)
-        env[MARKER] = self.root
+        if marker:
+            env[MARKER] = self.root
         env["SLURM_CONF"] = self.conf
         log = open(os.path.join(self.log_dir, f"{name}.stdout"), "ab")
         try:
@@ -331,9 +350,10 @@ PartitionName=debug Nodes={self.node} Default=YES MaxTime=INFINITE State=UP
             pid = pids.get(name)
             if pid and self._ours(pid):
                 self._terminate(pid)
-        # slurmstepd (and anything else slurmd left) carries our marker.
-        for pid in self.stray_processes():
-            self._terminate(pid)
+        # What scancel and slurmd left: slurmstepd and the jobs below them.
+        self.kill_strays()
+        if pids.get("watchdog") and _alive(pids["watchdog"]):
+            self._terminate(pids["watchdog"])
         for p in self._procs.values():
             try:
                 p.wait(timeout=1)
@@ -415,13 +435,35 @@ PartitionName=debug Nodes={self.node} Default=YES MaxTime=INFINITE State=UP
                 p.poll()
 
     def stray_processes(self):
-        """Pids of live processes carrying this cluster's marker (daemons, slurmstepd)."""
+        """Live processes of this cluster: the daemons, slurmstepd, and every
+        process below them (the jobs), this one excepted."""
         me = os.getpid()
-        found = []
-        for entry in os.listdir("/proc"):
-            if entry.isdigit() and int(entry) != me and self._ours(int(entry)):
-                found.append(int(entry))
-        return found
+        table = _process_table()
+        found = {pid for pid in table if pid != me and self._ours(pid)}
+        grew = True
+        while grew:  # add descendants until none is new
+            new = {pid for pid, (ppid, state) in table.items()
+                   if ppid in found and pid not in found and pid != me and state != "Z"}
+            found |= new
+            grew = bool(new)
+        return sorted(found)
+
+    def kill_strays(self):
+        """SIGKILL to every stray process; returns what is still alive after a moment."""
+        for pid in self.stray_processes():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            if self.attach:
+                _reap_zombie_children()
+            left = self.stray_processes()
+            if not left:
+                return []
+            time.sleep(0.1)
+        return left
 
     # --- diagnostics --------------------------------------------------------
 
@@ -442,7 +484,23 @@ PartitionName=debug Nodes={self.node} Default=YES MaxTime=INFINITE State=UP
         return "\n".join(parts)
 
 
+def watchdog(root):
+    """Waits for SIGTERM (PR_SET_PDEATHSIG: the test died), then ends whatever
+    of the cluster is left: daemons, slurmstepd, jobs."""
+    cluster = SlurmCluster(root, attach=False)
+
+    def sweep(*_):
+        cluster.kill_strays()
+        sys.exit(0)
+    signal.signal(signal.SIGTERM, sweep)
+    while True:
+        signal.pause()
+
+
 def main(argv):
+    if len(argv) == 3 and argv[1] == "watchdog":
+        watchdog(argv[2])
+        return 0
     if len(argv) != 3 or argv[1] not in ("start", "stop"):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
