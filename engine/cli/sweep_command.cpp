@@ -38,15 +38,17 @@ void list_points(const SweepSpec& spec, std::ostream& out) {
     for (const SweepValue& v : a.values) w = std::max(w, v.text.size());
     widths.push_back(w);
   }
-  out << pad("index", widths[0]) << "  " << pad("status", widths[1]);
-  for (std::size_t a = 0; a < spec.axes().size(); ++a) out << "  " << pad(spec.axes()[a].key, widths[a + 2]);
+  // The last column is not padded: no trailing blanks.
+  auto cell = [&](const std::string& s, std::size_t column) {
+    return column + 1 == widths.size() ? s : pad(s, widths[column]);
+  };
+  out << cell("index", 0) << "  " << cell("status", 1);
+  for (std::size_t a = 0; a < spec.axes().size(); ++a) out << "  " << cell(spec.axes()[a].key, a + 2);
   out << "\n";
   for (std::size_t p = 0; p < spec.points(); ++p) {
     const std::vector<std::size_t> c = spec.coordinates(p);
-    out << pad(std::to_string(p), widths[0]) << "  " << pad(to_string(point_status(spec.point_dir(p))), widths[1]);
-    for (std::size_t a = 0; a < spec.axes().size(); ++a) {
-      out << "  " << pad(spec.axes()[a].values[c[a]].text, widths[a + 2]);
-    }
+    out << cell(std::to_string(p), 0) << "  " << cell(to_string(point_status(spec.point_dir(p))), 1);
+    for (std::size_t a = 0; a < spec.axes().size(); ++a) out << "  " << cell(spec.axes()[a].values[c[a]].text, a + 2);
     out << "\n";
   }
 }

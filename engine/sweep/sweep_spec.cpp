@@ -36,6 +36,7 @@ std::string float_toml(double x) {
 }
 
 std::string toml_text(const toml::node& n) {
+  if (const auto* f = n.as_floating_point()) return float_toml(f->get());   // toml++ prints 17 digits
   std::ostringstream s;
   n.visit([&s](const auto& v) { s << v; });
   return s.str();
