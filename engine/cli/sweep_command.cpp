@@ -77,8 +77,8 @@ void print_status(const SweepSpec& spec, std::ostream& out) {
 int sweep_command(const MpiContext& mpi, std::ostream& out, const SweepArgs& args) {
   std::optional<SweepSpec> spec;
   mpi.collective([&] {
-    const int modes = int(args.list) + int(args.index >= 0) + int(args.all) + int(args.status) +
-                      int(!args.collect.empty());
+    const int modes =
+        int(args.list) + int(args.index >= 0) + int(args.all) + int(args.status) + int(!args.collect.empty());
     if (modes != 1) {
       throw InputError("strata sweep: give exactly one of --list, --index I, --all, --status, --collect OUT.h5");
     }
@@ -87,8 +87,8 @@ int sweep_command(const MpiContext& mpi, std::ostream& out, const SweepArgs& arg
     }
     spec.emplace(SweepSpec::load(args.input, args.set));
     if (args.index >= 0 && static_cast<std::size_t>(args.index) >= spec->points()) {
-      throw InputError("--index " + std::to_string(args.index) + ": the sweep has " +
-                       std::to_string(spec->points()) + " points (0 to " + std::to_string(spec->points() - 1) + ")");
+      throw InputError("--index " + std::to_string(args.index) + ": the sweep has " + std::to_string(spec->points()) +
+                       " points (0 to " + std::to_string(spec->points() - 1) + ")");
     }
   });
   spec->validate(mpi);

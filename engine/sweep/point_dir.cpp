@@ -18,10 +18,14 @@ namespace strata {
 
 const char* to_string(PointStatus s) {
   switch (s) {
-    case PointStatus::pending: return "pending";
-    case PointStatus::running: return "running";
-    case PointStatus::done: return "done";
-    case PointStatus::failed: return "failed";
+    case PointStatus::pending:
+      return "pending";
+    case PointStatus::running:
+      return "running";
+    case PointStatus::done:
+      return "done";
+    case PointStatus::failed:
+      return "failed";
   }
   return "?";
 }
@@ -53,7 +57,7 @@ PointLock& PointLock::operator=(PointLock&& o) noexcept {
 }
 
 PointLock::~PointLock() {
-  if (fd_ >= 0) ::close(fd_);   // closing the last descriptor releases the flock
+  if (fd_ >= 0) ::close(fd_);  // closing the last descriptor releases the flock
 }
 
 bool point_locked(const std::string& dir) {

@@ -97,12 +97,13 @@ int collect_sweep(const SweepSpec& spec, const MpiContext& mpi, std::ostream& ou
   std::size_t n_done = 0, n_columns = 0;
   mpi.collective([&] {
     if (!mpi.root()) return;
-    if (csv_path == path) throw InputError("--collect " + path + ": name the HDF5 file (OUT.h5); OUT.csv is written beside it");
+    if (csv_path == path)
+      throw InputError("--collect " + path + ": name the HDF5 file (OUT.h5); OUT.csv is written beside it");
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
     const std::size_t n = spec.points();
     std::vector<std::int64_t> index(n);
     std::vector<std::string> status(n);
-    std::vector<std::string> columns;                 // results, in order of first appearance
+    std::vector<std::string> columns;  // results, in order of first appearance
     std::map<std::string, std::vector<double>> values;
     for (std::size_t p = 0; p < n; ++p) {
       index[p] = static_cast<std::int64_t>(p);

@@ -63,7 +63,7 @@ std::string local_time_now() {
 
 struct PointOutcome {
   int code = 0;
-  std::string message;   // the error, when code is neither 0 nor 75
+  std::string message;  // the error, when code is neither 0 nor 75
 };
 
 // Runs one point on every rank of `group` (collective). The leader writes
@@ -128,9 +128,7 @@ PointOutcome run_point(const SweepSpec& spec, std::size_t p, const MpiContext& g
 long long claim_next(const SweepSpec& spec, std::size_t& cursor, bool retry_failed, PointLock& lock) {
   for (; cursor < spec.points(); ++cursor) {
     const std::string dir = spec.point_dir(cursor);
-    auto eligible = [&] {
-      return !marker_exists(dir, "done") && (retry_failed || !marker_exists(dir, "failed"));
-    };
+    auto eligible = [&] { return !marker_exists(dir, "done") && (retry_failed || !marker_exists(dir, "failed")); };
     if (!eligible()) continue;
     lock = PointLock::try_acquire(dir);
     if (!lock.held()) continue;
@@ -158,7 +156,7 @@ int run_sweep_index(const SweepSpec& spec, const MpiContext& world, std::ostream
   const std::string dir = spec.point_dir(index);
   const std::string name = spec.point_name(index);
   // Rank 0 decides (done, locked elsewhere, or ours) and tells the rest.
-  int state = 0;   // 0 run, 1 done, 2 locked elsewhere
+  int state = 0;  // 0 run, 1 done, 2 locked elsewhere
   PointLock lock;
   std::string problem;
   int code = 0;
@@ -219,13 +217,13 @@ int run_sweep_all(const SweepSpec& spec, const MpiContext& world, std::ostream& 
   MPI_Comm_split(world.comm(), color, world.rank(), &split.comm);
   const MpiContext group(split.comm);
 
-  out << "sweep " << spec.input() << ": " << spec.points() << " points, " << groups << " group(s) of "
-      << group.size() << " rank(s), in " << spec.output_dir() << "\n";
+  out << "sweep " << spec.input() << ": " << spec.points() << " points, " << groups << " group(s) of " << group.size()
+      << " rank(s), in " << spec.output_dir() << "\n";
 
   int ran = 0, failed = 0, stopped = 0, infra_code = 0;
   std::string infra_message;
   {
-    std::vector<PointLock> failed_locks;   // failed points stay claimed until the job ends
+    std::vector<PointLock> failed_locks;  // failed points stay claimed until the job ends
     std::size_t cursor = 0;
     try {
       while (true) {
@@ -249,7 +247,7 @@ int run_sweep_all(const SweepSpec& spec, const MpiContext& world, std::ostream& 
         if (outcome.code == 0) {
           ++ran;
         } else if (outcome.code == kStopped) {
-          stopped = 1;   // deal no more: the job is being stopped
+          stopped = 1;  // deal no more: the job is being stopped
           break;
         } else {
           ++failed;
@@ -285,15 +283,23 @@ int run_sweep_all(const SweepSpec& spec, const MpiContext& world, std::ostream& 
   if (world.root()) {
     for (std::size_t p = 0; p < spec.points(); ++p) {
       switch (point_status(spec.point_dir(p))) {
-        case PointStatus::done: ++n_done; break;
-        case PointStatus::failed: ++n_failed; break;
-        default: ++n_other; break;
+        case PointStatus::done:
+          ++n_done;
+          break;
+        case PointStatus::failed:
+          ++n_failed;
+          break;
+        default:
+          ++n_other;
+          break;
       }
     }
   }
   out << "sweep: " << ran << " point(s) run now, " << failed << " failed now; " << n_done << " of " << spec.points()
       << " done, " << n_failed << " failed, " << n_other << " not done\n";
-  if (n_failed > 0) out << "  (strata sweep " << spec.input() << " --status lists the failures; --all --retry-failed runs them again)\n";
+  if (n_failed > 0)
+    out << "  (strata sweep " << spec.input()
+        << " --status lists the failures; --all --retry-failed runs them again)\n";
 
   int result = 0;
   if (stopped) {
@@ -302,10 +308,16 @@ int run_sweep_all(const SweepSpec& spec, const MpiContext& world, std::ostream& 
   } else if (infra_code != 0) {
     result = infra_code;
   } else {
-    // Every rank returns the same: rank 0's view of the markers.
-    int any_failed = n_failed > 0 ? 1 : 0;
-    MPI_Bcast(&any_failed, 1, MPI_INT, 0, world.comm());
-    result = any_failed ? static_cast<int>(ExitCode::numerical) : 0;
+    // Every rank returns the same: rank 0's view of the markers. Points
+    // still held by another process are not done: try again later (75).
+    int verdict[2] = {n_failed > 0 ? 1 : 0, n_other > 0 ? 1 : 0};
+    MPI_Bcast(verdict, 2, MPI_INT, 0, world.comm());
+    if (verdict[0]) {
+      result = static_cast<int>(ExitCode::numerical);
+    } else if (verdict[1]) {
+      out << "sweep: some points are being run by another process; run it again when that has finished\n";
+      result = kStopped;
+    }
   }
   return result;
 }

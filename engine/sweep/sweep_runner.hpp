@@ -12,8 +12,8 @@ class MpiContext;
 class SweepSpec;
 
 struct SweepRunOptions {
-  int ranks_per_point = 0;   // --ranks-per-point N (0: not given)
-  int jobs = 0;              // --jobs N: number of groups (0: not given)
+  int ranks_per_point = 0;  // --ranks-per-point N (0: not given)
+  int jobs = 0;             // --jobs N: number of groups (0: not given)
   bool retry_failed = false;
 };
 
@@ -25,7 +25,8 @@ int run_sweep_index(const SweepSpec& spec, const MpiContext& world, std::ostream
 
 // Runs every point not yet done (and failed ones with retry_failed).
 // Returns 0 when all points are done, 3 when some failed, 75 when a point
-// stopped after a checkpoint (no more points are dealt then).
+// stopped after a checkpoint (no more points are dealt then) or points are
+// still held by another process.
 int run_sweep_all(const SweepSpec& spec, const MpiContext& world, std::ostream& out, const SweepRunOptions& opt);
 
 }  // namespace strata

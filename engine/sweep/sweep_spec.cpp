@@ -36,7 +36,7 @@ std::string float_toml(double x) {
 }
 
 std::string toml_text(const toml::node& n) {
-  if (const auto* f = n.as_floating_point()) return float_toml(f->get());   // toml++ prints 17 digits
+  if (const auto* f = n.as_floating_point()) return float_toml(f->get());  // toml++ prints 17 digits
   std::ostringstream s;
   n.visit([&s](const auto& v) { s << v; });
   return s.str();
@@ -102,15 +102,19 @@ std::vector<SweepValue> expand_range(const toml::table& t, const std::string& na
   for (auto&& [k, v] : t) {
     const std::string_view key = k.str();
     if (key != "start" && key != "stop" && key != "count" && key != "step") {
-      err.fail(line_of(v), name, "unknown key '" + std::string(key) + "' in a range; a range is { start, stop, count } "
-               "or { start, stop, step }");
+      err.fail(line_of(v), name,
+               "unknown key '" + std::string(key) +
+                   "' in a range; a range is { start, stop, count } "
+                   "or { start, stop, step }");
     }
   }
   auto number = [&](const char* field) -> const toml::node& {
     const toml::node* n = t.get(field);
     if (n == nullptr) {
-      err.fail(line, name, std::string("range without '") + field + "'; a range is { start, stop, count } or "
-               "{ start, stop, step }");
+      err.fail(line, name,
+               std::string("range without '") + field +
+                   "'; a range is { start, stop, count } or "
+                   "{ start, stop, step }");
     }
     if (!n->is_number()) err.fail(line, name, std::string(field) + " = " + toml_text(*n) + ": expected a number");
     const double x = n->is_integer() ? static_cast<double>(n->as_integer()->get()) : n->as_floating_point()->get();
@@ -125,8 +129,9 @@ std::vector<SweepValue> expand_range(const toml::table& t, const std::string& na
   const double start = as_double(start_node), stop = as_double(stop_node);
   const bool has_count = t.contains("count"), has_step = t.contains("step");
   if (has_count == has_step) {
-    err.fail(line, name, std::string(has_count ? "both count and step" : "neither count nor step") +
-             " given; a range is { start, stop, count } or { start, stop, step }");
+    err.fail(line, name,
+             std::string(has_count ? "both count and step" : "neither count nor step") +
+                 " given; a range is { start, stop, count } or { start, stop, step }");
   }
   std::vector<SweepValue> values;
   if (has_count) {
@@ -145,8 +150,9 @@ std::vector<SweepValue> expand_range(const toml::table& t, const std::string& na
         values.push_back(integer_value(n == 1 ? a : a + (b - a) / (n - 1) * i));
       } else {
         // start + (stop - start) i / (n - 1): both ends exact, no accumulated error.
-        const double x = n == 1 ? start : i == n - 1 ? stop : start + (stop - start) * static_cast<double>(i) /
-                                                                          static_cast<double>(n - 1);
+        const double x = n == 1       ? start
+                         : i == n - 1 ? stop
+                                      : start + (stop - start) * static_cast<double>(i) / static_cast<double>(n - 1);
         values.push_back(real_value(x));
       }
     }
@@ -155,8 +161,9 @@ std::vector<SweepValue> expand_range(const toml::table& t, const std::string& na
   const toml::node& step_node = number("step");
   const double step = as_double(step_node);
   if (step == 0 || (stop > start && step < 0) || (stop < start && step > 0)) {
-    err.fail(line, name, "step = " + toml_text(step_node) + ": must be " + (stop < start ? "negative" : "positive") +
-             " to go from start = " + toml_text(start_node) + " to stop = " + toml_text(stop_node));
+    err.fail(line, name,
+             "step = " + toml_text(step_node) + ": must be " + (stop < start ? "negative" : "positive") +
+                 " to go from start = " + toml_text(start_node) + " to stop = " + toml_text(stop_node));
   }
   // A step that lands within rounding of stop includes stop (0.1, 0.2, 0.3).
   const double spans = (stop - start) / step;
@@ -202,7 +209,8 @@ SweepSpec SweepSpec::load(const std::string& input, const std::vector<std::strin
   const SweepErrors err{spec.input_};
   const toml::node* sweep_node = table.get("sweep");
   if (sweep_node == nullptr) {
-    throw InputError(input + ": no [sweep] table: a sweep input says which keys take which values, e.g.\n"
+    throw InputError(input +
+                     ": no [sweep] table: a sweep input says which keys take which values, e.g.\n"
                      "  [sweep]\n  \"pricing.asset.0.vol\" = [0.1, 0.2, 0.3]\n  output_dir = \"out/sweep\"");
   }
   const toml::table* sweep = sweep_node->as_table();
@@ -213,7 +221,7 @@ SweepSpec SweepSpec::load(const std::string& input, const std::vector<std::strin
   // one TOML key, bare (pricing.asset.0.vol) nested tables: accept both.
   std::vector<std::pair<const toml::node*, std::string>> entries;
   std::function<void(const toml::table&, const std::string&)> flatten = [&](const toml::table& t,
-                                                                           const std::string& prefix) {
+                                                                            const std::string& prefix) {
     for (auto&& [k, v] : t) {
       const std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
       if (const auto* nested = v.as_table(); nested != nullptr && !is_range(*nested)) {
@@ -243,8 +251,9 @@ SweepSpec SweepSpec::load(const std::string& input, const std::vector<std::strin
     }
     const std::string name = "\"" + key + "\"";
     if (key.find('.') == std::string::npos) {
-      std::string msg = "unknown key; [sweep] holds mode, output_dir and dotted input keys with their values "
-                        "(\"pricing.asset.0.vol\" = [0.1, 0.2])";
+      std::string msg =
+          "unknown key; [sweep] holds mode, output_dir and dotted input keys with their values "
+          "(\"pricing.asset.0.vol\" = [0.1, 0.2])";
       for (const char* known : {"mode", "output_dir"}) {
         if (edit_distance(key, known) <= 3) msg += "; did you mean '" + std::string(known) + "'?";
       }
@@ -286,20 +295,25 @@ SweepSpec SweepSpec::load(const std::string& input, const std::vector<std::strin
     } else if (o.key == "sweep.mode") {
       spec.mode_ = value;
     } else {
-      throw InputError(o.arg + ": only sweep.output_dir and sweep.mode can be set; edit the input's [sweep] table "
+      throw InputError(o.arg +
+                       ": only sweep.output_dir and sweep.mode can be set; edit the input's [sweep] table "
                        "to change the swept values");
     }
   }
 
   if (spec.mode_ != "grid" && spec.mode_ != "zip") {
-    err.fail(mode_line, "mode", "\"" + spec.mode_ + "\": must be \"grid\" (every combination) or \"zip\" (the i-th "
-             "value of every key together)");
+    err.fail(mode_line, "mode",
+             "\"" + spec.mode_ +
+                 "\": must be \"grid\" (every combination) or \"zip\" (the i-th "
+                 "value of every key together)");
   }
   if (spec.output_dir_.empty()) {
-    err.fail(output_line, "output_dir", "required (the directory that holds point-NNNN/), e.g. output_dir = \"out/sweep\"");
+    err.fail(output_line, "output_dir",
+             "required (the directory that holds point-NNNN/), e.g. output_dir = \"out/sweep\"");
   }
   if (spec.axes_.empty()) {
-    err.fail(sweep_line, "", "sweeps nothing: add a dotted input key and its values, e.g. \"pricing.asset.0.vol\" = "
+    err.fail(sweep_line, "",
+             "sweeps nothing: add a dotted input key and its values, e.g. \"pricing.asset.0.vol\" = "
              "[0.1, 0.2]");
   }
   double points = 1;
@@ -339,7 +353,8 @@ std::vector<std::size_t> SweepSpec::coordinates(std::size_t p) const {
 
 std::string SweepSpec::point_name(std::size_t p) const {
   std::string digits = std::to_string(p);
-  if (digits.size() < static_cast<std::size_t>(width_)) digits.insert(0, static_cast<std::size_t>(width_) - digits.size(), '0');
+  if (digits.size() < static_cast<std::size_t>(width_))
+    digits.insert(0, static_cast<std::size_t>(width_) - digits.size(), '0');
   return "point-" + digits;
 }
 
@@ -360,8 +375,8 @@ Config SweepSpec::point_config(std::size_t p) const {
   for (std::size_t a = 0; a < axes_.size(); ++a) {
     const SweepValue& v = axes_[a].values[c[a]];
     overrides.push_back({axes_[a].key, v.toml,
-                         input_ + ":" + std::to_string(axes_[a].line) + ": [sweep] \"" + axes_[a].key + "\" = " +
-                             v.toml + " (" + point_name(p) + ")"});
+                         input_ + ":" + std::to_string(axes_[a].line) + ": [sweep] \"" + axes_[a].key +
+                             "\" = " + v.toml + " (" + point_name(p) + ")"});
   }
   // The stored input names its own output, so it re-runs the point alone.
   overrides.push_back({"run.output", quoted(point_dir(p) + "/output.h5"), "[sweep] output_dir"});

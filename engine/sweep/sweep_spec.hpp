@@ -17,17 +17,17 @@ class MpiContext;
 
 // One value of a swept key.
 struct SweepValue {
-  std::string toml;               // as TOML text, given to the point's input as an override
-  std::string text;               // for --list and the summary's string columns
-  std::optional<double> number;   // numbers (and booleans) for the summary's numeric columns
+  std::string toml;              // as TOML text, given to the point's input as an override
+  std::string text;              // for --list and the summary's string columns
+  std::optional<double> number;  // numbers (and booleans) for the summary's numeric columns
 };
 
 // One swept key and its values, in the order they were given.
 struct SweepAxis {
-  std::string key;                // the input key: "pricing.asset.0.vol"
-  int line = 0;                   // its line in the input file
+  std::string key;  // the input key: "pricing.asset.0.vol"
+  int line = 0;     // its line in the input file
   std::vector<SweepValue> values;
-  bool numeric() const;           // every value has a number
+  bool numeric() const;  // every value has a number
 };
 
 class SweepSpec {
@@ -48,8 +48,8 @@ class SweepSpec {
   std::size_t points() const { return points_; }
   // Index of point `p` into each axis's values.
   std::vector<std::size_t> coordinates(std::size_t p) const;
-  std::string point_name(std::size_t p) const;   // "point-0007"
-  std::string point_dir(std::size_t p) const;    // "<output_dir>/point-0007"
+  std::string point_name(std::size_t p) const;  // "point-0007"
+  std::string point_dir(std::size_t p) const;   // "<output_dir>/point-0007"
   // The point's resolved Config: base input, --set, its values.
   Config point_config(std::size_t p) const;
   // "pricing.asset.0.vol=0.2 pricing.instrument.0.strike=90"
@@ -57,7 +57,7 @@ class SweepSpec {
 
  private:
   std::string input_, text_, mode_, output_dir_;
-  std::vector<Override> overrides_;   // the user's --set, [sweep] ones excepted
+  std::vector<Override> overrides_;  // the user's --set, [sweep] ones excepted
   std::vector<SweepAxis> axes_;
   std::size_t points_ = 0;
   int width_ = 4;

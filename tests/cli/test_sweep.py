@@ -4,6 +4,7 @@ ones before any point runs, --index, --all in MPI groups, --collect, reruns
 that skip done points, a killed sweep resumed, failed points, the plot."""
 
 import csv
+import fcntl
 import glob
 import importlib.util
 import os
@@ -329,6 +330,28 @@ output_dir = "out/desc"
         self.assertEqual(rows[0]["status"], "pending")
         self.assertEqual(rows[0]["pricing.probe_call.price"].lower(), "nan")
         self.assertNotEqual(rows[1]["pricing.probe_call.price"].lower(), "nan")
+
+    def test_running_point_is_left_alone(self):
+        # Another process holds point 2's lock, as a running sweep would.
+        self.sweep_input()
+        os.makedirs(self.path("out/sw/point-0002"))
+        with open(self.path("out/sw/point-0002/lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            status = self.ok("sweep", "sweep.toml", "--status")
+            self.assertRegex(status.stdout, r"0 done, 1 running, 0 failed, 11 pending", status.describe())
+            res = self.strata("sweep", "sweep.toml", "--index", "2")
+            self.assertExit(res, 75)
+            self.assertIn("another process", res.stderr, res.describe())
+            # --all runs the rest and says the sweep is not finished yet.
+            res = self.strata("sweep", "sweep.toml", "--all")
+            self.assertExit(res, 75)
+            self.assertIn("11 point(s) run now", res.stdout, res.describe())
+            self.assertEqual(sorted(os.listdir(self.path("out/sw/point-0002"))), ["lock"])
+        # Released (the process ended): the point is pending, and runs.
+        status = self.ok("sweep", "sweep.toml", "--status")
+        self.assertRegex(status.stdout, r"11 done, 0 running, 0 failed, 1 pending", status.describe())
+        res = self.ok("sweep", "sweep.toml", "--all")
+        self.assertIn("1 point(s) run now", res.stdout, res.describe())
 
     def test_killed_sweep_resumes(self):
         # 6 points of about a second each on 2 ranks (groups of one).
