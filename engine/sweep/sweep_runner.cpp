@@ -15,6 +15,7 @@
 #include "engine/cli/commands.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/mpi_context.hpp"
+#include "engine/runtime/stop_request.hpp"
 #include "engine/sweep/point_dir.hpp"
 #include "engine/sweep/sweep_spec.hpp"
 
@@ -153,6 +154,7 @@ struct GroupComm {
 }  // namespace
 
 int run_sweep_index(const SweepSpec& spec, const MpiContext& world, std::ostream& out, std::size_t index) {
+  install_stop_handlers();
   const std::string dir = spec.point_dir(index);
   const std::string name = spec.point_name(index);
   // Rank 0 decides (done, locked elsewhere, or ours) and tells the rest.
@@ -194,6 +196,7 @@ int run_sweep_index(const SweepSpec& spec, const MpiContext& world, std::ostream
 }
 
 int run_sweep_all(const SweepSpec& spec, const MpiContext& world, std::ostream& out, const SweepRunOptions& opt) {
+  install_stop_handlers();
   // Group g holds world ranks [g * size / groups, (g + 1) * size / groups).
   int groups = world.size();
   world.collective([&] {
@@ -227,6 +230,12 @@ int run_sweep_all(const SweepSpec& spec, const MpiContext& world, std::ostream& 
     std::size_t cursor = 0;
     try {
       while (true) {
+        // A signal between points: deal no more (the points in flight
+        // checkpoint themselves through the step loop).
+        if (group.any(stop_signal() != 0)) {
+          stopped = 1;
+          break;
+        }
         long long next = -1;
         PointLock lock;
         std::string problem;

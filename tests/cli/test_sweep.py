@@ -354,11 +354,13 @@ output_dir = "out/desc"
         self.assertIn("1 point(s) run now", res.stdout, res.describe())
 
     def test_killed_sweep_resumes(self):
-        # 6 points of about a second each on 2 ranks (groups of one).
+        # 6 points of about a second each on 2 ranks (groups of one): 9 steps
+        # slowed to 0.1 s each by the test switch, whatever the machine.
         self.sweep_input('[sweep]\n"pricing.asset.0.vol" = [0.1, 0.15, 0.2, 0.25, 0.3, 0.35]\n'
-                         'output_dir = "out/sw"\n', paths=30_000_000)
-        cmd = sc.strata_command(["sweep", "sweep.toml", "--all"], ranks=2)
-        proc = subprocess.Popen(cmd, cwd=self.tmp, env=sc.child_env(), stdin=subprocess.DEVNULL,
+                         'output_dir = "out/sw"\n', paths=400_000)
+        cmd = sc.strata_command(["sweep", "sweep.toml", "--all", "--set", "pricing.chunk_paths=50000"], ranks=2)
+        proc = subprocess.Popen(cmd, cwd=self.tmp, env=sc.child_env({"STRATA_TEST_STEP_DELAY_MS": "100"}),
+                                stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         done = []
         deadline = time.monotonic() + sc.TIMEOUT_S
@@ -378,7 +380,7 @@ output_dir = "out/desc"
         # No point is left "running": the locks died with the processes.
         self.assertRegex(status.stdout, rf"{len(done_before)} done, 0 running, 0 failed, "
                          rf"{6 - len(done_before)} pending", status.describe())
-        res = self.strata("sweep", "sweep.toml", "--all", ranks=2)
+        res = self.strata("sweep", "sweep.toml", "--all", "--set", "pricing.chunk_paths=50000", ranks=2)
         self.assertExit(res, 0)
         self.assertIn(f"{6 - len(done_before)} point(s) run now", res.stdout, res.describe())
         for d in self.point_dirs():
@@ -389,6 +391,45 @@ output_dir = "out/desc"
             self.assertEqual(os.stat(os.path.join(d, "done")).st_mtime_ns, mtime, f"{d} was run again")
             with open(os.path.join(d, "log"), encoding="utf-8") as f:
                 self.assertEqual(f.read().count("== strata sweep:"), 1, f"{d} was run again")
+
+    def test_signalled_sweep_resumes_points_from_their_checkpoints(self):
+        # 4 points of 9 steps, slowed to ~0.1 s a step, a checkpoint after
+        # every step; SIGUSR1 (mpirun forwards it) while the first two run.
+        self.sweep_input('[checkpoint]\nevery_steps = 1\nevery_seconds = 0\n\n'
+                         '[sweep]\n"pricing.asset.0.vol" = [0.1, 0.2, 0.3, 0.4]\n'
+                         'output_dir = "out/sw"\n', paths=400_000)
+        args = ["sweep", "sweep.toml", "--all", "--set", "pricing.chunk_paths=50000"]
+        cmd = sc.strata_command(args, ranks=2)
+        proc = subprocess.Popen(cmd, cwd=self.tmp, env=sc.child_env({"STRATA_TEST_STEP_DELAY_MS": "100"}),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+        deadline = time.monotonic() + sc.TIMEOUT_S
+        while not glob.glob(self.path("out/sw/point-*/output.chk/step-*.h5")):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                kill_session(proc.pid)
+                self.fail(f"no point checkpointed (exit {proc.returncode})")
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGUSR1)
+        out, err = proc.communicate(timeout=sc.TIMEOUT_S)
+        self.assertEqual(proc.returncode, 75, out.decode() + err.decode())
+        self.assertIn("stopped after a checkpoint", out.decode())
+        interrupted = [os.path.dirname(os.path.dirname(c))
+                       for c in glob.glob(self.path("out/sw/point-*/output.chk/step-*.h5"))
+                       if not os.path.exists(os.path.join(os.path.dirname(os.path.dirname(c)), "done"))]
+        self.assertTrue(interrupted, "no point was stopped mid-way")
+        self.assertFalse(glob.glob(self.path("out/sw/point-0003/done")), "the sweep went on after the signal")
+
+        res = self.strata(*args, ranks=2)
+        self.assertExit(res, 0)
+        for d in sorted(set(interrupted)):
+            with open(os.path.join(d, "log"), encoding="utf-8") as f:
+                self.assertIn("restarted from", f.read(), d)
+        # Every point, resumed or not, has the bits of a plain run of its input.
+        for d in self.point_dirs():
+            fresh = os.path.join(d, "fresh.h5")
+            self.assertExit(self.strata("run", os.path.join(d, "input.toml"), "-o", fresh), 0)
+            with h5py.File(os.path.join(d, "output.h5"), "r") as a, h5py.File(fresh, "r") as b:
+                self.assertEqual(sc.result_bits(a), sc.result_bits(b), d)
 
     # --- the example and the plot -----------------------------------------------
 
