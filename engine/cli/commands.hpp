@@ -2,6 +2,7 @@
 // or throws strata::Error; main() turns errors into messages.
 #pragma once
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -37,5 +38,21 @@ int models_command(std::ostream& out, const std::string& name, bool markdown);
 int doctor_command(const MpiContext& mpi, std::ostream& out);
 int validate_command(const MpiContext& mpi, std::ostream& out, const std::string& backend,
                      const std::string& precision);
+
+
+// strata sweep INPUT: exactly one of --list, --index, --all, --status, --collect.
+struct SweepArgs {
+  std::string input;
+  std::vector<std::string> set;    // "key=value", applied to every point ("sweep.output_dir=..." to the sweep)
+  bool list = false, all = false, status = false;
+  std::int64_t index = -1;         // --index I; -1 when not given
+  std::string collect;             // --collect OUT.h5 (and OUT.csv)
+  int ranks_per_point = 0;         // --all: ranks per group (0: one)
+  int jobs = 0;                    // --all: number of groups instead (0: not given)
+  bool retry_failed = false;       // --all: run failed points again
+};
+
+// Returns the exit code: see SPEC.md "Sweeps" and docs/output.md.
+int sweep_command(const MpiContext& mpi, std::ostream& out, const SweepArgs& args);
 
 }  // namespace strata

@@ -74,6 +74,23 @@ int main(int argc, char** argv) {
   validate->add_option("--backend", val_backend, "auto | cuda | host")->check(CLI::IsMember({"auto", "cuda", "host"}));
   validate->add_option("--precision", val_precision, "fp64 | fp32")->check(CLI::IsMember({"fp64", "fp32"}));
 
+  strata::SweepArgs sweep_args;
+  auto* sweep = app.add_subcommand("sweep", "parameter sweep of an input's [sweep] table: list, run, status, collect");
+  sweep->add_option("INPUT", sweep_args.input, "input file with a [sweep] table (TOML)")->required();
+  sweep->add_option("--set", sweep_args.set, "override an input key of every point (repeatable)")
+      ->allow_extra_args(false);
+  sweep->add_flag("--list", sweep_args.list, "print the points: index, status, parameters");
+  sweep->add_option("--index", sweep_args.index, "run point I on all ranks (a Slurm array task: $SLURM_ARRAY_TASK_ID)")
+      ->check(CLI::NonNegativeNumber);
+  sweep->add_flag("--all", sweep_args.all, "run every point not yet done, ranks split into groups");
+  sweep->add_option("--ranks-per-point", sweep_args.ranks_per_point, "with --all: ranks per group (default 1)")
+      ->check(CLI::PositiveNumber);
+  sweep->add_option("--jobs", sweep_args.jobs, "with --all: number of groups (instead of --ranks-per-point)")
+      ->check(CLI::PositiveNumber);
+  sweep->add_flag("--retry-failed", sweep_args.retry_failed, "with --all: run failed points again");
+  sweep->add_flag("--status", sweep_args.status, "done / running / failed / pending counts, and the failures");
+  sweep->add_option("--collect", sweep_args.collect, "write OUT.h5 and OUT.csv: one row per point");
+
   // CLI11 only says "A subcommand is required" for a misspelt one; name it.
   if (argc > 1 && argv[1][0] != '-') {
     const std::string given = argv[1];
@@ -107,6 +124,7 @@ int main(int argc, char** argv) {
     if (*models) return strata::models_command(out, model_name, markdown);
     if (*doctor) return strata::doctor_command(mpi, out);
     if (*validate) return strata::validate_command(mpi, out, val_backend, val_precision);
+    if (*sweep) return strata::sweep_command(mpi, out, sweep_args);
   } catch (const strata::Error& e) {
     return report(mpi, e.what(), static_cast<int>(e.code()), e.collective());
   } catch (const std::exception& e) {

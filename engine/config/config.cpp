@@ -119,19 +119,32 @@ Override parse_override(std::string_view arg) {
 }
 
 Config Config::load(const std::string& path, const std::vector<Override>& overrides,
-                    const std::function<Schema(const std::string& model)>& schema_for) {
+                    const std::function<Schema(const std::string& model)>& schema_for, SweepTable sweep) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw InputError(path + ": cannot open input file (" + std::strerror(errno) + ")");
+  std::ostringstream text;
+  text << file.rdbuf();
+  return load_text(text.str(), path, overrides, schema_for, sweep);
+}
+
+Config Config::load_text(std::string_view text, const std::string& path, const std::vector<Override>& overrides,
+                         const std::function<Schema(const std::string& model)>& schema_for, SweepTable sweep) {
   Config c;
   c.path_ = path;
-  {
-    std::ifstream probe(path);
-    if (!probe) throw InputError(path + ": cannot open input file (" + std::strerror(errno) + ")");
-  }
   try {
-    c.table_ = toml::parse_file(path);
+    c.table_ = toml::parse(text, path);
   } catch (const toml::parse_error& e) {
     const auto& src = e.source();
     throw InputError(path + ":" + std::to_string(src.begin.line) + ":" + std::to_string(src.begin.column) +
                      ": malformed TOML: " + std::string(e.description()));
+  }
+  if (const toml::node* s = c.table_.get("sweep")) {
+    if (sweep == SweepTable::reject) {
+      throw InputError(path + ":" + std::to_string(s->source().begin.line) +
+                       ": [sweep]: this input is a parameter sweep (many runs); run it with `strata sweep " + path +
+                       " --all` (or --list, --index I, --status)");
+    }
+    c.table_.erase("sweep");
   }
   for (const Override& o : overrides) c.apply_override(o);
 

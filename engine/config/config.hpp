@@ -25,13 +25,24 @@ struct Override {
 // Parses "key=value"; throws InputError for anything else.
 Override parse_override(std::string_view arg);
 
+// What loading does with a [sweep] table: `strata run` rejects it (the input
+// describes many runs), `strata sweep` removes it before validating a point.
+enum class SweepTable { reject, remove };
+
 class Config {
  public:
   // schema_for(model) returns the full schema (engine keys + the model's);
   // it throws InputError for an unknown model. Throws InputError naming the
   // file, line, key and value for every kind of bad input.
   static Config load(const std::string& path, const std::vector<Override>& overrides,
-                     const std::function<Schema(const std::string& model)>& schema_for);
+                     const std::function<Schema(const std::string& model)>& schema_for,
+                     SweepTable sweep = SweepTable::reject);
+  // The same from TOML text already read; `display_path` is the file that
+  // messages name (lines are the text's lines).
+  static Config load_text(std::string_view text, const std::string& display_path,
+                          const std::vector<Override>& overrides,
+                          const std::function<Schema(const std::string& model)>& schema_for,
+                          SweepTable sweep = SweepTable::reject);
 
   const std::string& path() const { return path_; }
   const Schema& schema() const { return schema_; }

@@ -182,3 +182,31 @@ TEST_CASE("the schema renders as text and markdown with every key", "[config][sc
   CHECK_THAT(md, Catch::Contains("### `[[toy.asset]]`"));
   CHECK_THAT(md, Catch::Contains("\"gbm\" \\| \"heston\""));
 }
+
+TEST_CASE("a [sweep] table: rejected by default, removed for a sweep point, lines kept", "[config][sweep]") {
+  const std::string text = std::string(kValid) + "\n[sweep]\n\"toy.asset.0.vol\" = [0.1, 7.0]\noutput_dir = \"out\"\n";
+  std::string rejected;
+  try {
+    Config::load_text(text, "sw.toml", {}, test_schema);
+  } catch (const InputError& e) {
+    rejected = e.what();
+  }
+  CHECK_THAT(rejected, Catch::Contains("sw.toml:12: [sweep]"));
+  CHECK_THAT(rejected, Catch::Contains("strata sweep"));
+
+  const Config c = Config::load_text(text, "sw.toml", {}, test_schema, SweepTable::remove);
+  CHECK_FALSE(c.table().contains("sweep"));
+  CHECK(c.where("toy.paths") == "sw.toml:6");
+  CHECK(c.path() == "sw.toml");
+
+  // A point's value arrives as an override whose text names the [sweep] line.
+  std::string bad;
+  try {
+    Config::load_text(text, "sw.toml", {{"toy.asset.0.vol", "7.0", "sw.toml:13: [sweep] \"toy.asset.0.vol\""}},
+                      test_schema, SweepTable::remove);
+  } catch (const InputError& e) {
+    bad = e.what();
+  }
+  CHECK_THAT(bad, Catch::Contains("sw.toml:13: [sweep] \"toy.asset.0.vol\": toy.asset.0.vol = 7"));
+  CHECK_THAT(bad, Catch::Contains("out of range"));
+}

@@ -1,0 +1,32 @@
+// Running sweep points: one point on all ranks (--index, a Slurm array
+// task), or every point not yet done inside one MPI job (--all), with the
+// ranks split into groups that take points as they come free.
+#pragma once
+
+#include <cstddef>
+#include <ostream>
+
+namespace strata {
+
+class MpiContext;
+class SweepSpec;
+
+struct SweepRunOptions {
+  int ranks_per_point = 0;  // --ranks-per-point N (0: not given)
+  int jobs = 0;             // --jobs N: number of groups (0: not given)
+  bool retry_failed = false;
+};
+
+// Runs point `index` on every rank of `world`. Returns 0 (done, or done
+// before), 75 (stopped after a checkpoint, or the point is locked by a
+// running process); throws the point's collective Error when it fails,
+// after writing the point's `failed` marker.
+int run_sweep_index(const SweepSpec& spec, const MpiContext& world, std::ostream& out, std::size_t index);
+
+// Runs every point not yet done (and failed ones with retry_failed).
+// Returns 0 when all points are done, 3 when some failed, 75 when a point
+// stopped after a checkpoint (no more points are dealt then) or points are
+// still held by another process.
+int run_sweep_all(const SweepSpec& spec, const MpiContext& world, std::ostream& out, const SweepRunOptions& opt);
+
+}  // namespace strata
