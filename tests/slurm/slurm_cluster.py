@@ -373,6 +373,10 @@ PartitionName=debug Nodes={self.node} Default=YES MaxTime=INFINITE State=UP
     def __exit__(self, *exc):
         self.stop()
 
+    def daemon_pids(self):
+        """{name: pid} of the processes started here (munged, slurmctld, slurmd, watchdog)."""
+        return dict(self._load_pids())
+
     def _load_pids(self):
         if self._procs:
             return {name: p.pid for name, p in self._procs.items()}

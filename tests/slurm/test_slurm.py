@@ -127,7 +127,7 @@ class SlurmTest(unittest.TestCase):
 
     @classmethod
     def stop_cluster(cls):
-        started = dict(cls.cluster._load_pids())
+        started = cls.cluster.daemon_pids()
         cls.cluster.stop()
         left = cls.cluster.stray_processes()
         # pgrep as a second opinion: none of the daemons started here lives on.
@@ -171,14 +171,17 @@ class SlurmTest(unittest.TestCase):
             time.sleep(interval)
         self.fail(f"timed out after {timeout} s waiting for {what}")
 
-    def wait_job_done(self, job_id, timeout=JOB_TIMEOUT_S):
-        """Waits until the job (every task of an array) is in a final state; returns the fields."""
+    def wait_job_done(self, job_id, timeout=JOB_TIMEOUT_S, restarted=False):
+        """Waits until the job (every task of an array) is in a final state, and
+        with restarted=True until one of them has started again; returns the fields."""
         def done():
             jobs = self.job_fields(job_id)
-            if jobs and all(f.get("JobState") in FINAL_STATES for f in jobs.values()):
-                return jobs
-            return None
-        return self.wait_for(f"job {job_id} to finish", done, timeout)
+            if not jobs or any(f.get("JobState") not in FINAL_STATES for f in jobs.values()):
+                return None
+            if restarted and not any(int(f.get("Restarts", "0")) > 0 for f in jobs.values()):
+                return None
+            return jobs
+        return self.wait_for(f"job {job_id} to finish" + (" after a restart" if restarted else ""), done, timeout)
 
     def assertCompleted(self, jobs):
         bad = {j: f"{f.get('JobState')} exit {f.get('ExitCode')}" for j, f in jobs.items()
@@ -268,7 +271,7 @@ class SlurmTest(unittest.TestCase):
         # The progress lines go to the task's output, the rest to the point's log.
         self.wait_for("point 0 to be computing", lambda: re.search(r"^pricing .*elapsed [1-9]", read_text(log0), re.M))
         self.slurm("scancel", "--signal=USR1", "--batch", f"{array_id}_0")
-        tasks = self.wait_job_done(array_id)
+        tasks = self.wait_job_done(array_id, restarted=True)
         self.assertCompleted(tasks)
         self.assertCompleted(self.wait_job_done(collect_id))
         restarts = {j: f.get("Restarts") for j, f in tasks.items()}
@@ -323,7 +326,7 @@ class SlurmTest(unittest.TestCase):
         else:
             self.slurm("scontrol", "requeue", job)
         preempted = time.monotonic()
-        jobs = self.wait_job_done(job)
+        jobs = self.wait_job_done(job, restarted=True)
         self.assertCompleted(jobs)
         fields = next(iter(jobs.values()))
         self.assertEqual(fields.get("Restarts"), "1", "the job should have run twice")
