@@ -5,12 +5,14 @@
 #include <iostream>
 #include <ostream>
 #include <streambuf>
+#include <string_view>
 
 #include "engine/cli/commands.hpp"
 #include "engine/config/schema.hpp"
 #include "engine/runtime/build_info.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/mpi_context.hpp"
+#include "engine/runtime/stop_request.hpp"
 
 namespace {
 
@@ -35,6 +37,12 @@ int report(const strata::MpiContext& mpi, const std::string& message, int code, 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A batch system may signal the job while MPI is still starting; install the
+  // stop handlers first so such a signal becomes a checkpoint-and-exit at the
+  // first step boundary instead of killing the run. Only for the commands that
+  // run steps: everywhere else Ctrl-C should stop at once.
+  if (argc > 1 && (std::string_view(argv[1]) == "run" || std::string_view(argv[1]) == "sweep"))
+    strata::install_stop_handlers();
   strata::MpiContext mpi(argc, argv);
   NullBuffer null_buffer;
   std::ostream null_stream(&null_buffer);
