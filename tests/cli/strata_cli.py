@@ -216,6 +216,32 @@ def read_config_text(h5file):
     return as_str(ds[()])
 
 
+def one_call_input(seed, paths, rate, maturity, name="probe_call"):
+    """A minimal valid pricing input: one asset A (spot 100, vol 0.2), one
+    at-the-money call. `paths` goes in as written (e.g. "200_000")."""
+    return f"""\
+[run]
+model = "pricing"
+seed = {seed}
+
+[pricing]
+paths = {paths}
+rate = {rate}
+
+[[pricing.asset]]
+name = "A"
+spot = 100.0
+vol = 0.2
+
+[[pricing.instrument]]
+name = "{name}"
+option = "call"
+strike = 100.0
+maturity = {maturity}
+assets = ["A"]
+"""
+
+
 def bits(x):
     """The IEEE-754 binary64 bit pattern of x, as hex (for bitwise compares)."""
     return struct.pack("<d", float(x)).hex()

@@ -21,28 +21,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import strata_cli as sc  # noqa: E402
 import h5py  # noqa: E402
 
-BASE = """\
-[run]
-model = "pricing"
-seed = 5
-
-[pricing]
-paths = {paths}
-rate = 0.03
-
-[[pricing.asset]]
-name = "A"
-spot = 100.0
-vol = 0.2
-
-[[pricing.instrument]]
-name = "probe_call"
-option = "call"
-strike = 100.0
-maturity = 0.5
-assets = ["A"]
-
-"""
 
 # 3 vols x 4 strikes = 12 points.
 GRID = """\
@@ -54,6 +32,7 @@ output_dir = "out/sw"
 """
 VOLS = [0.1, 0.2, 0.3]
 STRIKES = [85.0, 95.0, 105.0, 115.0]
+
 
 def session_processes(sid):
     """Pids of the processes in session `sid` (Linux /proc)."""
@@ -95,7 +74,7 @@ ROW = re.compile(r"^(\d+)\s+(pending|running|done|failed)\s+(.*\S)\s*$")
 class Sweep(sc.StrataTestCase):
 
     def sweep_input(self, sweep=GRID, paths=20000, name="sweep.toml"):
-        return self.write(name, BASE.format(paths=paths) + sweep)
+        return self.write(name, sc.one_call_input(seed=5, paths=paths, rate=0.03, maturity=0.5) + "\n" + sweep)
 
     def listed(self, res):
         rows = []
@@ -192,7 +171,7 @@ output_dir = "out/desc"
             with self.subTest(args=args):
                 res = self.strata("sweep", "sweep.toml", *args)
                 self.assertExit(res, 2)
-        self.write("plain.toml", BASE.format(paths=1000))
+        self.write("plain.toml", sc.one_call_input(seed=5, paths=1000, rate=0.03, maturity=0.5))
         res = self.strata("sweep", "plain.toml", "--list")
         self.assertExit(res, 2)
         self.assertInOutput("[sweep]", res.stderr, res)

@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.join(HERE, os.pardir, "cli"))
 sys.path.insert(0, HERE)
 
 from strata_cli import (SOURCE_DIR, STRATA_BIN, as_str, check_binary, child_env, h5py,  # noqa: E402
-                        make_tmpdir, np, remove_tmpdir, run_strata)
+                        make_tmpdir, np, one_call_input, remove_tmpdir, run_strata)
 from slurm_cluster import ClusterError, SlurmCluster  # noqa: E402
 
 SCRIPTS = os.path.join(SOURCE_DIR, "scripts", "slurm")
@@ -44,27 +44,7 @@ LONG_RUN = ["--set", "pricing.paths=8e6", "--set", "pricing.chunk_paths=1e5",
 # Plain progress lines in the job's output tell the test that strata is computing.
 STEP_DELAY = {"STRATA_TEST_STEP_DELAY_MS": "300", "STRATA_PROGRESS": "plain"}
 
-SWEEP_INPUT = """\
-[run]
-model = "pricing"
-seed = 7
-
-[pricing]
-paths = 200_000
-rate = 0.03
-
-[[pricing.asset]]
-name = "A"
-spot = 100.0
-vol = 0.2
-
-[[pricing.instrument]]
-name = "call"
-option = "call"
-strike = 100.0
-maturity = 1.0
-assets = ["A"]
-
+SWEEP_INPUT = one_call_input(seed=7, paths="200_000", rate=0.03, maturity=1.0, name="call") + """
 [sweep]
 mode = "grid"
 "pricing.asset.0.vol" = [0.15, 0.30]
