@@ -86,6 +86,7 @@ std::string expected_name(const Param& p) {
     case ParamType::string: return "a string";
     case ParamType::choice: return "a string";
     case ParamType::string_list: return "a list of strings";
+    case ParamType::integer_list: return "a list of integers";
     case ParamType::table_list: return "an array of tables ([[" + p.key + "]])";
   }
   return "?";
@@ -100,6 +101,10 @@ void insert_default(toml::table& t, const std::string& name, const Param& p) {
           if (p.type != ParamType::table_list) {
             for (const auto& s : v) a.push_back(s);
           }
+          t.insert_or_assign(name, std::move(a));
+        } else if constexpr (std::is_same_v<V, std::vector<std::int64_t>>) {
+          toml::array a;
+          for (std::int64_t x : v) a.push_back(x);
           t.insert_or_assign(name, std::move(a));
         } else if constexpr (!std::is_same_v<V, std::monostate>) {
           t.insert_or_assign(name, v);
@@ -408,6 +413,15 @@ void Config::validate_value(const Param& p, toml::node& v, const std::string& ke
       }
       return;
     }
+    case ParamType::integer_list: {
+      const auto* a = v.as_array();
+      if (a == nullptr) wrong_type();
+      for (const auto& e : *a) {
+        if (!e.is_integer()) bad("expected a list of integers, found " + type_name(e) + " in it");
+        check_range(static_cast<double>(e.as_integer()->get()));
+      }
+      return;
+    }
     case ParamType::table_list: {
       const auto* a = v.as_array();
       if (a == nullptr || (!a->empty() && !a->is_array_of_tables())) wrong_type();
@@ -462,6 +476,14 @@ std::vector<std::string> Config::strings(std::string_view key) const {
   if (n == nullptr || !n->is_array()) missing(key, "list");
   std::vector<std::string> out;
   for (const auto& e : *n->as_array()) out.push_back(e.as_string()->get());
+  return out;
+}
+
+std::vector<std::int64_t> Config::integers(std::string_view key) const {
+  const toml::node* n = node(key);
+  if (n == nullptr || !n->is_array()) missing(key, "list");
+  std::vector<std::int64_t> out;
+  for (const auto& e : *n->as_array()) out.push_back(e.as_integer()->get());
   return out;
 }
 

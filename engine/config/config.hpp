@@ -56,6 +56,7 @@ class Config {
   bool boolean(std::string_view key) const;
   std::string string(std::string_view key) const;
   std::vector<std::string> strings(std::string_view key) const;
+  std::vector<std::int64_t> integers(std::string_view key) const;
   std::size_t count(std::string_view list_key) const;   // entries of an array of tables
 
   // "FILE:LINE", "--set KEY=VALUE" or "default" for where a key's value came from.

@@ -16,6 +16,7 @@ std::string_view to_string(ParamType t) {
     case ParamType::string: return "string";
     case ParamType::choice: return "choice";
     case ParamType::string_list: return "list of strings";
+    case ParamType::integer_list: return "list of integers";
     case ParamType::table_list: return "array of tables";
   }
   return "?";
@@ -69,6 +70,11 @@ std::string Param::default_text() const {
       for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + quoted(v[i]);
       return s + "]";
     }
+    std::string operator()(const std::vector<std::int64_t>& v) const {
+      std::string s = "[";
+      for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+      return s + "]";
+    }
   };
   return std::visit(Visitor{}, default_value);
 }
@@ -109,6 +115,10 @@ Param& Schema::string_list(std::string key, std::optional<std::vector<std::strin
   ParamValue v;
   if (def) v = *def;
   return add({std::move(key), ParamType::string_list, v, "", {}, {}, std::move(doc)});
+}
+
+Param& Schema::integer_list(std::string key, std::vector<std::int64_t> def, Range range, std::string doc) {
+  return add({std::move(key), ParamType::integer_list, std::move(def), "", range, {}, std::move(doc)});
 }
 
 Param& Schema::table_list(std::string key, Range count, std::string doc) {

@@ -13,11 +13,12 @@
 
 namespace strata {
 
-enum class ParamType { integer, real, boolean, string, choice, string_list, table_list };
+enum class ParamType { integer, real, boolean, string, choice, string_list, integer_list, table_list };
 
 std::string_view to_string(ParamType t);
 
-using ParamValue = std::variant<std::monostate, std::int64_t, double, bool, std::string, std::vector<std::string>>;
+using ParamValue = std::variant<std::monostate, std::int64_t, double, bool, std::string, std::vector<std::string>,
+                                std::vector<std::int64_t>>;
 
 struct Range {
   std::optional<double> min, max;
@@ -52,6 +53,8 @@ class Schema {
   Param& string(std::string key, std::optional<std::string> def, std::string doc);
   Param& choice(std::string key, std::string def, std::vector<std::string> choices, std::string doc);
   Param& string_list(std::string key, std::optional<std::vector<std::string>> def, std::string doc);
+  // A list of integers, each within `range` (e.g. a decomposition [px, py]).
+  Param& integer_list(std::string key, std::vector<std::int64_t> def, Range range, std::string doc);
   Param& table_list(std::string key, Range count, std::string doc);
 
   void merge(const Schema& other);

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <stdexcept>
 #include <system_error>
 
@@ -148,6 +149,12 @@ void H5Output::attribute(const std::string& object, const std::string& name, dou
   write_attribute(file_, object, name, H5T_NATIVE_DOUBLE, space.id, &value);
 }
 
+void H5Output::attribute(const std::string& object, const std::string& name, const std::vector<double>& value) {
+  const hsize_t n = value.size();
+  Handle space{H5Screate_simple(1, &n, nullptr), H5Sclose};
+  write_attribute(file_, object, name, H5T_NATIVE_DOUBLE, space.id, value.data());
+}
+
 bool H5Output::exists(const std::string& path) const {
   // H5Lexists needs every intermediate link to exist: walk the path.
   std::size_t pos = 0;
@@ -203,6 +210,102 @@ void H5Output::slab(const std::string& path, std::span<const double> local, std:
     check(H5Sselect_hyperslab(file_sel.id, H5S_SELECT_SET, first, nullptr, n, nullptr), "select " + path);
   }
   check(H5Dwrite(ds.id, H5T_NATIVE_DOUBLE, mem.id, file_sel.id, xfer_, local.data()), "write dataset " + path);
+}
+
+void H5Output::series(const std::string& path, std::span<const std::int64_t> frame, const std::string& units) {
+  if (exists(path)) return;
+  const int rank = static_cast<int>(frame.size()) + 1;
+  hsize_t dims[4] = {0, 0, 0, 0}, max[4] = {H5S_UNLIMITED, 0, 0, 0}, chunk[4] = {1, 1, 1, 1};
+  std::size_t bytes = sizeof(double);
+  for (int d = 1; d < rank; ++d) {
+    dims[d] = max[d] = chunk[d] = static_cast<hsize_t>(frame[static_cast<std::size_t>(d - 1)]);
+    bytes *= chunk[d];
+  }
+  // A chunk is one frame, halved along its slowest axes until it is at most
+  // 4 MiB (HDF5's chunk cache is 1 MiB by default and chunks must stay below
+  // 4 GiB); 1-D series grow in chunks of 1024 entries.
+  if (rank == 1) chunk[0] = 1024;
+  for (int d = 1; d < rank && bytes > (4u << 20); ++d) {
+    while (chunk[d] > 1 && bytes > (4u << 20)) {
+      bytes = bytes / chunk[d] * ((chunk[d] + 1) / 2);
+      chunk[d] = (chunk[d] + 1) / 2;
+    }
+  }
+  Handle space{H5Screate_simple(rank, dims, max), H5Sclose};
+  Handle dcpl{H5Pcreate(H5P_DATASET_CREATE), H5Pclose};
+  check(H5Pset_chunk(dcpl.id, rank, chunk), "chunk " + path);
+  const double fill = std::numeric_limits<double>::quiet_NaN();
+  H5Pset_fill_value(dcpl.id, H5T_NATIVE_DOUBLE, &fill);
+  H5Pset_alloc_time(dcpl.id, H5D_ALLOC_TIME_INCR);   // parallel HDF5 needs early or incremental
+  Handle ds{check_id(H5Dcreate2(file_, path.c_str(), H5T_NATIVE_DOUBLE, space.id, lcpl_, dcpl.id, H5P_DEFAULT),
+                     "create dataset " + path),
+            H5Dclose};
+  if (!units.empty()) attribute(path, "units", units);
+}
+
+std::int64_t H5Output::series_length(const std::string& path) const {
+  Handle ds{check_id(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), "open dataset " + path), H5Dclose};
+  Handle space{H5Dget_space(ds.id), H5Sclose};
+  hsize_t dims[4] = {0, 0, 0, 0};
+  H5Sget_simple_extent_dims(space.id, dims, nullptr);
+  return static_cast<std::int64_t>(dims[0]);
+}
+
+void H5Output::series_truncate(const std::string& path, std::int64_t length) {
+  Handle ds{check_id(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), "open dataset " + path), H5Dclose};
+  Handle space{H5Dget_space(ds.id), H5Sclose};
+  hsize_t dims[4] = {0, 0, 0, 0};
+  H5Sget_simple_extent_dims(space.id, dims, nullptr);
+  if (static_cast<std::int64_t>(dims[0]) <= length) return;
+  dims[0] = static_cast<hsize_t>(length);
+  check(H5Dset_extent(ds.id, dims), "truncate " + path);
+}
+
+void H5Output::series_write(const std::string& path, std::int64_t index, std::span<const double> local,
+                            std::span<const std::int64_t> start, std::span<const std::int64_t> count) {
+  Handle ds{check_id(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), "open dataset " + path), H5Dclose};
+  Handle space{H5Dget_space(ds.id), H5Sclose};
+  const int rank = H5Sget_simple_extent_ndims(space.id);
+  if (rank != static_cast<int>(count.size()) + 1) throw std::logic_error("H5Output::series_write: " + path + ": rank");
+  hsize_t dims[4] = {0, 0, 0, 0};
+  H5Sget_simple_extent_dims(space.id, dims, nullptr);
+  if (dims[0] < static_cast<hsize_t>(index) + 1) {
+    dims[0] = static_cast<hsize_t>(index) + 1;
+    check(H5Dset_extent(ds.id, dims), "extend " + path);
+  }
+  hsize_t first[4] = {static_cast<hsize_t>(index), 0, 0, 0}, n[4] = {1, 1, 1, 1};
+  hsize_t points = 1;
+  for (int d = 1; d < rank; ++d) {
+    first[d] = static_cast<hsize_t>(start[static_cast<std::size_t>(d - 1)]);
+    n[d] = static_cast<hsize_t>(count[static_cast<std::size_t>(d - 1)]);
+    points *= n[d];
+  }
+  if (points != local.size() && !(local.empty())) throw std::logic_error("H5Output::series_write: " + path + ": size");
+  if (local.empty()) points = 0;
+  Handle file_sel{H5Dget_space(ds.id), H5Sclose};
+  Handle mem{H5Screate_simple(rank, n, nullptr), H5Sclose};
+  if (points == 0) {
+    H5Sselect_none(file_sel.id);
+    H5Sselect_none(mem.id);
+  } else {
+    check(H5Sselect_hyperslab(file_sel.id, H5S_SELECT_SET, first, nullptr, n, nullptr), "select " + path);
+  }
+  check(H5Dwrite(ds.id, H5T_NATIVE_DOUBLE, mem.id, file_sel.id, xfer_, local.data()), "write dataset " + path);
+}
+
+std::vector<double> H5Output::read(const std::string& path) const {
+  Handle ds{check_id(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), "open dataset " + path), H5Dclose};
+  Handle space{H5Dget_space(ds.id), H5Sclose};
+  const hssize_t n = H5Sget_simple_extent_npoints(space.id);
+  std::vector<double> out(static_cast<std::size_t>(n > 0 ? n : 0));
+  check(H5Dread(ds.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, xfer_, out.data()), "read dataset " + path);
+  return out;
+}
+
+void H5Output::series_write(const std::string& path, std::int64_t index, double value) {
+  std::span<const double> local;
+  if (mpi_.root()) local = std::span<const double>(&value, 1);
+  series_write(path, index, local, {}, {});
 }
 
 hid_t H5Output::write_scalar(const std::string& path, hid_t type, const void* value) {

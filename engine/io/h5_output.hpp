@@ -48,6 +48,7 @@ class H5Output {
   void attribute(const std::string& object, const std::string& name, const std::vector<std::string>& value);
   void attribute(const std::string& object, const std::string& name, std::int64_t value);
   void attribute(const std::string& object, const std::string& name, double value);
+  void attribute(const std::string& object, const std::string& name, const std::vector<double>& value);
 
   // Datasets; missing parent groups are created. `units` becomes an attribute.
   void text(const std::string& path, const std::string& value);
@@ -67,6 +68,22 @@ class H5Output {
   // start + count) from `local` (row-major, last index fastest). Collective.
   void slab(const std::string& path, std::span<const double> local, std::span<const std::int64_t> global,
             std::span<const std::int64_t> start, std::span<const std::int64_t> count);
+
+  // Time series: an extendible dataset [length, frame...] (frame of 0 to 3
+  // dimensions, slowest first), chunked by frame, grown one frame at a
+  // time. series() creates it empty unless it exists (a restarted run).
+  void series(const std::string& path, std::span<const std::int64_t> frame, const std::string& units = "");
+  std::int64_t series_length(const std::string& path) const;
+  // Drops frames from `length` on (a restart discards what came after its checkpoint).
+  void series_truncate(const std::string& path, std::int64_t length);
+  // Writes frame `index`, extending the dataset to index + 1 frames when
+  // shorter: this rank's box [start, start + count) of the frame. Collective.
+  void series_write(const std::string& path, std::int64_t index, std::span<const double> local,
+                    std::span<const std::int64_t> start, std::span<const std::int64_t> count);
+  // The whole of a dataset of doubles, on every rank (small datasets: a series' times).
+  std::vector<double> read(const std::string& path) const;
+  // A 1-D series' entry `index`: rank 0's value is written.
+  void series_write(const std::string& path, std::int64_t index, double value);
 
   void set_status(const std::string& status);   // root attribute `status`
   void flush();

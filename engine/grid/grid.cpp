@@ -1,0 +1,225 @@
+#include "engine/grid/grid.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+
+#include "engine/runtime/error.hpp"
+#include "engine/runtime/mpi_context.hpp"
+#include "engine/runtime/tree_sum.hpp"
+
+namespace strata::grid {
+
+namespace {
+constexpr const char* kAxis[3] = {"x", "y", "z"};
+
+std::string list_text(const std::array<int, 3>& r, int dims) {
+  std::string s = "[";
+  for (int a = 0; a < dims; ++a) s += (a ? ", " : "") + std::to_string(r[static_cast<std::size_t>(a)]);
+  return s + "]";
+}
+}  // namespace
+
+const char* to_string(Boundary b) {
+  switch (b) {
+    case Boundary::periodic: return "periodic";
+    case Boundary::wall: return "wall";
+    case Boundary::open: return "open";
+  }
+  return "?";
+}
+
+namespace detail {
+void throw_mpi(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  throw Error(ExitCode::internal, std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(len)));
+}
+}  // namespace detail
+
+Grid::Grid(const MpiContext& mpi, const GridSpec& spec) : mpi_(mpi), spec_(spec) {
+  if (spec.dims != 2 && spec.dims != 3) throw std::logic_error("Grid: dims must be 2 or 3");
+  if (spec.dims == 2) {
+    spec_.n[2] = 1;
+    spec_.boundary[2] = {Boundary::periodic, Boundary::periodic};
+  }
+  for (int a = 0; a < spec.dims; ++a) {
+    const auto& b = spec_.boundary[static_cast<std::size_t>(a)];
+    if ((b[0] == Boundary::periodic) != (b[1] == Boundary::periodic))
+      throw std::logic_error("Grid: periodic on one side of an axis only");
+  }
+  const int size = mpi.size();
+  const bool given = std::any_of(spec.ranks.begin(), spec.ranks.begin() + spec.dims, [](int r) { return r > 0; });
+  if (given) {
+    int product = 1;
+    for (int a = 0; a < spec.dims; ++a) {
+      const int r = spec.ranks[static_cast<std::size_t>(a)];
+      if (r < 1)
+        throw InputError(spec.decomposition_key + " = " + list_text(spec.ranks, spec.dims) +
+                         ": every entry must be at least 1");
+      product *= r;
+      ranks_[static_cast<std::size_t>(a)] = r;
+    }
+    if (product != size)
+      throw InputError(spec.decomposition_key + " = " + list_text(spec.ranks, spec.dims) + ": asks for " +
+                       std::to_string(product) + " ranks, but the run has " + std::to_string(size));
+  } else {
+    // MPI_Dims_create gives non-increasing factors; the most ranks go to the
+    // axis with the most cells, so subdomains stay close to square.
+    std::array<int, 3> factors{0, 0, 0};
+    MPI_Dims_create(size, spec.dims, factors.data());
+    std::array<int, 3> order{0, 1, 2};
+    std::stable_sort(order.begin(), order.begin() + spec.dims,
+                     [&](int a, int b) { return spec_.n[static_cast<std::size_t>(a)] > spec_.n[static_cast<std::size_t>(b)]; });
+    for (int i = 0; i < spec.dims; ++i) ranks_[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])] = factors[static_cast<std::size_t>(i)];
+  }
+  std::array<int, 3> periods{0, 0, 0};
+  for (int a = 0; a < spec.dims; ++a)
+    periods[static_cast<std::size_t>(a)] = spec_.boundary[static_cast<std::size_t>(a)][0] == Boundary::periodic;
+  // reorder = 0: a rank keeps its number, so MpiContext's communicator and
+  // the Cartesian one agree on who is rank 0.
+  detail::throw_mpi(MPI_Cart_create(mpi.comm(), spec.dims, ranks_.data(), periods.data(), 0, &cart_),
+                    "MPI_Cart_create");
+  detail::throw_mpi(MPI_Cart_coords(cart_, mpi.rank(), spec.dims, coords_.data()), "MPI_Cart_coords");
+  for (int a = 0; a < 3; ++a) {
+    const auto s = static_cast<std::size_t>(a);
+    if (a < spec.dims) {
+      const BlockRange r = block_range(spec_.n[s], coords_[s], ranks_[s]);
+      start_[s] = r.first;
+      count_[s] = r.size();
+    } else {
+      start_[s] = 0;
+      count_[s] = 1;
+    }
+  }
+  // Every rank must own at least a halo's width on each axis: the halo of a
+  // neighbour is filled from one rank only. Decide collectively.
+  std::string problem;
+  for (int a = 0; a < spec.dims; ++a) {
+    const auto s = static_cast<std::size_t>(a);
+    if (count_[s] < spec.halo) {
+      problem = "the decomposition " + list_text(ranks_, spec.dims) + " gives rank " + std::to_string(mpi.rank()) +
+                " only " + std::to_string(count_[s]) + " cells along " + kAxis[a] + " (of " +
+                std::to_string(spec_.n[s]) + "), fewer than the halo width " + std::to_string(spec.halo) +
+                "; use fewer ranks along " + kAxis[a] + (given ? "" : " (set " + spec.decomposition_key + ")") +
+                " or more cells";
+      if (given) problem = spec.decomposition_key + " = " + list_text(spec.ranks, spec.dims) + ": " + problem;
+      break;
+    }
+  }
+  const auto problems = mpi.gather_strings(problem);
+  for (const auto& p : problems) {
+    if (!p.empty()) {
+      MPI_Comm_free(&cart_);
+      throw InputError(p);
+    }
+  }
+  const int zr = spec.dims == 3 ? 1 : 0;
+  neighbours_.fill(MPI_PROC_NULL);
+  for (int dz = -zr; dz <= zr; ++dz)
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx) {
+        const int o[3] = {dx, dy, dz};
+        std::array<int, 3> c{0, 0, 0};
+        bool inside = true;
+        for (int a = 0; a < spec.dims; ++a) {
+          const auto s = static_cast<std::size_t>(a);
+          c[s] = coords_[s] + o[a];
+          if (c[s] < 0 || c[s] >= ranks_[s]) {
+            if (periods[s]) {
+              c[s] = (c[s] + ranks_[s]) % ranks_[s];
+            } else {
+              inside = false;
+            }
+          }
+        }
+        int rank = MPI_PROC_NULL;
+        if (inside) detail::throw_mpi(MPI_Cart_rank(cart_, c.data(), &rank), "MPI_Cart_rank");
+        neighbours_[static_cast<std::size_t>(detail::direction_code(dx, dy, dz))] = rank;
+      }
+}
+
+Grid::~Grid() {
+  if (cart_ != MPI_COMM_NULL) MPI_Comm_free(&cart_);
+}
+
+std::array<index_t, 3> Grid::extent() const {
+  return {count_[0] + 2 * halo(0), count_[1] + 2 * halo(1), count_[2] + 2 * halo(2)};
+}
+
+index_t Grid::storage() const {
+  const auto e = extent();
+  return e[0] * e[1] * e[2];
+}
+
+bool Grid::physical(int axis, int side) const {
+  if (axis >= spec_.dims) return false;
+  const auto a = static_cast<std::size_t>(axis);
+  if (spec_.boundary[a][static_cast<std::size_t>(side)] == Boundary::periodic) return false;
+  return side == 0 ? coords_[a] == 0 : coords_[a] == ranks_[a] - 1;
+}
+
+Box Grid::owned() const {
+  Box b;
+  for (int a = 0; a < 3; ++a) {
+    b.lo[a] = 0;
+    b.n[a] = count_[static_cast<std::size_t>(a)];
+  }
+  return b;
+}
+
+Box Grid::interior(int margin) const {
+  Box b = owned();
+  for (int a = 0; a < spec_.dims; ++a) {
+    b.lo[a] = margin;
+    b.n[a] = std::max<index_t>(0, count_[static_cast<std::size_t>(a)] - 2 * margin);
+  }
+  if (b.size() == 0)
+    for (int a = 0; a < 3; ++a) b.n[a] = 0;
+  return b;
+}
+
+std::vector<Box> Grid::strips(int margin) const {
+  std::vector<Box> out;
+  Box rest = owned();
+  for (int a = spec_.dims - 1; a >= 0; --a) {
+    const index_t low = std::min<index_t>(margin, rest.n[a]);
+    const index_t high = std::min<index_t>(margin, rest.n[a] - low);
+    if (low > 0) {
+      Box s = rest;
+      s.n[a] = low;
+      out.push_back(s);
+    }
+    if (high > 0) {
+      Box s = rest;
+      s.lo[a] = rest.lo[a] + rest.n[a] - high;
+      s.n[a] = high;
+      out.push_back(s);
+    }
+    rest.lo[a] += low;
+    rest.n[a] -= low + high;
+    if (rest.n[a] == 0) break;
+  }
+  return out;
+}
+
+int Grid::neighbour(int dx, int dy, int dz) const {
+  if (spec_.dims == 2 && dz != 0) return MPI_PROC_NULL;
+  return neighbours_[static_cast<std::size_t>(detail::direction_code(dx, dy, dz))];
+}
+
+bool mpi_cuda_aware() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
+}
+
+}  // namespace strata::grid

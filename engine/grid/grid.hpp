@@ -1,0 +1,236 @@
+// The distributed structured grid shared by the stencil models (diffusion,
+// shallow_water, euler2d): a Cartesian decomposition of a 2-D or 3-D box of
+// cells over the MPI ranks, fields with halos on a Device, non-blocking halo
+// exchange, physical boundaries, exact global sums, and checkpoint I/O in
+// global layout. Axis 0 is x (fastest in memory), 1 is y, 2 is z; a 2-D grid
+// has n[2] = 1 and no halo on z. See docs/architecture.md, "Grids".
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/backend/backend.hpp"
+#include "engine/backend/buffer.hpp"
+#include "engine/backend/parallel.hpp"
+#include "kernels/stencil/grid_view.hpp"
+
+namespace strata {
+
+class MpiContext;
+class StateWriter;
+class StateReader;
+
+namespace grid {
+
+using kernels::stencil::Box;
+using kernels::stencil::FieldView;
+using kernels::stencil::index_t;
+
+enum class Boundary { periodic, wall, open };
+const char* to_string(Boundary b);
+
+struct GridSpec {
+  int dims = 2;                                   // 2 or 3
+  std::array<index_t, 3> n{1, 1, 1};              // global cells per axis
+  std::array<double, 3> d{1, 1, 1};               // cell size per axis
+  std::array<double, 3> origin{0, 0, 0};          // lower corner of cell (0, 0, 0)
+  std::array<std::array<Boundary, 2>, 3> boundary{};  // [axis][low, high]; periodic on both sides or neither
+  int halo = 1;                                   // halo width on every decomposed axis
+  std::array<int, 3> ranks{0, 0, 0};             // ranks per axis; all 0: chosen by MPI_Dims_create
+  std::string decomposition_key;                  // input key of `ranks`, for messages
+};
+
+// One rank's part of the grid.
+class Grid {
+ public:
+  // Collective. Throws InputError (naming spec.decomposition_key) when the
+  // decomposition does not match the ranks or leaves a rank fewer cells on
+  // an axis than the halo is wide.
+  Grid(const MpiContext& mpi, const GridSpec& spec);
+  ~Grid();
+  Grid(const Grid&) = delete;
+  Grid& operator=(const Grid&) = delete;
+
+  const GridSpec& spec() const { return spec_; }
+  const MpiContext& mpi() const { return mpi_; }
+  MPI_Comm cart() const { return cart_; }
+  int dims() const { return spec_.dims; }
+  int halo() const { return spec_.halo; }
+  // Halo width on `axis`: spec.halo on the grid's axes, 0 on z of a 2-D grid.
+  int halo(int axis) const { return axis < spec_.dims ? spec_.halo : 0; }
+
+  std::array<int, 3> ranks() const { return ranks_; }        // ranks per axis
+  std::array<int, 3> coords() const { return coords_; }      // this rank's position
+  std::array<index_t, 3> start() const { return start_; }    // global index of owned cell (0, 0, 0)
+  std::array<index_t, 3> count() const { return count_; }    // owned cells per axis
+  index_t owned_cells() const { return count_[0] * count_[1] * count_[2]; }
+  // Local storage per axis (owned + 2 halo) and in all.
+  std::array<index_t, 3> extent() const;
+  index_t storage() const;
+
+  // Whether the low (side 0) or high (side 1) face of this rank's box on
+  // `axis` is a non-periodic domain boundary, which the model fills.
+  bool physical(int axis, int side) const;
+  // Global cell-centre coordinate of local index i on `axis`.
+  double centre(int axis, index_t i) const {
+    return spec_.origin[axis] + (static_cast<double>(start_[axis] + i) + 0.5) * spec_.d[axis];
+  }
+
+  // Boxes of local indices.
+  Box owned() const;
+  // Owned cells at least `margin` from every face with a neighbour or a
+  // physical boundary: they need no halo value within `margin`. Empty when
+  // the box is too thin.
+  Box interior(int margin) const;
+  // The owned cells not in interior(margin), as disjoint boxes.
+  std::vector<Box> strips(int margin) const;
+
+  // Neighbour rank at offset (dx, dy, dz) in {-1, 0, 1}^3, or MPI_PROC_NULL.
+  int neighbour(int dx, int dy, int dz) const;
+
+ private:
+  const MpiContext& mpi_;
+  GridSpec spec_;
+  MPI_Comm cart_ = MPI_COMM_NULL;
+  std::array<int, 3> ranks_{1, 1, 1}, coords_{0, 0, 0};
+  std::array<index_t, 3> start_{0, 0, 0}, count_{1, 1, 1};
+  std::array<int, 27> neighbours_{};
+};
+
+// A field of one rank with its halo, on a Device.
+template <class T>
+class Field {
+ public:
+  Field() = default;
+  Field(const Grid& g, const Device& device, std::string name)
+      : name_(std::move(name)), buffer_(device, static_cast<std::size_t>(g.storage())) {
+    const auto e = g.extent();
+    sy_ = e[0];
+    sz_ = g.dims() == 3 ? e[0] * e[1] : 0;
+    offset_ = g.halo(0) + g.halo(1) * sy_ + g.halo(2) * (g.dims() == 3 ? sz_ : 0);
+  }
+  const std::string& name() const { return name_; }
+  FieldView<T> view() { return {buffer_.data() + offset_, sy_, sz_}; }
+  FieldView<const T> view() const { return {buffer_.data() + offset_, sy_, sz_}; }
+  Buffer<T>& buffer() { return buffer_; }
+  const Buffer<T>& buffer() const { return buffer_; }
+  void swap(Field& o) {
+    std::swap(name_, o.name_);
+    std::swap(buffer_, o.buffer_);
+  }
+
+ private:
+  std::string name_;
+  Buffer<T> buffer_;
+  index_t sy_ = 0, sz_ = 0, offset_ = 0;
+};
+
+// Runs f(i, j, k) over a box on the device. For CUDA, the model's *.cu file
+// instantiates STRATA_GRID_INSTANTIATE_FOR(F).
+template <class F>
+void for_box(const Device& device, const Box& box, const F& f) {
+  if (box.size() <= 0) return;
+  parallel_for(device, box.size(), kernels::stencil::BoxKernel<F>{box, f});
+}
+
+// Halo exchange of up to kMaxFields fields of type T with all 3^dims - 1
+// neighbours at once (faces, edges and corners), non-blocking: begin() packs
+// and posts, end() waits and unpacks; compute the interior in between.
+// Physical boundaries are left to the model (fill_side below).
+template <class T>
+class HaloExchange {
+ public:
+  HaloExchange(const Grid& g, const Device& device, int max_fields);
+  ~HaloExchange();
+  HaloExchange(const HaloExchange&) = delete;
+  HaloExchange& operator=(const HaloExchange&) = delete;
+
+  void begin(std::initializer_list<Field<T>*> fields);
+  void end();
+  void exchange(std::initializer_list<Field<T>*> fields) {
+    begin(fields);
+    end();
+  }
+  // Whether device buffers go to MPI directly (CUDA-aware MPI) or through host copies.
+  bool direct() const { return direct_; }
+
+ private:
+  struct Link {
+    int rank;
+    int send_tag, recv_tag;
+    Box send, recv;
+    std::size_t offset;   // into the buffers, in elements per field
+  };
+  const Grid& grid_;
+  Device device_;
+  int max_fields_;
+  bool direct_ = false;
+  std::vector<Link> links_;
+  std::size_t cells_ = 0;   // halo cells of all links (per field)
+  Buffer<T> send_dev_, recv_dev_;                 // pack target (device or host memory)
+  std::vector<T> send_host_, recv_host_;          // staging for CUDA without CUDA-aware MPI
+  std::vector<MPI_Request> requests_;
+  kernels::stencil::FieldSet<T> pending_;
+};
+
+// Fills the halo of a physical boundary (Grid::physical) of `axis`/`side`
+// over the whole extent of the other axes, halos included (call after the
+// exchange, axis by axis in order, so edges and corners come out right):
+// Boundary::wall mirrors with `sign`, Boundary::open copies the nearest
+// owned cell. Does nothing where the side is not physical.
+template <class T>
+void fill_side(const Grid& g, const Device& device, Field<T>& f, int axis, int side, T sign = T(1));
+// All physical sides of `f` by the boundary kinds of the spec, with `sign`
+// per axis (e.g. {-1, 1, 1} for u, which changes sign at walls normal to x).
+template <class T>
+void fill_boundaries(const Grid& g, const Device& device, Field<T>& f, std::array<T, 3> sign = {1, 1, 1});
+
+// Exact global sum over the owned cells of a per-cell double value f(i, j,
+// k): every value is quantised to a common power-of-two scale (2^-62 of the
+// largest |value|) and summed as 128-bit integers, so the result is bitwise
+// the same for any decomposition, thread count and backend, and within
+// n * 2^-62 * max|f| of the exact sum. NaN when any value is not finite.
+// Collective. CUDA: STRATA_GRID_INSTANTIATE_SUM(F) in the model's *.cu.
+template <class F>
+double global_sum(const Grid& g, const Device& device, const F& f);
+// Global maximum of f over the owned cells (exact in any order); NaN wins.
+template <class F>
+double global_max(const Grid& g, const Device& device, const F& f);
+
+// Checkpoint I/O of a field in global layout (owned cells only): any other
+// decomposition reads it back.
+template <class T>
+void save_field(StateWriter& w, const Grid& g, const Field<T>& f);
+template <class T>
+void restore_field(StateReader& r, const Grid& g, Field<T>& f);
+// This rank's owned cells of `f` on the host, x fastest, no halos (for
+// output and checkpoints).
+template <class T>
+std::vector<double> owned_values(const Grid& g, const Field<T>& f);
+
+// Whether Open MPI was built CUDA-aware and says so at run time.
+bool mpi_cuda_aware();
+
+}  // namespace grid
+}  // namespace strata
+
+// CUDA instantiation of a model's grid functors (in the model's *.cu file).
+#define STRATA_GRID_INSTANTIATE_FOR(...) \
+  STRATA_CUDA_INSTANTIATE_FOR(strata::kernels::stencil::BoxKernel<__VA_ARGS__>)
+#define STRATA_GRID_INSTANTIATE_SUM(...)                                                               \
+  STRATA_CUDA_INSTANTIATE_REDUCE(double,                                                               \
+                                 strata::kernels::stencil::BoxValue<strata::kernels::stencil::AbsValue< \
+                                     __VA_ARGS__>>,                                                    \
+                                 strata::kernels::stencil::MaxOp)                                      \
+  STRATA_CUDA_INSTANTIATE_REDUCE(strata::kernels::stencil::Fixed128,                                   \
+                                 strata::kernels::stencil::Quantised<__VA_ARGS__>,                     \
+                                 strata::kernels::stencil::Fixed128Plus)
+#define STRATA_GRID_INSTANTIATE_MAX(...)                                                      \
+  STRATA_CUDA_INSTANTIATE_REDUCE(double, strata::kernels::stencil::BoxValue<__VA_ARGS__>, \
+                                 strata::kernels::stencil::MaxOp)
+
+#include "engine/grid/grid_impl.hpp"

@@ -1,0 +1,260 @@
+// Template definitions of engine/grid/grid.hpp (included from it).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <span>
+#include <stdexcept>
+
+#include "engine/runtime/mpi_context.hpp"
+#include "engine/runtime/simulation.hpp"
+
+namespace strata::grid {
+
+namespace detail {
+
+template <class T>
+MPI_Datatype mpi_type();
+template <>
+inline MPI_Datatype mpi_type<double>() {
+  return MPI_DOUBLE;
+}
+template <>
+inline MPI_Datatype mpi_type<float>() {
+  return MPI_FLOAT;
+}
+
+inline int direction_code(int dx, int dy, int dz) { return (dx + 1) + 3 * (dy + 1) + 9 * (dz + 1); }
+
+// The owned cells next to the face/edge/corner in direction o (what goes to
+// the neighbour there), and the halo cells beyond it (what comes back).
+inline void link_boxes(const Grid& g, const int o[3], Box& send, Box& recv) {
+  const auto n = g.count();
+  for (int a = 0; a < 3; ++a) {
+    const index_t h = g.halo(a);
+    if (o[a] == 0) {
+      send.lo[a] = recv.lo[a] = 0;
+      send.n[a] = recv.n[a] = n[a];
+    } else {
+      send.n[a] = recv.n[a] = h;
+      send.lo[a] = o[a] < 0 ? 0 : n[a] - h;
+      recv.lo[a] = o[a] < 0 ? -h : n[a];
+    }
+  }
+}
+
+void throw_mpi(int rc, const char* what);
+
+}  // namespace detail
+
+template <class T>
+HaloExchange<T>::HaloExchange(const Grid& g, const Device& device, int max_fields)
+    : grid_(g), device_(device), max_fields_(max_fields) {
+  if (max_fields < 1 || max_fields > kernels::stencil::kMaxFields)
+    throw std::logic_error("HaloExchange: 1 to kMaxFields fields");
+  direct_ = device.backend == Backend::cuda && mpi_cuda_aware();
+  const int zr = g.dims() == 3 ? 1 : 0;
+  for (int dz = -zr; dz <= zr; ++dz)
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx) {
+        if (dx == 0 && dy == 0 && dz == 0) continue;
+        const int rank = g.neighbour(dx, dy, dz);
+        if (rank == MPI_PROC_NULL) continue;
+        const int o[3] = {dx, dy, dz};
+        Link link{rank, detail::direction_code(dx, dy, dz), detail::direction_code(-dx, -dy, -dz), {}, {}, cells_};
+        detail::link_boxes(g, o, link.send, link.recv);
+        cells_ += static_cast<std::size_t>(link.send.size());
+        links_.push_back(link);
+      }
+  const std::size_t total = cells_ * static_cast<std::size_t>(max_fields);
+  send_dev_ = Buffer<T>(device, total);
+  recv_dev_ = Buffer<T>(device, total);
+  if (device.backend == Backend::cuda && !direct_) {
+    send_host_.resize(total);
+    recv_host_.resize(total);
+  }
+  requests_.reserve(2 * links_.size());
+}
+
+template <class T>
+HaloExchange<T>::~HaloExchange() {
+  if (!requests_.empty()) MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+}
+
+template <class T>
+void HaloExchange<T>::begin(std::initializer_list<Field<T>*> fields) {
+  if (!requests_.empty()) throw std::logic_error("HaloExchange::begin twice without end");
+  if (static_cast<int>(fields.size()) > max_fields_) throw std::logic_error("HaloExchange: too many fields");
+  pending_.count = 0;
+  for (Field<T>* f : fields) pending_.f[pending_.count++] = f->view();
+  const std::size_t nf = static_cast<std::size_t>(pending_.count);
+  if (nf == 0 || links_.empty()) return;
+  for (const Link& l : links_) {
+    parallel_for(device_, l.send.size() * pending_.count,
+                 kernels::stencil::PackBox<T>{pending_, l.send, send_dev_.data() + l.offset * nf});
+  }
+  T* send = send_dev_.data();
+  T* recv = recv_dev_.data();
+  if (device_.backend == Backend::cuda && !direct_) {
+    send_dev_.copy_to_host(send_host_.data(), cells_ * nf);   // synchronises with the pack kernels
+    send = send_host_.data();
+    recv = recv_host_.data();
+  } else if (device_.backend == Backend::cuda) {
+    cuda::synchronize();
+  }
+  for (const Link& l : links_) {
+    const int count = static_cast<int>(static_cast<std::size_t>(l.recv.size()) * nf);
+    MPI_Request rq;
+    detail::throw_mpi(MPI_Irecv(recv + l.offset * nf, count, detail::mpi_type<T>(), l.rank, l.recv_tag, grid_.cart(),
+                                &rq),
+                      "MPI_Irecv (halo)");
+    requests_.push_back(rq);
+  }
+  for (const Link& l : links_) {
+    const int count = static_cast<int>(static_cast<std::size_t>(l.send.size()) * nf);
+    MPI_Request rq;
+    detail::throw_mpi(MPI_Isend(send + l.offset * nf, count, detail::mpi_type<T>(), l.rank, l.send_tag, grid_.cart(),
+                                &rq),
+                      "MPI_Isend (halo)");
+    requests_.push_back(rq);
+  }
+}
+
+template <class T>
+void HaloExchange<T>::end() {
+  if (requests_.empty()) return;
+  detail::throw_mpi(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
+                    "MPI_Waitall (halo)");
+  requests_.clear();
+  const std::size_t nf = static_cast<std::size_t>(pending_.count);
+  if (device_.backend == Backend::cuda && !direct_) recv_dev_.copy_from_host(recv_host_.data(), cells_ * nf);
+  for (const Link& l : links_) {
+    parallel_for(device_, l.recv.size() * pending_.count,
+                 kernels::stencil::UnpackBox<T>{pending_, l.recv, recv_dev_.data() + l.offset * nf});
+  }
+}
+
+template <class T>
+void fill_side(const Grid& g, const Device& device, Field<T>& f, int axis, int side, T sign) {
+  if (!g.physical(axis, side)) return;
+  const Boundary kind = g.spec().boundary[static_cast<std::size_t>(axis)][static_cast<std::size_t>(side)];
+  const auto n = g.count();
+  Box box;
+  for (int a = 0; a < 3; ++a) {
+    const index_t h = g.halo(a);
+    if (a == axis) {
+      box.lo[a] = side == 0 ? -h : n[a];
+      box.n[a] = h;
+    } else {
+      box.lo[a] = -h;
+      box.n[a] = n[a] + 2 * h;
+    }
+  }
+  if (box.size() <= 0) return;
+  parallel_for(device, box.size(),
+               kernels::stencil::FillSide<T>{f.view(), box, axis, n[static_cast<std::size_t>(axis)], side,
+                                             kind == Boundary::wall, kind == Boundary::wall ? sign : T(1)});
+}
+
+template <class T>
+void fill_boundaries(const Grid& g, const Device& device, Field<T>& f, std::array<T, 3> sign) {
+  for (int a = 0; a < g.dims(); ++a)
+    for (int s = 0; s < 2; ++s) fill_side(g, device, f, a, s, sign[static_cast<std::size_t>(a)]);
+}
+
+template <class F>
+double global_max(const Grid& g, const Device& device, const F& f) {
+  using namespace kernels::stencil;
+  const Box box = g.owned();
+  const double local = parallel_reduce(device, box.size(), BoxValue<F>{box, f},
+                                       -std::numeric_limits<double>::infinity(), MaxOp{});
+  // MPI_MAX drops NaN on some implementations: carry "any NaN" separately.
+  const bool nan = g.mpi().any(std::isnan(local));
+  return nan ? std::numeric_limits<double>::quiet_NaN() : g.mpi().max(local);
+}
+
+template <class F>
+double global_sum(const Grid& g, const Device& device, const F& f) {
+  using namespace kernels::stencil;
+  const Box box = g.owned();
+  const double m = global_max(g, device, AbsValue<F>{f});
+  if (!std::isfinite(m)) return std::numeric_limits<double>::quiet_NaN();
+  if (m == 0) return 0.0;
+  int e = 0;
+  std::frexp(m, &e);   // m < 2^e
+  const int shift = std::min(62 - e, 1000);
+  const double scale = std::ldexp(1.0, shift);
+  const Fixed128 local = parallel_reduce(device, box.size(), Quantised<F>{box, f, scale}, Fixed128{}, Fixed128Plus{});
+  std::uint64_t mine[2] = {local.lo, static_cast<std::uint64_t>(local.hi)};
+  std::vector<std::uint64_t> all(2 * static_cast<std::size_t>(g.mpi().size()));
+  MPI_Allgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, g.mpi().comm());
+  Fixed128 total;
+  for (std::size_t r = 0; r < all.size(); r += 2) {
+    Fixed128 part;
+    part.lo = all[r];
+    part.hi = static_cast<std::int64_t>(all[r + 1]);
+    total = total + part;
+  }
+  return std::ldexp(total.to_double(), -shift);
+}
+
+template <class T>
+std::vector<double> owned_values(const Grid& g, const Field<T>& f) {
+  std::vector<T> all(static_cast<std::size_t>(g.storage()));
+  f.buffer().copy_to_host(all.data(), all.size());
+  const auto e = g.extent();
+  const auto n = g.count();
+  std::vector<double> out;
+  out.reserve(static_cast<std::size_t>(g.owned_cells()));
+  for (index_t k = 0; k < n[2]; ++k)
+    for (index_t j = 0; j < n[1]; ++j)
+      for (index_t i = 0; i < n[0]; ++i)
+        out.push_back(static_cast<double>(
+            all[static_cast<std::size_t>(((k + g.halo(2)) * e[1] + j + g.halo(1)) * e[0] + i + g.halo(0))]));
+  return out;
+}
+
+namespace detail {
+// Global shape and this rank's box, slowest axis first ({nz,} ny, nx).
+inline void global_box(const Grid& g, std::vector<std::int64_t>& global, std::vector<std::int64_t>& start,
+                       std::vector<std::int64_t>& count) {
+  global.clear();
+  start.clear();
+  count.clear();
+  for (int a = g.dims() - 1; a >= 0; --a) {
+    global.push_back(g.spec().n[static_cast<std::size_t>(a)]);
+    start.push_back(g.start()[static_cast<std::size_t>(a)]);
+    count.push_back(g.count()[static_cast<std::size_t>(a)]);
+  }
+}
+}  // namespace detail
+
+template <class T>
+void save_field(StateWriter& w, const Grid& g, const Field<T>& f) {
+  std::vector<std::int64_t> global, start, count;
+  detail::global_box(g, global, start, count);
+  const std::vector<double> values = owned_values(g, f);
+  w.box("fields/" + f.name(), values, global, start, count);
+}
+
+template <class T>
+void restore_field(StateReader& r, const Grid& g, Field<T>& f) {
+  std::vector<std::int64_t> global, start, count;
+  detail::global_box(g, global, start, count);
+  std::vector<double> values(static_cast<std::size_t>(g.owned_cells()));
+  r.box("fields/" + f.name(), values, start, count);
+  std::vector<T> all(static_cast<std::size_t>(g.storage()));
+  f.buffer().copy_to_host(all.data(), all.size());
+  const auto e = g.extent();
+  const auto n = g.count();
+  std::size_t c = 0;
+  for (index_t k = 0; k < n[2]; ++k)
+    for (index_t j = 0; j < n[1]; ++j)
+      for (index_t i = 0; i < n[0]; ++i)
+        all[static_cast<std::size_t>(((k + g.halo(2)) * e[1] + j + g.halo(1)) * e[0] + i + g.halo(0))] =
+            static_cast<T>(values[c++]);
+  f.buffer().copy_from_host(all.data(), all.size());
+}
+
+}  // namespace strata::grid

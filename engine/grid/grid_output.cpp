@@ -1,0 +1,217 @@
+#include "engine/grid/grid_output.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "engine/grid/grid.hpp"
+#include "engine/io/h5_output.hpp"
+#include "engine/runtime/error.hpp"
+#include "engine/runtime/mpi_context.hpp"
+
+namespace strata::grid {
+
+namespace {
+
+// The frame's shape and this rank's box in it, slowest axis first.
+void frame_box(const Grid& g, std::vector<std::int64_t>& shape, std::vector<std::int64_t>& start,
+               std::vector<std::int64_t>& count) {
+  shape.clear();
+  start.clear();
+  count.clear();
+  for (int a = g.dims() - 1; a >= 0; --a) {
+    const auto s = static_cast<std::size_t>(a);
+    shape.push_back(g.spec().n[s]);
+    start.push_back(g.start()[s]);
+    count.push_back(g.count()[s]);
+  }
+}
+
+std::string number(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+}  // namespace
+
+GridOutput::GridOutput(H5Output* out, const Grid& g, std::vector<Quantity> fields, std::vector<Quantity> diagnostics,
+                       std::vector<std::string> axes)
+    : out_(out), grid_(g), fields_(std::move(fields)), diagnostics_(std::move(diagnostics)), axes_(std::move(axes)) {
+  if (static_cast<int>(axes_.size()) != g.dims()) throw std::logic_error("GridOutput: one axis name per grid axis");
+}
+
+std::string GridOutput::xdmf_path(const std::string& h5_path) {
+  return std::filesystem::path(h5_path).replace_extension(".xmf").string();
+}
+
+void GridOutput::create() {
+  if (out_ == nullptr) return;
+  H5Output& o = *out_;
+  const GridSpec& s = grid_.spec();
+  o.group("/grid");
+  std::vector<double> origin;
+  for (int a = 0; a < grid_.dims(); ++a) {
+    const auto i = static_cast<std::size_t>(a);
+    o.attribute("/grid", "n" + axes_[i], static_cast<std::int64_t>(s.n[i]));
+    o.attribute("/grid", "d" + axes_[i], s.d[i]);
+    o.attribute("/grid", "boundary_" + axes_[i],
+                std::string(to_string(s.boundary[i][0])) + " " + to_string(s.boundary[i][1]));
+    origin.push_back(s.origin[i]);
+    // Cell-centre coordinates, so tools need not rebuild them.
+    std::vector<double> centres;
+    if (grid_.mpi().root())
+      for (index_t c = 0; c < s.n[i]; ++c) centres.push_back(s.origin[i] + (static_cast<double>(c) + 0.5) * s.d[i]);
+    o.rows("/grid/" + axes_[i], centres, 0, s.n[i], 0);
+    o.attribute("/grid/" + axes_[i], "units", std::string("m"));
+    o.attribute("/grid/" + axes_[i], "long_name", "cell-centre " + axes_[i] + " coordinate");
+  }
+  o.attribute("/grid", "origin", origin);
+  o.attribute("/grid", "axes", axes_);
+  std::vector<std::string> ranks;
+  for (int a = 0; a < grid_.dims(); ++a) ranks.push_back(std::to_string(grid_.ranks()[static_cast<std::size_t>(a)]));
+  o.attribute("/grid", "decomposition", ranks);
+  o.attribute("/grid", "halo", static_cast<std::int64_t>(grid_.halo()));
+
+  std::vector<std::int64_t> shape, start, count;
+  frame_box(grid_, shape, start, count);
+  std::vector<std::string> dims{"time"};
+  for (int a = grid_.dims() - 1; a >= 0; --a) dims.push_back(axes_[static_cast<std::size_t>(a)]);
+  o.series("/fields/time", {}, "s");
+  o.attribute("/fields/time", "long_name", std::string("model time of each frame"));
+  for (const Quantity& q : fields_) {
+    const std::string path = "/fields/" + q.name;
+    o.series(path, shape, q.units);
+    o.attribute(path, "long_name", q.long_name);
+    o.attribute(path, "dimensions", dims);
+  }
+  o.series("/diagnostics/time", {}, "s");
+  o.attribute("/diagnostics/time", "long_name", std::string("model time of each row"));
+  for (const Quantity& q : diagnostics_) {
+    const std::string path = "/diagnostics/" + q.name;
+    o.series(path, {}, q.units);
+    o.attribute(path, "long_name", q.long_name);
+  }
+  frames_ = rows_ = 0;
+  times_.clear();
+  grid_.mpi().collective([&] { write_xdmf(); });
+}
+
+void GridOutput::resume(std::int64_t frames, std::int64_t rows) {
+  if (out_ == nullptr) return;
+  H5Output& o = *out_;
+  if (!o.exists("/fields/time")) {
+    create();
+    return;
+  }
+  o.series_truncate("/fields/time", frames);
+  for (const Quantity& q : fields_) o.series_truncate("/fields/" + q.name, frames);
+  o.series_truncate("/diagnostics/time", rows);
+  for (const Quantity& q : diagnostics_) o.series_truncate("/diagnostics/" + q.name, rows);
+  times_ = o.read("/fields/time");
+  frames_ = static_cast<std::int64_t>(times_.size());
+  rows_ = o.series_length("/diagnostics/time");
+  if (frames_ != frames || rows_ != rows)
+    throw Error(ExitCode::bad_input, o.path() + ": holds fewer output frames (" + std::to_string(frames_) +
+                                         ") or diagnostic rows than its checkpoint recorded; restart with "
+                                         "--restart and the checkpoint that belongs to this output",
+                true);
+  grid_.mpi().collective([&] { write_xdmf(); });
+}
+
+void GridOutput::frame(double time, const std::vector<std::vector<double>>& values) {
+  if (out_ == nullptr) return;
+  if (values.size() != fields_.size()) throw std::logic_error("GridOutput::frame: one value array per field");
+  std::vector<std::int64_t> shape, start, count;
+  frame_box(grid_, shape, start, count);
+  for (std::size_t f = 0; f < fields_.size(); ++f)
+    out_->series_write("/fields/" + fields_[f].name, frames_, values[f], start, count);
+  out_->series_write("/fields/time", frames_, time);
+  ++frames_;
+  times_.push_back(time);
+  grid_.mpi().collective([&] { write_xdmf(); });
+}
+
+void GridOutput::diagnostics(double time, const std::vector<double>& values) {
+  if (out_ == nullptr) return;
+  if (values.size() != diagnostics_.size()) throw std::logic_error("GridOutput::diagnostics: one value per name");
+  for (std::size_t d = 0; d < diagnostics_.size(); ++d)
+    out_->series_write("/diagnostics/" + diagnostics_[d].name, rows_, values[d]);
+  out_->series_write("/diagnostics/time", rows_, time);
+  ++rows_;
+}
+
+// XDMF 3: a temporal collection with one uniform grid per frame, the
+// geometry an origin and spacing (CoRectMesh: node counts, z y x order),
+// each field a cell-centred attribute reading frame f of /fields/<name>
+// through a HyperSlab. Written by rank 0 to a temporary name and renamed,
+// so a reader never sees half a file.
+void GridOutput::write_xdmf() const {
+  if (!grid_.mpi().root()) return;
+  const GridSpec& s = grid_.spec();
+  const int dims = grid_.dims();
+  const std::string h5_name = std::filesystem::path(out_->path()).filename().string();
+  std::string cells, nodes, origin, spacing;
+  for (int a = dims - 1; a >= 0; --a) {
+    const auto i = static_cast<std::size_t>(a);
+    const std::string sep = a == dims - 1 ? "" : " ";
+    cells += sep + std::to_string(s.n[i]);
+    nodes += sep + std::to_string(s.n[i] + 1);
+    origin += sep + number(s.origin[i]);
+    spacing += sep + number(s.d[i]);
+  }
+  const std::string d = std::to_string(dims);
+  const std::string topology = d + "DCoRectMesh";
+  const std::string geometry = dims == 3 ? "ORIGIN_DXDYDZ" : "ORIGIN_DXDY";
+  std::ostringstream x;
+  x << "<?xml version=\"1.0\" ?>\n"
+    << "<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
+    << "<Xdmf Version=\"3.0\" xmlns:xi=\"http://www.w3.org/2001/XInclude\">\n"
+    << "  <Domain>\n"
+    << "    <Grid Name=\"fields\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+  const std::size_t n_frames = times_.size();
+  for (std::size_t f = 0; f < n_frames; ++f) {
+    x << "      <Grid Name=\"frame " << f << "\" GridType=\"Uniform\">\n"
+      << "        <Time Value=\"" << number(times_[f]) << "\"/>\n"
+      << "        <Topology TopologyType=\"" << topology << "\" Dimensions=\"" << nodes << "\"/>\n"
+      << "        <Geometry GeometryType=\"" << geometry << "\">\n"
+      << "          <DataItem Name=\"origin\" Dimensions=\"" << d << "\" NumberType=\"Float\" Precision=\"8\" "
+         "Format=\"XML\">" << origin << "</DataItem>\n"
+      << "          <DataItem Name=\"spacing\" Dimensions=\"" << d << "\" NumberType=\"Float\" Precision=\"8\" "
+         "Format=\"XML\">" << spacing << "</DataItem>\n"
+      << "        </Geometry>\n";
+    for (const Quantity& q : fields_) {
+      std::string first = std::to_string(f), stride = "1", count = "1";
+      for (int a = 0; a < dims; ++a) {
+        first += " 0";
+        stride += " 1";
+      }
+      count += " " + cells;
+      x << "        <Attribute Name=\"" << q.name << "\" AttributeType=\"Scalar\" Center=\"Cell\">\n"
+        << "          <DataItem ItemType=\"HyperSlab\" Dimensions=\"" << cells << "\" Type=\"HyperSlab\">\n"
+        << "            <DataItem Dimensions=\"3 " << dims + 1 << "\" Format=\"XML\">" << first << " " << stride
+        << " " << count << "</DataItem>\n"
+        << "            <DataItem Dimensions=\"" << n_frames << " " << cells
+        << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << h5_name << ":/fields/" << q.name
+        << "</DataItem>\n"
+        << "          </DataItem>\n"
+        << "        </Attribute>\n";
+    }
+    x << "      </Grid>\n";
+  }
+  x << "    </Grid>\n  </Domain>\n</Xdmf>\n";
+  const std::string path = xdmf_path(out_->path());
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
+    file << x.str();
+    file.flush();
+    if (!file) throw ResourceError(tmp + ": cannot write the XDMF sidecar (disk full?)");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw ResourceError(path + ": cannot rename the XDMF sidecar into place (" + ec.message() + ")");
+}
+
+}  // namespace strata::grid

@@ -1,0 +1,65 @@
+// Output of a grid model into the run's HDF5 file, as SPEC.md lays it out:
+// /grid attributes and cell-centre coordinates, /fields/<name> time series
+// [n_out, (nz,) ny, nx] written collectively (each rank its box) into
+// chunked, extendible datasets with /fields/time, /diagnostics/<name> time
+// series with /diagnostics/time, CF-style `units` and `long_name`
+// attributes, and an XDMF sidecar OUT.xmf (a temporal collection of
+// CoRectMesh grids) that ParaView and VisIt open. Output is synchronous:
+// a frame is on disk when frame() returns.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace strata {
+class H5Output;
+}
+
+namespace strata::grid {
+
+class Grid;
+
+struct Quantity {
+  std::string name;        // dataset name: "h", "mass"
+  std::string units;       // UDUNITS text: "m", "m s-1", "1" for dimensionless
+  std::string long_name;   // "fluid depth"
+};
+
+class GridOutput {
+ public:
+  // `out` may be null (a dry run): then nothing is written. `axes` names
+  // the grid's axes in the file ({"x", "y", "z"}, euler2d: {"x", "z"}).
+  GridOutput(H5Output* out, const Grid& g, std::vector<Quantity> fields, std::vector<Quantity> diagnostics,
+             std::vector<std::string> axes);
+
+  // A fresh run: /grid, empty series. Collective.
+  void create();
+  // A restarted run: keeps the first `frames` field frames and `rows`
+  // diagnostic rows (what its checkpoint had written) and drops the rest.
+  void resume(std::int64_t frames, std::int64_t rows);
+
+  // Appends a frame: values[f] is this rank's owned cells of fields()[f]
+  // (grid::owned_values). Collective; rewrites the XDMF sidecar.
+  void frame(double time, const std::vector<std::vector<double>>& values);
+  // Appends a row of diagnostics (every rank holds the same values).
+  void diagnostics(double time, const std::vector<double>& values);
+
+  std::int64_t frames() const { return frames_; }
+  std::int64_t rows() const { return rows_; }
+  const std::vector<Quantity>& fields() const { return fields_; }
+  // OUT.xmf for OUT.h5.
+  static std::string xdmf_path(const std::string& h5_path);
+
+ private:
+  void write_xdmf() const;
+  H5Output* out_;
+  const Grid& grid_;
+  std::vector<Quantity> fields_, diagnostics_;
+  std::vector<std::string> axes_;
+  std::vector<double> times_;   // of the frames, for the XDMF sidecar
+  std::int64_t frames_ = 0, rows_ = 0;
+};
+
+}  // namespace strata::grid

@@ -1,0 +1,198 @@
+// What a stencil kernel sees of a distributed grid: a field of one rank
+// (owned cells plus a halo of width h on every decomposed axis) addressed by
+// local cell indices (i, j, k) = (x, y, z), owned cells at [0, n) per axis,
+// halo cells at [-h, 0) and [n, n + h). Everything here is STRATA_HD so that
+// the same functors run on the host (OpenMP) and CUDA backends.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/core/hd.hpp"
+
+namespace strata::kernels::stencil {
+
+using index_t = std::int64_t;
+
+// A field's memory layout on one rank: x fastest, then y, then z.
+template <class T>
+struct FieldView {
+  T* origin = nullptr;   // cell (0, 0, 0)
+  index_t sy = 0;        // stride of y
+  index_t sz = 0;        // stride of z (0 in 2D)
+
+  STRATA_HD STRATA_FORCEINLINE T& operator()(index_t i, index_t j, index_t k = 0) const {
+    return origin[k * sz + j * sy + i];
+  }
+  // A read-only view of the same cells.
+  STRATA_HD operator FieldView<const T>() const { return {origin, sy, sz}; }
+};
+
+// A box of local cell indices: lo[a] <= index < lo[a] + n[a] on axis a.
+struct Box {
+  index_t lo[3] = {0, 0, 0};
+  index_t n[3] = {1, 1, 1};
+  STRATA_HD index_t size() const { return n[0] * n[1] * n[2]; }
+};
+
+// parallel_for over a box: calls f(i, j, k) for every cell, x fastest.
+template <class F>
+struct BoxKernel {
+  Box box;
+  F f;
+  STRATA_HD STRATA_FORCEINLINE void operator()(index_t idx) const {
+    const index_t i = idx % box.n[0];
+    const index_t rest = idx / box.n[0];
+    const index_t j = rest % box.n[1];
+    const index_t k = rest / box.n[1];
+    f(box.lo[0] + i, box.lo[1] + j, box.lo[2] + k);
+  }
+};
+
+// parallel_reduce over a box of a per-cell double value.
+template <class F>
+struct BoxValue {
+  Box box;
+  F f;
+  STRATA_HD STRATA_FORCEINLINE double operator()(index_t idx) const {
+    const index_t i = idx % box.n[0];
+    const index_t rest = idx / box.n[0];
+    const index_t j = rest % box.n[1];
+    const index_t k = rest / box.n[1];
+    return f(box.lo[0] + i, box.lo[1] + j, box.lo[2] + k);
+  }
+};
+
+struct MaxOp {
+  STRATA_HD double operator()(double a, double b) const { return a > b ? a : (b > a ? b : (a != a ? a : b)); }
+};
+
+// |value|, propagating NaN (NaN compares false with everything; keep it).
+template <class F>
+struct AbsValue {
+  F f;
+  STRATA_HD STRATA_FORCEINLINE double operator()(index_t i, index_t j, index_t k) const {
+    const double v = f(i, j, k);
+    return v < 0 ? -v : v;
+  }
+};
+
+// A signed 128-bit integer as two 64-bit words, for exact sums: integer
+// addition is associative, so the sum of quantised values is the same bit
+// for bit whatever the order, the decomposition or the backend.
+struct Fixed128 {
+  std::uint64_t lo = 0;
+  std::int64_t hi = 0;
+
+  STRATA_HD static Fixed128 from(std::int64_t v) {
+    Fixed128 r;
+    r.lo = static_cast<std::uint64_t>(v);
+    r.hi = v < 0 ? -1 : 0;
+    return r;
+  }
+  STRATA_HD Fixed128 operator+(const Fixed128& o) const {
+    Fixed128 r;
+    r.lo = lo + o.lo;
+    r.hi = hi + o.hi + (r.lo < lo ? 1 : 0);
+    return r;
+  }
+  // The value as a double (one rounding: hi * 2^64 is exact, the sum rounds once
+  // unless hi is large, when lo no longer matters).
+  STRATA_HD double to_double() const {
+    return static_cast<double>(hi) * 18446744073709551616.0 + static_cast<double>(lo);
+  }
+};
+
+struct Fixed128Plus {
+  STRATA_HD Fixed128 operator()(const Fixed128& a, const Fixed128& b) const { return a + b; }
+};
+
+// A cell's value times 2^scale, rounded to the nearest integer (ties to
+// even, as llrint and __double2ll_rn do), as a Fixed128.
+template <class F>
+struct Quantised {
+  Box box;
+  F f;
+  double scale;   // a power of two: the multiplication is exact
+  STRATA_HD STRATA_FORCEINLINE Fixed128 operator()(index_t idx) const {
+    const index_t i = idx % box.n[0];
+    const index_t rest = idx / box.n[0];
+    const index_t j = rest % box.n[1];
+    const index_t k = rest / box.n[1];
+    const double v = f(box.lo[0] + i, box.lo[1] + j, box.lo[2] + k) * scale;
+#if defined(__CUDA_ARCH__)
+    return Fixed128::from(__double2ll_rn(v));
+#else
+    return Fixed128::from(__builtin_llrint(v));
+#endif
+  }
+};
+
+// Halo messages: up to kMaxFields fields of one type packed into one buffer,
+// field after field, each the box x fastest.
+inline constexpr int kMaxFields = 8;
+
+template <class T>
+struct FieldSet {
+  FieldView<T> f[kMaxFields];
+  int count = 0;
+};
+
+template <class T>
+struct PackBox {
+  FieldSet<T> fields;
+  Box box;
+  T* buffer;
+  STRATA_HD void operator()(index_t idx) const {
+    const index_t cells = box.size();
+    const index_t field = idx / cells;
+    const index_t c = idx % cells;
+    const index_t i = c % box.n[0];
+    const index_t rest = c / box.n[0];
+    buffer[idx] = fields.f[field](box.lo[0] + i, box.lo[1] + rest % box.n[1], box.lo[2] + rest / box.n[1]);
+  }
+};
+
+template <class T>
+struct UnpackBox {
+  FieldSet<T> fields;
+  Box box;
+  const T* buffer;
+  STRATA_HD void operator()(index_t idx) const {
+    const index_t cells = box.size();
+    const index_t field = idx / cells;
+    const index_t c = idx % cells;
+    const index_t i = c % box.n[0];
+    const index_t rest = c / box.n[0];
+    fields.f[field](box.lo[0] + i, box.lo[1] + rest % box.n[1], box.lo[2] + rest / box.n[1]) = buffer[idx];
+  }
+};
+
+// Physical-boundary halos on one side of one axis, over a box of halo cells:
+// `mirror` reflects about the boundary face (halo cell -1-m takes owned cell
+// m) times `sign` (+1 even quantities, -1 a velocity normal to a wall);
+// otherwise the nearest owned cell is copied (zero gradient, an open side).
+template <class T>
+struct FillSide {
+  FieldView<T> f;
+  Box box;          // the halo cells to fill
+  int axis;         // 0 x, 1 y, 2 z
+  index_t n_owned;  // owned cells along `axis`
+  int side;         // 0 low, 1 high
+  bool mirror;
+  T sign;
+  STRATA_HD void operator()(index_t idx) const {
+    const index_t c0 = idx % box.n[0];
+    const index_t rest = idx / box.n[0];
+    index_t at[3] = {box.lo[0] + c0, box.lo[1] + rest % box.n[1], box.lo[2] + rest / box.n[1]};
+    index_t from[3] = {at[0], at[1], at[2]};
+    const index_t a = at[axis];
+    if (mirror) {
+      from[axis] = side == 0 ? -1 - a : 2 * n_owned - 1 - a;
+    } else {
+      from[axis] = side == 0 ? 0 : n_owned - 1;
+    }
+    f(at[0], at[1], at[2]) = sign * f(from[0], from[1], from[2]);
+  }
+};
+
+}  // namespace strata::kernels::stencil

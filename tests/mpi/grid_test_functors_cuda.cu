@@ -1,0 +1,11 @@
+// CUDA instantiations of the grid-layer test functors.
+#include "engine/backend/cuda_parallel.cuh"
+#include "engine/grid/grid.hpp"
+#include "tests/mpi/grid_test_functors.hpp"
+
+STRATA_GRID_INSTANTIATE_FOR(strata::test::FillCells<double>)
+STRATA_GRID_INSTANTIATE_FOR(strata::test::FillCells<float>)
+STRATA_GRID_INSTANTIATE_FOR(strata::test::WideStencil<double>)
+STRATA_GRID_INSTANTIATE_FOR(strata::test::WideStencil<float>)
+STRATA_GRID_INSTANTIATE_SUM(strata::test::CellValue<double>)
+STRATA_GRID_INSTANTIATE_SUM(strata::test::CellValue<float>)
