@@ -326,6 +326,7 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
   out << "output " << h5->path() << "\n";
 
   RunContext ctx{mpi, &*cfg, device, precision, timers, &*h5, out};
+  ctx.restarting = !checkpoint.empty();
   try {
     std::unique_ptr<Simulation> sim;
     mpi.collective([&] { sim = model->start(ctx); });

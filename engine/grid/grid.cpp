@@ -8,6 +8,8 @@
 #include <mpi-ext.h>
 #endif
 
+#include "engine/config/config.hpp"
+#include "engine/config/schema.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/tree_sum.hpp"
@@ -54,6 +56,7 @@ Grid::Grid(const MpiContext& mpi, const GridSpec& spec) : mpi_(mpi), spec_(spec)
     if ((b[0] == Boundary::periodic) != (b[1] == Boundary::periodic))
       throw std::logic_error("Grid: periodic on one side of an axis only");
   }
+  const std::string at = spec.where.empty() ? "" : spec.where + ": ";
   const int size = mpi.size();
   const bool given = std::any_of(spec.ranks.begin(), spec.ranks.begin() + spec.dims, [](int r) { return r > 0; });
   if (given) {
@@ -61,13 +64,13 @@ Grid::Grid(const MpiContext& mpi, const GridSpec& spec) : mpi_(mpi), spec_(spec)
     for (int a = 0; a < spec.dims; ++a) {
       const int r = spec.ranks[static_cast<std::size_t>(a)];
       if (r < 1)
-        throw InputError(spec.decomposition_key + " = " + list_text(spec.ranks, spec.dims) +
+        throw InputError(at + spec.decomposition_key + " = " + list_text(spec.ranks, spec.dims) +
                          ": every entry must be at least 1");
       product *= r;
       ranks_[static_cast<std::size_t>(a)] = r;
     }
     if (product != size)
-      throw InputError(spec.decomposition_key + " = " + list_text(spec.ranks, spec.dims) + ": asks for " +
+      throw InputError(at + spec.decomposition_key + " = " + list_text(spec.ranks, spec.dims) + ": asks for " +
                        std::to_string(product) + " ranks, but the run has " + std::to_string(size));
   } else {
     // MPI_Dims_create gives non-increasing factors; the most ranks go to the
@@ -109,7 +112,7 @@ Grid::Grid(const MpiContext& mpi, const GridSpec& spec) : mpi_(mpi), spec_(spec)
                 std::to_string(spec_.n[s]) + "), fewer than the halo width " + std::to_string(spec.halo) +
                 "; use fewer ranks along " + kAxis[a] + (given ? "" : " (set " + spec.decomposition_key + ")") +
                 " or more cells";
-      if (given) problem = spec.decomposition_key + " = " + list_text(spec.ranks, spec.dims) + ": " + problem;
+      problem = at + (given ? spec.decomposition_key + " = " + list_text(spec.ranks, spec.dims) + ": " : "") + problem;
       break;
     }
   }
@@ -220,6 +223,34 @@ bool mpi_cuda_aware() {
 #else
   return false;
 #endif
+}
+
+void declare_decomposition(Schema& s, const std::string& key, int dims) {
+  const std::string shape = dims == 3 ? "[px, py, pz]" : "[px, py]";
+  s.integer_list(key, {}, Range{1.0, {}},
+                 "ranks per axis " + shape + " (their product is the number of ranks; uneven splits allowed); [] lets "
+                 "MPI_Dims_create choose, giving the most ranks to the axis with the most cells. Results are "
+                 "bitwise the same for every decomposition")
+      .restart_safe = true;
+}
+
+std::array<int, 3> ranks_from(const Config& c, const std::string& key, int dims) {
+  const std::vector<std::int64_t> v = c.integers(key);
+  std::array<int, 3> r{0, 0, 0};
+  if (v.empty()) return r;
+  if (static_cast<int>(v.size()) != dims)
+    c.fail(key, "expected " + std::to_string(dims) + " entries (one per axis), got " + std::to_string(v.size()));
+  for (int a = 0; a < dims; ++a) {
+    if (v[static_cast<std::size_t>(a)] > 1'000'000) c.fail(key, "more ranks than any machine has");
+    r[static_cast<std::size_t>(a)] = static_cast<int>(v[static_cast<std::size_t>(a)]);
+  }
+  return r;
+}
+
+std::size_t field_bytes(const MpiContext& mpi, const GridSpec& spec, int fields, std::size_t element_size) {
+  const Grid g(mpi, spec);
+  const double mine = static_cast<double>(g.storage());
+  return static_cast<std::size_t>(mpi.max(mine)) * static_cast<std::size_t>(fields) * element_size;
 }
 
 }  // namespace strata::grid

@@ -23,6 +23,8 @@ namespace strata {
 class MpiContext;
 class StateWriter;
 class StateReader;
+class Schema;
+class Config;
 
 namespace grid {
 
@@ -42,6 +44,7 @@ struct GridSpec {
   int halo = 1;                                   // halo width on every decomposed axis
   std::array<int, 3> ranks{0, 0, 0};             // ranks per axis; all 0: chosen by MPI_Dims_create
   std::string decomposition_key;                  // input key of `ranks`, for messages
+  std::string where;                              // where it came from (Config::where), for messages
 };
 
 // One rank's part of the grid.
@@ -214,6 +217,16 @@ std::vector<double> owned_values(const Grid& g, const Field<T>& f);
 
 // Whether Open MPI was built CUDA-aware and says so at run time.
 bool mpi_cuda_aware();
+
+// The `decomposition` key of a grid model: [] (MPI_Dims_create chooses) or
+// one rank count per axis. declare_decomposition adds it to a schema;
+// ranks_from reads it into GridSpec::ranks, an InputError naming the key
+// when it has the wrong number of entries.
+void declare_decomposition(Schema& s, const std::string& key, int dims);
+std::array<int, 3> ranks_from(const Config& c, const std::string& key, int dims);
+// Bytes of `fields` fields of T with halos on the largest rank's box (for
+// memory plans, before anything is allocated). Collective.
+std::size_t field_bytes(const MpiContext& mpi, const GridSpec& spec, int fields, std::size_t element_size);
 
 }  // namespace grid
 }  // namespace strata

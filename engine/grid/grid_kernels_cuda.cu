@@ -1,6 +1,7 @@
 // CUDA instantiations of the grid layer's own kernels (halo packing and
 // physical boundaries), for both precisions.
 #include "engine/backend/cuda_parallel.cuh"
+#include "engine/backend/parallel.hpp"
 #include "kernels/stencil/grid_view.hpp"
 
 STRATA_CUDA_INSTANTIATE_FOR(strata::kernels::stencil::PackBox<double>)
@@ -9,3 +10,7 @@ STRATA_CUDA_INSTANTIATE_FOR(strata::kernels::stencil::UnpackBox<double>)
 STRATA_CUDA_INSTANTIATE_FOR(strata::kernels::stencil::UnpackBox<float>)
 STRATA_CUDA_INSTANTIATE_FOR(strata::kernels::stencil::FillSide<double>)
 STRATA_CUDA_INSTANTIATE_FOR(strata::kernels::stencil::FillSide<float>)
+STRATA_CUDA_INSTANTIATE_REDUCE(double, strata::kernels::stencil::BoxValue<strata::kernels::stencil::NonFiniteCell<double>>,
+                               strata::Plus)
+STRATA_CUDA_INSTANTIATE_REDUCE(double, strata::kernels::stencil::BoxValue<strata::kernels::stencil::NonFiniteCell<float>>,
+                               strata::Plus)

@@ -29,6 +29,9 @@ struct RunContext {
   Timers& timers;
   H5Output* output;        // nullptr on --dry-run and in `validate`
   std::ostream& out;       // rank 0: stdout; other ranks: a null stream
+  // start() is followed by Simulation::restore(): the output file is a
+  // restarted run's, so the model must not write its initial output again.
+  bool restarting = false;
 };
 
 // One line of `strata validate`: an analytic self-check and its verdict.

@@ -76,6 +76,16 @@ struct AbsValue {
   }
 };
 
+// 1 for a cell whose value is NaN or infinite, else 0 (a local health check).
+template <class T>
+struct NonFiniteCell {
+  FieldView<const T> f;
+  STRATA_HD double operator()(index_t i, index_t j, index_t k) const {
+    const T v = f(i, j, k);
+    return (v - v == v - v) ? 0.0 : 1.0;   // inf - inf and NaN - NaN are NaN
+  }
+};
+
 // A signed 128-bit integer as two 64-bit words, for exact sums: integer
 // addition is associative, so the sum of quantised values is the same bit
 // for bit whatever the order, the decomposition or the backend.

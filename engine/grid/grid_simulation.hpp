@@ -1,0 +1,211 @@
+// What every grid model's run has in common, so a model supplies only its
+// physics: the step count from a fixed dt (the last step shortened to end
+// exactly at sim_time, as miniWeather does), output frames every
+// output_interval of model time with a diagnostics row each, checkpoints of
+// the state fields in global layout plus the clock and output counters (so
+// a restart, on any number of ranks, continues bitwise), the local NaN/Inf
+// check of the state, and the run's performance figures.
+//
+// A model derives GridSimulation<T> (T = float or double), builds its grid
+// and fields in its constructor, then calls begin(); it implements step(dt),
+// state(), diagnostics() and, where it keeps more than its fields, the
+// save/restore hooks. See models/diffusion for the smallest example.
+#pragma once
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/grid/grid.hpp"
+#include "engine/backend/cuda_runtime.hpp"
+#include "engine/grid/grid_output.hpp"
+#include "engine/runtime/error.hpp"
+#include "engine/runtime/model.hpp"
+#include "engine/runtime/mpi_context.hpp"
+#include "engine/runtime/simulation.hpp"
+#include "engine/runtime/timers.hpp"
+
+namespace strata::grid {
+
+struct GridClock {
+  double sim_time = 0;          // model seconds to run
+  double dt = 0;                // model seconds per step (the last may be shorter)
+  double output_interval = 0;   // model seconds between frames; 0: first and last only
+};
+
+template <class T>
+class GridSimulation : public Simulation {
+ public:
+  std::int64_t steps() const override { return steps_; }
+  std::int64_t steps_done() const override { return step_; }
+  double work_total() const override { return static_cast<double>(steps_); }
+  double work_done() const override { return static_cast<double>(step_); }
+  std::string work_unit() const override { return "steps"; }
+  double time() const { return time_; }
+  const GridClock& clock() const { return clock_; }
+  // The diagnostics row last written (at the latest output).
+  const std::vector<double>& last_diagnostics() const { return last_diagnostics_; }
+
+  void advance() override {
+    const double dt = step_ + 1 == steps_ ? clock_.sim_time - time_ : clock_.dt;
+    {
+      // The step alone (not the output and diagnostics that follow it) is
+      // what the performance figures measure.
+      const auto t0 = std::chrono::steady_clock::now();
+      ctx_.mpi.collective([&] { step(static_cast<T>(dt)); });
+      if (ctx_.device.backend == Backend::cuda) cuda::synchronize();
+      step_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    ++step_;
+    // The clock from the step count (no drift from adding dt up), exact at the end.
+    time_ = step_ == steps_ ? clock_.sim_time : static_cast<double>(step_) * clock_.dt;
+    ++steps_this_run_;
+    if (step_ == steps_ || (clock_.output_interval > 0 && time_ >= next_output_time() * (1 - 1e-12))) {
+      write_output();
+    }
+  }
+
+  std::optional<std::string> nonfinite() const override {
+    const Box box = grid_->owned();
+    for (const Field<T>* f : const_cast<GridSimulation*>(this)->state()) {
+      const double bad = parallel_reduce(ctx_.device, box.size(),
+                                         kernels::stencil::BoxValue<kernels::stencil::NonFiniteCell<T>>{
+                                             box, kernels::stencil::NonFiniteCell<T>{f->view()}},
+                                         0.0, Plus{});
+      if (bad > 0)
+        return std::to_string(static_cast<long long>(bad)) + " non-finite value(s) in field " + f->name() +
+               " at t = " + std::to_string(time_) + " s";
+    }
+    return std::nullopt;
+  }
+
+  void inject_nonfinite() override {
+    Field<T>& f = *state().front();
+    std::vector<T> all(static_cast<std::size_t>(grid_->storage()));
+    f.buffer().copy_to_host(all.data(), all.size());
+    const auto e = grid_->extent();
+    all[static_cast<std::size_t>((grid_->halo(2) * e[1] + grid_->halo(1)) * e[0] + grid_->halo(0))] =
+        std::numeric_limits<T>::quiet_NaN();
+    f.buffer().copy_from_host(all.data(), all.size());
+  }
+
+  void save(StateWriter& w) const override {
+    w.scalar("grid/step", step_);
+    w.scalar("grid/time", time_);
+    w.scalar("grid/frames", output_->frames());
+    w.scalar("grid/rows", output_->rows());
+    w.scalar("grid/outputs_done", outputs_done_);
+    for (const Field<T>* f : const_cast<GridSimulation*>(this)->state()) save_field(w, *grid_, *f);
+    save_extra(w);
+  }
+
+  void restore(StateReader& r) override {
+    step_ = r.integer("grid/step");
+    time_ = r.real("grid/time");
+    outputs_done_ = r.integer("grid/outputs_done");
+    for (Field<T>* f : state()) restore_field(r, *grid_, *f);
+    restore_extra(r);
+    const std::int64_t frames = r.integer("grid/frames"), rows = r.integer("grid/rows");
+    output_->resume(frames, rows);
+  }
+
+  Performance finish() override {
+    const std::vector<double> d = last_diagnostics_;
+    print_summary(d);
+    const double seconds = ctx_.mpi.max(step_seconds_);
+    const double cells = static_cast<double>(grid_->spec().n[0] * grid_->spec().n[1] * grid_->spec().n[2]);
+    const double updates = cells * static_cast<double>(steps_this_run_);
+    Performance perf;
+    perf.figures = {{"cells", "", cells},
+                    {"steps", "", static_cast<double>(steps_)},
+                    {"steps_this_run", "", static_cast<double>(steps_this_run_)},
+                    {"compute_seconds", "s", seconds},
+                    {"cell_updates_per_second", "1/s", seconds > 0 ? updates / seconds : 0.0}};
+    const double bytes = bytes_per_cell_update();
+    if (bytes > 0) perf.figures.push_back({"achieved_bandwidth", "GB/s", seconds > 0 ? updates * bytes / seconds / 1e9 : 0.0});
+    for (const auto& f : extra_figures()) perf.figures.push_back(f);
+    return perf;
+  }
+
+ protected:
+  explicit GridSimulation(RunContext& ctx) : ctx_(ctx) {}
+
+  // After the grid and fields exist: fixes the step count, creates the
+  // output (a fresh run) and writes frame 0 and diagnostics row 0. A
+  // restarted run's restore() takes the output up instead.
+  void begin(std::unique_ptr<Grid> grid, const GridClock& clock, std::vector<Quantity> fields,
+             std::vector<Quantity> diagnostics, std::vector<std::string> axes) {
+    grid_ = std::move(grid);
+    clock_ = clock;
+    steps_ = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(clock.sim_time / clock.dt * (1 - 1e-12))));
+    output_ = std::make_unique<GridOutput>(ctx_.output, *grid_, std::move(fields), std::move(diagnostics),
+                                           std::move(axes));
+    if (!ctx_.restarting) {
+      output_->create();
+      write_output();
+    }
+  }
+
+  // One step of length dt (the last may be shorter). Collective.
+  virtual void step(T dt) = 0;
+  // The fields that make up the state: checkpointed, health-checked.
+  virtual std::vector<Field<T>*> state() = 0;
+  // This rank's owned values of each output field (GridOutput's order);
+  // by default the state fields.
+  virtual std::vector<std::vector<double>> frame_values() {
+    std::vector<std::vector<double>> v;
+    for (Field<T>* f : state()) v.push_back(owned_values(*grid_, *f));
+    return v;
+  }
+  // The diagnostics row (GridOutput's order). Collective; every rank gets
+  // the same values. May throw unstable() when a CFL limit is broken.
+  virtual std::vector<double> diagnostics() = 0;
+  // Scalars beyond the fields (e.g. the initial mass of a d_mass diagnostic).
+  virtual void save_extra(StateWriter&) const {}
+  virtual void restore_extra(StateReader&) {}
+  // Bytes one cell update must move at the least (for GB/s), 0 if not meaningful.
+  virtual double bytes_per_cell_update() const { return 0; }
+  virtual std::vector<Performance::Figure> extra_figures() const { return {}; }
+  // The closing lines of the run, from the last diagnostics row.
+  virtual void print_summary(const std::vector<double>& last) const { (void)last; }
+
+  // A collective numerical failure (every rank calls it with the same text).
+  [[noreturn]] void unstable(const std::string& why) const {
+    throw Error(ExitCode::numerical, why + " at step " + std::to_string(step_) + " (t = " + std::to_string(time_) +
+                                         " s)",
+                true);
+  }
+
+  RunContext& ctx_;
+  std::unique_ptr<Grid> grid_;
+  std::unique_ptr<GridOutput> output_;
+  std::vector<double> last_diagnostics_;
+
+ private:
+  double next_output_time() const { return static_cast<double>(outputs_done_) * clock_.output_interval; }
+  void write_output() {
+    std::vector<double> d;
+    {
+      auto t = ctx_.timers.scope("diagnostics");
+      d = diagnostics();
+    }
+    last_diagnostics_ = d;
+    auto t = ctx_.timers.scope("output");
+    output_->diagnostics(time_, d);
+    output_->frame(time_, frame_values());
+    // Frames due at or before now are done (a long step may pass several).
+    if (clock_.output_interval > 0)
+      while (next_output_time() <= time_ * (1 + 1e-12)) ++outputs_done_;
+  }
+
+  GridClock clock_;
+  std::int64_t steps_ = 0, step_ = 0, steps_this_run_ = 0, outputs_done_ = 0;
+  double time_ = 0;
+  double step_seconds_ = 0;   // this process' time in step(), this rank
+};
+
+}  // namespace strata::grid

@@ -1,0 +1,102 @@
+// The 3-D heat equation du/dt = kappa laplacian(u), explicit Euler in time
+// and the 7-point second-order Laplacian in space, and the analytic
+// spreading Gaussian it is validated against.
+#pragma once
+
+#include <cmath>
+
+#include "kernels/stencil/grid_view.hpp"
+
+namespace strata::kernels::stencil {
+
+// out = u + dt kappa (d2u/dx2 + d2u/dy2 + d2u/dz2); cx = kappa dt / dx^2, ...
+template <class T>
+struct HeatStep {
+  FieldView<const T> u;
+  FieldView<T> out;
+  T cx, cy, cz;
+  STRATA_HD STRATA_FORCEINLINE void operator()(index_t i, index_t j, index_t k) const {
+    const T c = u(i, j, k);
+    out(i, j, k) = c + cx * (u(i - 1, j, k) - 2 * c + u(i + 1, j, k)) + cy * (u(i, j - 1, k) - 2 * c + u(i, j + 1, k)) +
+                   cz * (u(i, j, k - 1) - 2 * c + u(i, j, k + 1));
+  }
+};
+
+// The Gaussian amp exp(-|x - c|^2 / (2 s0^2)) after time t of diffusion in
+// free space: amp (s0^2 / s^2)^(3/2) exp(-|x - c|^2 / (2 s^2)), s^2 = s0^2 +
+// 2 kappa t. Per axis the domain's boundaries add images: periodic ones at
+// c +- L, walls (zero flux) mirrored ones at -c and 2L - c (with the axis'
+// origin at 0); open sides add none. Separable, so the images multiply.
+struct Gaussian3 {
+  double amp = 1, s0 = 0.1, kappa = 1;
+  double centre[3] = {0, 0, 0};
+  double length[3] = {1, 1, 1};
+  double origin[3] = {0, 0, 0};
+  int images[3] = {0, 0, 0};   // 0 none, 1 periodic, 2 mirror
+
+  STRATA_HD double at(const double x[3], double t) const {
+    const double s2 = s0 * s0 + 2 * kappa * t;
+    double v = amp * (s0 * s0 / s2) * sqrt(s0 * s0 / s2);
+    for (int a = 0; a < 3; ++a) {
+      const double d = x[a] - centre[a];
+      double f = exp(-d * d / (2 * s2));
+      if (images[a] == 1) {
+        const double dm = d - length[a], dp = d + length[a];
+        f += exp(-dm * dm / (2 * s2)) + exp(-dp * dp / (2 * s2));
+      } else if (images[a] == 2) {
+        const double c = centre[a] - origin[a];
+        const double lo = x[a] - (origin[a] - c), hi = x[a] - (origin[a] + 2 * length[a] - c);
+        f += exp(-lo * lo / (2 * s2)) + exp(-hi * hi / (2 * s2));
+      }
+      v *= f;
+    }
+    return v;
+  }
+};
+
+// Cell-centre coordinates of local cell (i, j, k) of a rank.
+struct CellCentres {
+  double origin[3];   // global origin of the domain
+  double d[3];        // cell size
+  index_t start[3];   // global index of the rank's cell (0, 0, 0)
+  STRATA_HD void at(index_t i, index_t j, index_t k, double x[3]) const {
+    x[0] = origin[0] + (static_cast<double>(start[0] + i) + 0.5) * d[0];
+    x[1] = origin[1] + (static_cast<double>(start[1] + j) + 0.5) * d[1];
+    x[2] = origin[2] + (static_cast<double>(start[2] + k) + 0.5) * d[2];
+  }
+};
+
+template <class T>
+struct GaussianInit {
+  FieldView<T> u;
+  Gaussian3 g;
+  CellCentres cells;
+  STRATA_HD void operator()(index_t i, index_t j, index_t k) const {
+    double x[3];
+    cells.at(i, j, k, x);
+    u(i, j, k) = static_cast<T>(g.at(x, 0.0));
+  }
+};
+
+// (u - exact)^2 per cell, for the L2 error.
+template <class T>
+struct GaussianError2 {
+  FieldView<const T> u;
+  Gaussian3 g;
+  CellCentres cells;
+  double t;
+  STRATA_HD double operator()(index_t i, index_t j, index_t k) const {
+    double x[3];
+    cells.at(i, j, k, x);
+    const double e = static_cast<double>(u(i, j, k)) - g.at(x, t);
+    return e * e;
+  }
+};
+
+template <class T>
+struct CellOf {
+  FieldView<const T> u;
+  STRATA_HD double operator()(index_t i, index_t j, index_t k) const { return static_cast<double>(u(i, j, k)); }
+};
+
+}  // namespace strata::kernels::stencil
