@@ -11,6 +11,7 @@
 #include "engine/backend/cuda_runtime.hpp"
 #include "engine/cli/commands.hpp"
 #include "engine/config/schema_doc.hpp"
+#include "engine/grid/grid.hpp"
 #include "engine/io/h5_output.hpp"
 #include "engine/runtime/build_info.hpp"
 #include "engine/runtime/error.hpp"
@@ -79,7 +80,11 @@ std::string cuda_version_text(int v) {
 int doctor_command(const MpiContext& mpi, std::ostream& out) {
   out << build::version_line() << "\n\nbuild\n" << build::build_flags_report();
   out << "\nMPI\n  library       " << mpi.library_version() << "\n  ranks         " << mpi.size() << " ("
-      << mpi.launcher() << "), " << mpi.local_size() << " on this node\n";
+      << mpi.launcher() << "), " << mpi.local_size() << " on this node\n"
+      << "  CUDA-aware    "
+      << (grid::mpi_cuda_aware() ? "yes: grid halos go from device buffers straight to MPI"
+                                 : "no: grid halos on CUDA are staged through host buffers")
+      << "\n";
   out << "\nHDF5\n  library       " << hdf5_version() << " (parallel, MPI-IO)\n";
   out << "\nhost\n  CPU           " << cpu_model() << "\n  cores         " << std::thread::hardware_concurrency()
       << "\n  OpenMP        " << omp_get_max_threads() << " thread(s) per rank by default\n";

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/core/hd.hpp"
 
@@ -23,8 +24,12 @@ struct FieldView {
   STRATA_HD STRATA_FORCEINLINE T& operator()(index_t i, index_t j, index_t k = 0) const {
     return origin[k * sz + j * sy + i];
   }
-  // A read-only view of the same cells.
-  STRATA_HD operator FieldView<const T>() const { return {origin, sy, sz}; }
+  // A read-only view of the same cells (only a view of non-const T converts).
+  template <class U = T>
+    requires(!std::is_const_v<U>)
+  STRATA_HD operator FieldView<const U>() const {
+    return {origin, sy, sz};
+  }
 };
 
 // A box of local cell indices: lo[a] <= index < lo[a] + n[a] on axis a.
