@@ -1,7 +1,7 @@
 // CUDA instantiations of the euler2d model's kernels (every functor the
 // model launches through for_box, global_sum or global_max).
 #include "engine/backend/cuda_parallel.cuh"
-#include "engine/grid/grid.hpp"
+#include "engine/grid/grid_instantiate.hpp"
 #include "kernels/stencil/euler2d.hpp"
 
 using namespace strata::kernels::stencil::euler2d;
