@@ -231,19 +231,5 @@ std::size_t field_bytes(const MpiContext& mpi, const GridSpec& spec, int fields,
 }  // namespace grid
 }  // namespace strata
 
-// CUDA instantiation of a model's grid functors (in the model's *.cu file).
-#define STRATA_GRID_INSTANTIATE_FOR(...) \
-  STRATA_CUDA_INSTANTIATE_FOR(strata::kernels::stencil::BoxKernel<__VA_ARGS__>)
-#define STRATA_GRID_INSTANTIATE_SUM(...)                                                               \
-  STRATA_CUDA_INSTANTIATE_REDUCE(double,                                                               \
-                                 strata::kernels::stencil::BoxValue<strata::kernels::stencil::AbsValue< \
-                                     __VA_ARGS__>>,                                                    \
-                                 strata::kernels::stencil::MaxOp)                                      \
-  STRATA_CUDA_INSTANTIATE_REDUCE(strata::kernels::stencil::Fixed128,                                   \
-                                 strata::kernels::stencil::Quantised<__VA_ARGS__>,                     \
-                                 strata::kernels::stencil::Fixed128Plus)
-#define STRATA_GRID_INSTANTIATE_MAX(...)                                                      \
-  STRATA_CUDA_INSTANTIATE_REDUCE(double, strata::kernels::stencil::BoxValue<__VA_ARGS__>, \
-                                 strata::kernels::stencil::MaxOp)
-
+#include "engine/grid/grid_instantiate.hpp"
 #include "engine/grid/grid_impl.hpp"

@@ -244,6 +244,7 @@ std::vector<double> read_all_doubles(hid_t ds) {
 struct ChecksumWalk {
   std::uint64_t sum = 0;
   std::string failure;
+  std::string prefix;   // path below /state of the group being walked ("" or "fields/")
 };
 
 herr_t hash_attribute(hid_t obj, const char* name, const H5A_info_t*, void* data) {
@@ -264,13 +265,23 @@ herr_t hash_attribute(hid_t obj, const char* name, const H5A_info_t*, void* data
   return 0;
 }
 
+// Datasets are hashed under their path below /state, as the writer named
+// them: a grid model's "fields/u" lives in the group /state/fields.
 herr_t hash_dataset(hid_t group, const char* name, const H5L_info_t*, void* data) {
   auto* walk = static_cast<ChecksumWalk*>(data);
   try {
-    Id ds{H5Dopen2(group, name, H5P_DEFAULT), H5Dclose};
-    if (ds.id < 0) return -1;
-    const std::vector<double> v = read_all_doubles(ds.id);
-    const std::uint64_t h = name_hash(name);
+    Id obj{H5Oopen(group, name, H5P_DEFAULT), H5Oclose};
+    if (obj.id < 0) return -1;
+    if (H5Iget_type(obj.id) == H5I_GROUP) {
+      const std::string outer = walk->prefix;
+      walk->prefix = outer + name + "/";
+      hsize_t idx = 0;
+      const herr_t rc = H5Literate(obj.id, H5_INDEX_NAME, H5_ITER_NATIVE, &idx, hash_dataset, walk);
+      walk->prefix = outer;
+      return rc < 0 ? -1 : 0;
+    }
+    const std::vector<double> v = read_all_doubles(obj.id);
+    const std::uint64_t h = name_hash(walk->prefix + name);
     for (std::size_t i = 0; i < v.size(); ++i) walk->sum += element_hash(h, static_cast<std::int64_t>(i), bits_of(v[i]));
   } catch (const Error& e) {
     walk->failure = std::string(name) + ": " + e.what();

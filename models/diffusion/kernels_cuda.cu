@@ -1,6 +1,6 @@
 // CUDA instantiations of the diffusion model's kernels.
 #include "engine/backend/cuda_parallel.cuh"
-#include "engine/grid/grid.hpp"
+#include "engine/grid/grid_instantiate.hpp"
 #include "kernels/stencil/diffusion.hpp"
 
 using namespace strata::kernels::stencil;

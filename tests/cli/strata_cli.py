@@ -271,8 +271,8 @@ def result_bits(h5file):
 
 # --- the schema as the binary prints it -----------------------------------
 
-_SECTION = re.compile(r"^(\[\[?[a-z_.]+\]\]?)\s*$")
-_KEY_LINE = re.compile(r"^  ([a-z_][a-z0-9_]*)\s{2,}\S")
+_SECTION = re.compile(r"^(\[\[?[a-z0-9_.]+\]\]?)\s*$")
+_KEY_LINE = re.compile(r"^  ([a-z_][a-z0-9_]*)\s+\S")
 
 
 def schema_keys_from_models(text):
@@ -290,7 +290,7 @@ def schema_keys_from_models(text):
     return sections
 
 
-_MD_SECTION = re.compile(r"^###\s+`(\[\[?[a-z_.]+\]\]?)`\s*$")
+_MD_SECTION = re.compile(r"^###\s+`(\[\[?[a-z0-9_.]+\]\]?)`\s*$")
 _MD_ROW = re.compile(r"^\|\s*`([a-z_][a-z0-9_]*)`\s*\|")
 
 

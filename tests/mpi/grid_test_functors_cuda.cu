@@ -1,6 +1,6 @@
 // CUDA instantiations of the grid-layer test functors.
 #include "engine/backend/cuda_parallel.cuh"
-#include "engine/grid/grid.hpp"
+#include "engine/grid/grid_instantiate.hpp"
 #include "tests/mpi/grid_test_functors.hpp"
 
 STRATA_GRID_INSTANTIATE_FOR(strata::test::FillCells<double>)

@@ -1,0 +1,247 @@
+// The dry compressible Euler equations in an x-z slice, as the miniWeather
+// mini-app (M. Norman, ORNL; github.com/mrnorman/miniWeather, README
+// "Physics, PDEs, and Numerical Approximations") defines and discretises
+// them. State: q = (rho', rho u, rho w, (rho theta)'), perturbations of a
+// hydrostatic background that depends on z only; pressure p = C0 (rho
+// theta)^gamma. Finite volumes: the value at a cell face is the fourth-order
+// interpolation of the four cell averages around it, plus hyperviscosity
+// from their third difference; the update of one direction sweep is
+// q_out = q_init + dt (-(F_{i+1/2} - F_{i-1/2}) / dx + S).
+//
+// Axes: local index i is x, j is z (the grid's axis 1); k is unused (0).
+// Every expression keeps miniWeather's operation order, so that a serial
+// loop code written the same way (scripts/bench/euler2d_reference.cpp)
+// agrees bit for bit on the host.
+#pragma once
+
+#include <cmath>
+
+#include "kernels/stencil/grid_view.hpp"
+
+namespace strata::kernels::stencil::euler2d {
+
+// miniWeather's constants (SI units).
+inline constexpr double kPi = 3.14159265358979323846264338327;
+inline constexpr double kGrav = 9.8;       // m s-2
+inline constexpr double kCp = 1004.;       // J kg-1 K-1
+inline constexpr double kCv = 717.;        // J kg-1 K-1
+inline constexpr double kRd = 287.;        // J kg-1 K-1
+inline constexpr double kP0 = 1.e5;        // Pa
+// C0 = Rd^gamma p0^(-Rd/cv) and gamma = cp/cv, to the digits miniWeather uses.
+inline constexpr double kC0 = 27.5629410929725921310572974482;
+inline constexpr double kGamma = 1.40027894002789400278940027894;
+inline constexpr double kXLen = 2.e4;      // m
+inline constexpr double kZLen = 1.e4;      // m
+inline constexpr double kMaxSpeed = 450;   // m s-1: the wave speed dt assumes
+inline constexpr int kHalo = 2;            // the 4-point stencil reaches two cells out
+
+enum Var { kDens = 0, kUmom = 1, kWmom = 2, kRhot = 3, kVars = 4 };
+
+STRATA_HD STRATA_FORCEINLINE double power(double a, double b) { return pow(a, b); }
+STRATA_HD STRATA_FORCEINLINE float power(float a, float b) { return powf(a, b); }
+
+// The four state variables of one buffer (state or state_tmp).
+template <class T>
+struct State {
+  FieldView<T> q[kVars];
+};
+template <class T>
+struct ConstState {
+  FieldView<const T> q[kVars];
+};
+
+// The hydrostatic background, indexed by global vertical index: cell
+// averages of rho and rho theta for cells -2 .. nz+1 (element k + 2), and
+// rho, rho theta and p at the faces 0 .. nz (element k).
+template <class T>
+struct Background {
+  const T* dens_cell = nullptr;
+  const T* dens_theta_cell = nullptr;
+  const T* dens_int = nullptr;
+  const T* dens_theta_int = nullptr;
+  const T* pressure_int = nullptr;
+  index_t k0 = 0;        // global vertical index of this rank's row 0
+  index_t nz = 0;        // global cells along z
+  STRATA_HD T cell_dens(index_t j) const { return dens_cell[k0 + j + 2]; }
+  STRATA_HD T cell_dens_theta(index_t j) const { return dens_theta_cell[k0 + j + 2]; }
+};
+
+// Fourth-order face value and third difference of four cell averages.
+template <class T>
+STRATA_HD STRATA_FORCEINLINE void face_stencil(T s0, T s1, T s2, T s3, T& val, T& d3) {
+  val = -s0 / T(12) + T(7) * s1 / T(12) + T(7) * s2 / T(12) - s3 / T(12);
+  d3 = -s0 + T(3) * s1 - T(3) * s2 + s3;
+}
+
+// Fluxes through the x-face i (between cells i-1 and i) of row j: needs
+// cells i-2 .. i+1. hv = -hv_beta dx / (16 dt_stage), miniWeather's
+// hyperviscosity coefficient for the stage length.
+template <class T>
+struct FluxX {
+  ConstState<T> s;
+  State<T> flux;
+  Background<T> bg;
+  T hv;
+  STRATA_HD STRATA_FORCEINLINE void operator()(index_t i, index_t j, index_t) const {
+    T vals[kVars], d3[kVars];
+    for (int v = 0; v < kVars; ++v)
+      face_stencil(s.q[v](i - 2, j), s.q[v](i - 1, j), s.q[v](i, j), s.q[v](i + 1, j), vals[v], d3[v]);
+    const T r = vals[kDens] + bg.cell_dens(j);
+    const T u = vals[kUmom] / r;
+    const T w = vals[kWmom] / r;
+    const T t = (vals[kRhot] + bg.cell_dens_theta(j)) / r;
+    const T p = T(kC0) * power(r * t, T(kGamma));
+    flux.q[kDens](i, j) = r * u - hv * d3[kDens];
+    flux.q[kUmom](i, j) = r * u * u + p - hv * d3[kUmom];
+    flux.q[kWmom](i, j) = r * u * w - hv * d3[kWmom];
+    flux.q[kRhot](i, j) = r * u * t - hv * d3[kRhot];
+  }
+};
+
+// Fluxes through the z-face j (between rows j-1 and j) of column i: needs
+// rows j-2 .. j+1. Only the pressure perturbation enters (the background
+// is in balance); at the bottom and top faces w = 0 and the density's
+// hyperviscous flux is dropped, so no mass crosses the walls.
+template <class T>
+struct FluxZ {
+  ConstState<T> s;
+  State<T> flux;
+  Background<T> bg;
+  T hv;
+  STRATA_HD STRATA_FORCEINLINE void operator()(index_t i, index_t j, index_t) const {
+    T vals[kVars], d3[kVars];
+    for (int v = 0; v < kVars; ++v)
+      face_stencil(s.q[v](i, j - 2), s.q[v](i, j - 1), s.q[v](i, j), s.q[v](i, j + 1), vals[v], d3[v]);
+    const index_t kf = bg.k0 + j;
+    const T r = vals[kDens] + bg.dens_int[kf];
+    const T u = vals[kUmom] / r;
+    T w = vals[kWmom] / r;
+    const T t = (vals[kRhot] + bg.dens_theta_int[kf]) / r;
+    const T p = T(kC0) * power(r * t, T(kGamma)) - bg.pressure_int[kf];
+    if (kf == 0 || kf == bg.nz) {
+      w = T(0);
+      d3[kDens] = T(0);
+    }
+    flux.q[kDens](i, j) = r * w - hv * d3[kDens];
+    flux.q[kUmom](i, j) = r * w * u - hv * d3[kUmom];
+    flux.q[kWmom](i, j) = r * w * w + p - hv * d3[kWmom];
+    flux.q[kRhot](i, j) = r * w * t - hv * d3[kRhot];
+  }
+};
+
+// q_out = q_init + dt tend for one cell, tend = -(F(face+1) - F(face)) / d
+// along `axis` (0 x, 1 z). The z sweep adds the buoyancy source -rho' g of
+// the forcing state; `wforce` (gravity_waves only) is added to the w
+// tendency three times, as miniWeather's serial code does (see the model).
+template <class T>
+struct ApplyTendency {
+  ConstState<T> init;
+  ConstState<T> forcing;
+  ConstState<T> flux;
+  State<T> out;
+  FieldView<const T> wforce;   // origin null: none
+  int axis;
+  T d;
+  T dt;
+  STRATA_HD STRATA_FORCEINLINE void operator()(index_t i, index_t j, index_t) const {
+    const index_t i1 = axis == 0 ? i + 1 : i;
+    const index_t j1 = axis == 0 ? j : j + 1;
+    // Every tendency before any write: `out` may be `forcing` (stage 2).
+    T tend[kVars];
+    for (int v = 0; v < kVars; ++v) tend[v] = -(flux.q[v](i1, j1) - flux.q[v](i, j)) / d;
+    if (axis == 1) tend[kWmom] = tend[kWmom] - forcing.q[kDens](i, j) * T(kGrav);
+    if (wforce.origin != nullptr) {
+      const T f = wforce(i, j);
+      tend[kWmom] += f;
+      tend[kWmom] += f;
+      tend[kWmom] += f;
+    }
+    for (int v = 0; v < kVars; ++v) out.q[v](i, j) = init.q[v](i, j) + dt * tend[v];
+  }
+};
+
+// The halo rows beyond a solid bottom (side 0) or top (side 1) wall, as
+// miniWeather sets them: rho' and (rho theta)' copied from the nearest row,
+// rho w = 0, and rho u the nearest row's times the ratio of background
+// densities (u itself copied).
+template <class T>
+struct WallHaloZ {
+  State<T> s;
+  Background<T> bg;
+  index_t src;   // the owned row next to the wall
+  STRATA_HD void operator()(index_t i, index_t j, index_t) const {
+    s.q[kDens](i, j) = s.q[kDens](i, src);
+    s.q[kUmom](i, j) = s.q[kUmom](i, src) / bg.cell_dens(src) * bg.cell_dens(j);
+    s.q[kWmom](i, j) = T(0);
+    s.q[kRhot](i, j) = s.q[kRhot](i, src);
+  }
+};
+
+// miniWeather's injection case: in the left halo of the domain (x is
+// periodic; this overrides what came from the right end) a jet of 50 m/s
+// at theta = 298 K enters the rows with |z - 3 zlen/4| <= zlen/16.
+template <class T>
+struct InjectJet {
+  State<T> s;
+  Background<T> bg;
+  STRATA_HD void operator()(index_t i, index_t j, index_t) const {
+    s.q[kUmom](i, j) = (s.q[kDens](i, j) + bg.cell_dens(j)) * T(50.);
+    s.q[kRhot](i, j) = (s.q[kDens](i, j) + bg.cell_dens(j)) * T(298.) - bg.cell_dens_theta(j);
+  }
+};
+
+// Per-cell terms of miniWeather's domain totals (its reductions()): mass
+// rho dx dz and total energy (rho (u^2 + w^2) + rho cv T) dx dz, in double.
+template <class T>
+struct CellTotals {
+  ConstState<T> s;
+  Background<T> bg;
+  double dx, dz;
+  STRATA_HD STRATA_FORCEINLINE void primitives(index_t i, index_t j, double& r, double& u, double& w, double& th,
+                                               double& p) const {
+    r = static_cast<double>(s.q[kDens](i, j)) + static_cast<double>(bg.cell_dens(j));
+    u = static_cast<double>(s.q[kUmom](i, j)) / r;
+    w = static_cast<double>(s.q[kWmom](i, j)) / r;
+    th = (static_cast<double>(s.q[kRhot](i, j)) + static_cast<double>(bg.cell_dens_theta(j))) / r;
+    p = kC0 * pow(r * th, kGamma);
+  }
+};
+
+template <class T>
+struct CellMass {
+  CellTotals<T> c;
+  STRATA_HD double operator()(index_t i, index_t j, index_t) const {
+    const double r = static_cast<double>(c.s.q[kDens](i, j)) + static_cast<double>(c.bg.cell_dens(j));
+    return r * c.dx * c.dz;
+  }
+};
+
+template <class T>
+struct CellEnergy {
+  CellTotals<T> c;
+  STRATA_HD double operator()(index_t i, index_t j, index_t) const {
+    double r, u, w, th, p;
+    c.primitives(i, j, r, u, w, th, p);
+    const double t = th / pow(kP0 / p, kRd / kCp);   // temperature
+    const double ke = r * (u * u + w * w);           // miniWeather's kinetic term (no 1/2)
+    const double ie = r * kCv * t;
+    return (ke + ie) * c.dx * c.dz;
+  }
+};
+
+// The Courant number of the fastest wave in the cell, dt max((|u| + c)/dx,
+// (|w| + c)/dz), c = sqrt(gamma p / rho) the speed of sound.
+template <class T>
+struct CellCourant {
+  CellTotals<T> c;
+  double dt;
+  STRATA_HD double operator()(index_t i, index_t j, index_t) const {
+    double r, u, w, th, p;
+    c.primitives(i, j, r, u, w, th, p);
+    const double sound = sqrt(kGamma * p / r);
+    const double cx = (fabs(u) + sound) / c.dx, cz = (fabs(w) + sound) / c.dz;
+    return dt * (cx > cz ? cx : cz);
+  }
+};
+
+}  // namespace strata::kernels::stencil::euler2d
