@@ -50,7 +50,7 @@ std::string schema_text(const Schema& s) {
       current = table;
     }
     const std::string def = p.required() ? "(required)" : p.default_text();
-    std::snprintf(line, sizeof line, "  %-14s %-26s %-12s %-14s %s\n", field.c_str(), type_text(p).c_str(),
+    std::snprintf(line, sizeof line, "  %-16s %-26s %-12s %-14s %s\n", field.c_str(), type_text(p).c_str(),
                   def.c_str(), p.unit.c_str(), range_text(p).c_str());
     out += line;
     out += "      " + p.doc + (p.restart_safe ? " (may change on --restart)" : "") + "\n";

@@ -17,7 +17,6 @@
 namespace strata::grid {
 
 namespace {
-constexpr const char* kAxis[3] = {"x", "y", "z"};
 
 std::string list_text(const std::array<int, 3>& r, int dims) {
   std::string s = "[";
@@ -108,9 +107,9 @@ Grid::Grid(const MpiContext& mpi, const GridSpec& spec) : mpi_(mpi), spec_(spec)
     const auto s = static_cast<std::size_t>(a);
     if (count_[s] < spec.halo) {
       problem = "the decomposition " + list_text(ranks_, spec.dims) + " gives rank " + std::to_string(mpi.rank()) +
-                " only " + std::to_string(count_[s]) + " cells along " + kAxis[a] + " (of " +
+                " only " + std::to_string(count_[s]) + " cells along " + spec.axes.substr(static_cast<std::size_t>(a), 1) + " (of " +
                 std::to_string(spec_.n[s]) + "), fewer than the halo width " + std::to_string(spec.halo) +
-                "; use fewer ranks along " + kAxis[a] + (given ? "" : " (set " + spec.decomposition_key + ")") +
+                "; use fewer ranks along " + spec.axes.substr(static_cast<std::size_t>(a), 1) + (given ? "" : " (set " + spec.decomposition_key + ")") +
                 " or more cells";
       problem = at + (given ? spec.decomposition_key + " = " + list_text(spec.ranks, spec.dims) + ": " : "") + problem;
       break;
@@ -225,8 +224,10 @@ bool mpi_cuda_aware() {
 #endif
 }
 
-void declare_decomposition(Schema& s, const std::string& key, int dims) {
-  const std::string shape = dims == 3 ? "[px, py, pz]" : "[px, py]";
+void declare_decomposition(Schema& s, const std::string& key, int dims, const std::string& axes) {
+  std::string shape = "[";
+  for (int a = 0; a < dims; ++a) shape += std::string(a ? ", p" : "p") + axes[static_cast<std::size_t>(a)];
+  shape += "]";
   s.integer_list(key, {}, Range{1.0, {}},
                  "ranks per axis " + shape + " (their product is the number of ranks; uneven splits allowed); [] lets "
                  "MPI_Dims_create choose, giving the most ranks to the axis with the most cells. Results are "

@@ -45,6 +45,7 @@ struct GridSpec {
   std::array<int, 3> ranks{0, 0, 0};             // ranks per axis; all 0: chosen by MPI_Dims_create
   std::string decomposition_key;                  // input key of `ranks`, for messages
   std::string where;                              // where it came from (Config::where), for messages
+  std::string axes = "xyz";                       // axis names, fastest first, for messages (euler2d: "xz")
 };
 
 // One rank's part of the grid.
@@ -222,7 +223,7 @@ bool mpi_cuda_aware();
 // one rank count per axis. declare_decomposition adds it to a schema;
 // ranks_from reads it into GridSpec::ranks, an InputError naming the key
 // when it has the wrong number of entries.
-void declare_decomposition(Schema& s, const std::string& key, int dims);
+void declare_decomposition(Schema& s, const std::string& key, int dims, const std::string& axes = "xyz");
 std::array<int, 3> ranks_from(const Config& c, const std::string& key, int dims);
 // Bytes of `fields` fields of T with halos on the largest rank's box (for
 // memory plans, before anything is allocated). Collective.

@@ -75,6 +75,7 @@ struct Params {
     s.ranks = ranks;
     s.decomposition_key = "euler2d.decomposition";
     s.where = decomposition_where;
+    s.axes = "xz";
     return s;
   }
 };
@@ -115,7 +116,7 @@ void declare_schema(Schema& s) {
   s.real("euler2d.hv_beta", 0.05, "1", Range{0.0, 1.0},
          "strength of the hyperviscosity: a fourth-order diffusion with coefficient hv_beta dx^4 / (16 dt) per "
          "Runge-Kutta stage (dt the stage's length)");
-  grid::declare_decomposition(s, "euler2d.decomposition", 2);
+  grid::declare_decomposition(s, "euler2d.decomposition", 2, "xz");
 }
 
 // --- miniWeather's initial states (evaluated in double on the host) -----------
