@@ -244,6 +244,7 @@ std::vector<double> read_all_doubles(hid_t ds) {
 struct ChecksumWalk {
   std::uint64_t sum = 0;
   std::string failure;
+  std::string prefix;   // of the group being walked, relative to /state ("fields/")
 };
 
 herr_t hash_attribute(hid_t obj, const char* name, const H5A_info_t*, void* data) {
@@ -267,13 +268,24 @@ herr_t hash_attribute(hid_t obj, const char* name, const H5A_info_t*, void* data
 herr_t hash_dataset(hid_t group, const char* name, const H5L_info_t*, void* data) {
   auto* walk = static_cast<ChecksumWalk*>(data);
   try {
-    Id ds{H5Dopen2(group, name, H5P_DEFAULT), H5Dclose};
-    if (ds.id < 0) return -1;
-    const std::vector<double> v = read_all_doubles(ds.id);
-    const std::uint64_t h = name_hash(name);
+    Id obj{H5Oopen(group, name, H5P_DEFAULT), H5Oclose};
+    if (obj.id < 0) return -1;
+    const std::string path = walk->prefix + name;
+    if (H5Iget_type(obj.id) == H5I_GROUP) {
+      // A name with a slash ("fields/h", a grid model's field) is a dataset
+      // in a group; the writer hashed it under the whole name.
+      const std::string outer = walk->prefix;
+      walk->prefix = path + "/";
+      hsize_t idx = 0;
+      const herr_t rc = H5Literate(obj.id, H5_INDEX_NAME, H5_ITER_NATIVE, &idx, hash_dataset, walk);
+      walk->prefix = outer;
+      return rc < 0 ? -1 : 0;
+    }
+    const std::vector<double> v = read_all_doubles(obj.id);
+    const std::uint64_t h = name_hash(path);
     for (std::size_t i = 0; i < v.size(); ++i) walk->sum += element_hash(h, static_cast<std::int64_t>(i), bits_of(v[i]));
   } catch (const Error& e) {
-    walk->failure = std::string(name) + ": " + e.what();
+    walk->failure = walk->prefix + name + ": " + e.what();
     return -1;
   }
   return 0;
