@@ -8,7 +8,12 @@
 #include <stdexcept>
 
 #include "engine/runtime/mpi_context.hpp"
+#if !defined(__CUDACC__)
+// StateWriter/StateReader, for the checkpoint I/O at the end. It reaches
+// toml++ (through model.hpp and config.hpp), which nvcc's host pass does
+// not compile; the *.cu files only instantiate kernels and never need it.
 #include "engine/runtime/simulation.hpp"
+#endif
 
 namespace strata::grid {
 
@@ -230,6 +235,7 @@ inline void global_box(const Grid& g, std::vector<std::int64_t>& global, std::ve
 }
 }  // namespace detail
 
+#if !defined(__CUDACC__)
 template <class T>
 void save_field(StateWriter& w, const Grid& g, const Field<T>& f) {
   std::vector<std::int64_t> global, start, count;
@@ -256,5 +262,7 @@ void restore_field(StateReader& r, const Grid& g, Field<T>& f) {
             static_cast<T>(values[c++]);
   f.buffer().copy_from_host(all.data(), all.size());
 }
+
+#endif  // !__CUDACC__
 
 }  // namespace strata::grid
