@@ -42,9 +42,9 @@ namespace strata::kernels::stencil {
 // global row index so every decomposition computes the same bits.
 struct CoriolisRows {
   double f0 = 0, beta = 0;
-  double y0 = 0;       // y of global corner row 0 minus y_ref
+  double y0 = 0;  // y of global corner row 0 minus y_ref
   double dy = 1;
-  index_t start = 0;   // global row of local row 0
+  index_t start = 0;  // global row of local row 0
   STRATA_HD double at(index_t j) const { return f0 + beta * (y0 + static_cast<double>(start + j) * dy); }
 };
 
@@ -54,8 +54,8 @@ template <class T>
 struct ShallowWaterRhs {
   FieldView<const T> h, u, v;
   T g;
-  T rdx, rdy;   // 1 / dx, 1 / dy
-  T nu;         // viscosity, m2 s-1
+  T rdx, rdy;  // 1 / dx, 1 / dy
+  T nu;        // viscosity, m2 s-1
   CoriolisRows f;
 
   // Thickness at u points, v points and corners.
@@ -125,7 +125,7 @@ struct ShallowWaterStage {
   FieldView<const T> h0, u0, v0;
   FieldView<T> h, u, v;
   T b, dt;
-  bool wall_x_low, wall_y_low;   // this rank holds the low wall of x / y
+  bool wall_x_low, wall_y_low;  // this rank holds the low wall of x / y
 
   STRATA_HD void operator()(index_t i, index_t j, index_t) const {
     const T dh = rhs.dh(i, j), du = rhs.du(i, j), dv = rhs.dv(i, j);
@@ -147,9 +147,9 @@ struct ShallowWaterStage {
 template <class T>
 struct NormalVelocityWall {
   FieldView<T> f;
-  int axis;          // 0 x (u), 1 y (v)
-  index_t n_owned;   // owned cells along `axis`
-  int side;          // 0 low, 1 high
+  int axis;         // 0 x (u), 1 y (v)
+  index_t n_owned;  // owned cells along `axis`
+  int side;         // 0 low, 1 high
   STRATA_HD void operator()(index_t i, index_t j, index_t k) const {
     index_t from[3] = {i, j, k};
     const index_t a = axis == 0 ? i : j;
@@ -207,8 +207,8 @@ struct EnstrophyOf {
 // that one number <= sqrt(3)/2 bounds every eigenvalue of the linearised
 // scheme inside the RK3 stability region. NaN (a negative depth) propagates.
 struct CourantCoefficients {
-  double rdx = 0, rdy = 0;      // 1/dx, 1/dy; 0 for an axis of one cell
-  double viscous = 0;           // kv nu (rdx^2 + rdy^2)
+  double rdx = 0, rdy = 0;  // 1/dx, 1/dy; 0 for an axis of one cell
+  double viscous = 0;       // kv nu (rdx^2 + rdy^2)
   double g = 0;
   double dt = 0;
   static constexpr double kViscous = 4.0 * 0.8660254037844386 / 2.5127;

@@ -88,9 +88,10 @@ void InitialState::balance_jet() {
       }
       if (!(x > 0)) {
         problem_key_ = "shallow_water.jet_speed";
-        problem_ = format("a jet of %.6g m s-1 in geostrophic balance needs a negative depth somewhere in a layer "
-                          "%.6g m deep on average; lower jet_speed or raise H",
-                          p_.jet_speed, p_.H);
+        problem_ = format(
+            "a jet of %.6g m s-1 in geostrophic balance needs a negative depth somewhere in a layer "
+            "%.6g m deep on average; lower jet_speed or raise H",
+            p_.jet_speed, p_.H);
         return;
       }
       jet_h_[J] = x;

@@ -38,7 +38,7 @@ class InitialState {
   double y_centre(index_t J) const { return (static_cast<double>(J) + 0.5) * p_.dy(); }
 
   Params p_;
-  std::vector<double> jet_h_, jet_u_;   // per row: the discretely balanced jet
+  std::vector<double> jet_h_, jet_u_;  // per row: the discretely balanced jet
   std::string problem_, problem_key_;
 };
 

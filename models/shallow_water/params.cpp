@@ -53,8 +53,7 @@ void declare_schema(Schema& s) {
          "depth of the resting layer: the background of gaussian, the far field of vortex, the mean depth of "
          "zonal_jet and barotropic_instability (dam_break uses dam_h_left and dam_h_right)");
   s.real("shallow_water.f0", 1e-4, "s-1", Range{}, "Coriolis parameter at y = ly/2 (0: no rotation)");
-  s.real("shallow_water.beta", 0.0, "m-1 s-1", Range{},
-         "beta-plane gradient: f = f0 + beta (y - ly/2) (0: f-plane)");
+  s.real("shallow_water.beta", 0.0, "m-1 s-1", Range{}, "beta-plane gradient: f = f0 + beta (y - ly/2) (0: f-plane)");
   s.choice("shallow_water.initial", "gaussian",
            {"gaussian", "dam_break", "zonal_jet", "vortex", "barotropic_instability"},
            "initial state: gaussian (a bump of h on a resting layer: gravity waves), dam_break (Stoker: h_left "
@@ -81,15 +80,15 @@ void declare_schema(Schema& s) {
          "x of the bump, the vortex, the jet's perturbation or the dam, as a fraction of lx");
   s.real("shallow_water.centre_y", 0.5, "1", fraction,
          "y of the bump, the vortex or the jet's axis, as a fraction of ly");
-  s.real("shallow_water.gaussian_amplitude", 10.0, "m", Range{},
-         "gaussian: height of the bump above H");
+  s.real("shallow_water.gaussian_amplitude", 10.0, "m", Range{}, "gaussian: height of the bump above H");
   s.real("shallow_water.gaussian_width", 2.0e5, "m", positive,
          "gaussian: standard deviation of the bump, h = H + a exp(-r^2 / (2 width^2))");
   s.real("shallow_water.dam_h_left", 2.0, "m", positive, "dam_break: depth left of the dam (x < centre_x lx)");
   s.real("shallow_water.dam_h_right", 1.0, "m", positive, "dam_break: depth right of the dam");
   s.real("shallow_water.jet_speed", 20.0, "m s-1", Range{},
          "zonal_jet, barotropic_instability: peak of u = jet_speed exp(-((y - centre_y ly) / jet_width)^2)");
-  s.real("shallow_water.jet_width", 2.0e5, "m", positive, "zonal_jet, barotropic_instability: e-folding half-width of the jet");
+  s.real("shallow_water.jet_width", 2.0e5, "m", positive,
+         "zonal_jet, barotropic_instability: e-folding half-width of the jet");
   s.real("shallow_water.perturbation_amplitude", 1.0, "m", Range{},
          "barotropic_instability: height of the Gaussian bump of h (width jet_width) added at (centre_x lx, "
          "centre_y ly) to start the instability");
@@ -132,8 +131,8 @@ Params read_params(const Config& c) {
 
   const bool jet = p.initial == Initial::zonal_jet || p.initial == Initial::barotropic_instability;
   if (jet && p.boundary_x != Boundary::periodic)
-    c.fail("shallow_water.boundary_x", std::string(to_string(p.initial)) +
-                                           " is a zonal jet, uniform in x: it needs boundary_x = \"periodic\"");
+    c.fail("shallow_water.boundary_x",
+           std::string(to_string(p.initial)) + " is a zonal jet, uniform in x: it needs boundary_x = \"periodic\"");
   if (jet && p.boundary_y != Boundary::wall)
     c.fail("shallow_water.boundary_y",
            std::string(to_string(p.initial)) +

@@ -29,7 +29,7 @@ struct Params {
   index_t nx = 128, ny = 128;
   double lx = 4.0e6, ly = 4.0e6;
   double g = 9.81;
-  double H = 1000;           // depth of the resting layer (mean depth for the jets)
+  double H = 1000;  // depth of the resting layer (mean depth for the jets)
   double f0 = 1e-4, beta = 0;
   Initial initial = Initial::gaussian;
   double cfl = 0.5;
@@ -39,7 +39,7 @@ struct Params {
   Boundary boundary_x = Boundary::periodic, boundary_y = Boundary::periodic;
   std::array<int, 3> ranks{0, 0, 0};
   std::string decomposition_where;
-  double centre_x = 0.5, centre_y = 0.5;   // fractions of lx, ly
+  double centre_x = 0.5, centre_y = 0.5;  // fractions of lx, ly
   double gaussian_amplitude = 10, gaussian_width = 2.0e5;
   double dam_h_left = 2, dam_h_right = 1;
   double jet_speed = 20, jet_width = 2.0e5, perturbation_amplitude = 1;

@@ -103,7 +103,7 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
   std::vector<std::vector<double>> frame_values() override {
     const grid::Grid& g = *this->grid_;
     refresh(h_, u_, v_);
-    Field<T>& vorticity = stage_[0][0];   // scratch between steps
+    Field<T>& vorticity = stage_[0][0];  // scratch between steps
     grid::for_box(this->ctx_.device, g.owned(), ks::VorticityAtCentres<T>{rhs(h_, u_, v_), vorticity.view()});
     return {grid::owned_values(g, h_), grid::owned_values(g, u_), grid::owned_values(g, v_),
             grid::owned_values(g, vorticity)};
@@ -222,9 +222,9 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
   }
 
   double max_courant() const {
-    return grid::global_max(*this->grid_, this->ctx_.device,
-                            ks::CourantOf<T>{h_.view(), u_.view(), v_.view(),
-                                             courant_coefficients(p_, this->clock().dt)});
+    return grid::global_max(
+        *this->grid_, this->ctx_.device,
+        ks::CourantOf<T>{h_.view(), u_.view(), v_.view(), courant_coefficients(p_, this->clock().dt)});
   }
 
   static std::string courant_failure(double courant) {
@@ -267,8 +267,7 @@ class ShallowWaterModel final : public Model {
                   "plan: %s, %lld x %lld cells (dx = %.6g m, dy = %.6g m) over %d x %d ranks; dt = %.6g s (cfl "
                   "%.3g), %lld steps of SSP-RK3 to t = %.6g s\n",
                   to_string(p.initial), static_cast<long long>(p.nx), static_cast<long long>(p.ny), p.dx(), p.dy(),
-                  r[0], r[1], dt, p.cfl, static_cast<long long>(std::ceil(p.sim_time / dt * (1 - 1e-12))),
-                  p.sim_time);
+                  r[0], r[1], dt, p.cfl, static_cast<long long>(std::ceil(p.sim_time / dt * (1 - 1e-12))), p.sim_time);
     ctx.out << text;
     const double c = std::sqrt(p.g * p.H);
     if (p.f0 != 0) {
@@ -289,7 +288,7 @@ class ShallowWaterModel final : public Model {
     } else {
       m.host_bytes = fields;
     }
-    m.host_bytes += fields / 10 * 3;   // output and checkpoints: a host copy of a field, and it in double
+    m.host_bytes += fields / 10 * 3;  // output and checkpoints: a host copy of a field, and it in double
     m.hint = "use fewer cells (shallow_water.nx, ny) or more ranks";
     return m;
   }
@@ -383,7 +382,7 @@ std::vector<CheckResult> ShallowWaterModel::self_checks(RunContext& ctx) const {
       n2 += o.h0[c] * o.h0[c];
     }
     out.push_back(verdict("zonal jet steady, 1000 steps", std::sqrt(ctx.mpi.sum(d2) / ctx.mpi.sum(n2)), 0,
-                        fp32 ? 1e-5 : 1e-10, "relative L2 change of h; the tendency is 0 up to round-off"));
+                          fp32 ? 1e-5 : 1e-10, "relative L2 change of h; the tendency is 0 up to round-off"));
   }
   // Stoker's dam break along x (ny = 1), 400 cells, viscosity 0.5 c_l dx:
   // L1 error of h relative to (h_l - h_r) lx. First order at the bore and
@@ -400,7 +399,7 @@ std::vector<CheckResult> ShallowWaterModel::self_checks(RunContext& ctx) const {
     p.dam_h_left = 2;
     p.dam_h_right = 1;
     p.viscosity = 0.5 * std::sqrt(p.g * p.dam_h_left) * p.dx();
-    p.sim_time = 50;   // the bore (5.6 m/s) and the rarefaction (4.4 m/s) stay 200 m from the walls
+    p.sim_time = 50;  // the bore (5.6 m/s) and the rarefaction (4.4 m/s) stay 200 m from the walls
     p.output_interval = 0;
     const Outcome o = run_quietly(ctx, p);
     const Stoker exact(p.g, p.dam_h_left, p.dam_h_right, p.centre_x * p.lx);
