@@ -1,0 +1,247 @@
+// The 2-D rotating shallow-water equations in vector-invariant form,
+//
+//   dh/dt = -div(h u)
+//   du/dt = +q (h v) - dB/dx + (nu / h) div(h grad u)
+//   dv/dt = -q (h u) - dB/dy + (nu / h) div(h grad v)
+//   q = (f + dv/dx - du/dy) / h,   B = g h + (u^2 + v^2) / 2,   f = f0 + beta (y - y_ref),
+//
+// on an Arakawa C-grid with Sadourny's (1975) energy-conserving scheme
+// (J. Atmos. Sci. 32, 680; the "EN" scheme of Arakawa & Lamb 1981, eq. 3.5):
+// mass fluxes U = h^x u, V = h^y v, q at cell corners with h^xy, and the
+// Coriolis/vorticity terms as the average of q times the flux averaged to
+// the corner, mean(q V^x)^y and mean(q U^y)^x, so that they do no work.
+// The semi-discrete scheme then conserves mass exactly (the fluxes
+// telescope) and total energy sum(h K + g h^2 / 2) (the vorticity terms
+// cancel pairwise, B and the continuity equation exchange kinetic and
+// potential energy exactly).
+//
+// Staggering, local indices (i, j) of a rank (grid_view.hpp):
+//   h(i, j)  cell centre   (x_i + dx/2, y_j + dy/2)
+//   u(i, j)  west face     (x_i,        y_j + dy/2)
+//   v(i, j)  south face    (x_i + dx/2, y_j       )
+//   q(i, j)  SW corner     (x_i,        y_j       )
+// with x_i = origin + (start + i) dx. A wall on the low side of x is the
+// face u(0, .), owned and kept exactly 0; on the high side it is u(n, .),
+// the first halo face, filled with 0 (NormalVelocityWall). Every stencil
+// below reads at most one cell beyond the point it updates: halo width 1.
+//
+// The viscous term (nu / h) div(h grad u) is the thickness-weighted
+// Laplacian: with continuity it makes the momentum equation conservative,
+// d(hu)/dt + div(h u u) + grad(g h^2 / 2) = div(nu h grad u), so shocks
+// obey the mass and momentum jump conditions (Stoker's dam break), and it
+// only removes energy: sum(h u . (1/h) div(nu h grad u)) = -sum(nu h |grad u|^2).
+#pragma once
+
+#include <cmath>
+
+#include "kernels/stencil/grid_view.hpp"
+
+namespace strata::kernels::stencil {
+
+// f at the corner rows (the y of v faces): f0 + beta (y - y_ref), from the
+// global row index so every decomposition computes the same bits.
+struct CoriolisRows {
+  double f0 = 0, beta = 0;
+  double y0 = 0;  // y of global corner row 0 minus y_ref
+  double dy = 1;
+  index_t start = 0;  // global row of local row 0
+  STRATA_HD double at(index_t j) const { return f0 + beta * (y0 + static_cast<double>(start + j) * dy); }
+};
+
+// The right-hand side of the equations at one point, from fields whose
+// halos are current (exchanged and boundary-filled).
+template <class T>
+struct ShallowWaterRhs {
+  FieldView<const T> h, u, v;
+  T g;
+  T rdx, rdy;  // 1 / dx, 1 / dy
+  T nu;        // viscosity, m2 s-1
+  CoriolisRows f;
+
+  // Thickness at u points, v points and corners.
+  STRATA_HD STRATA_FORCEINLINE T hu(index_t i, index_t j) const { return T(0.5) * (h(i - 1, j) + h(i, j)); }
+  STRATA_HD STRATA_FORCEINLINE T hv(index_t i, index_t j) const { return T(0.5) * (h(i, j - 1) + h(i, j)); }
+  STRATA_HD STRATA_FORCEINLINE T hq(index_t i, index_t j) const {
+    return T(0.25) * ((h(i - 1, j - 1) + h(i, j - 1)) + (h(i - 1, j) + h(i, j)));
+  }
+  // Mass fluxes. Each is one expression of its own point, so the flux a
+  // cell sends and the one its neighbour receives are the same bits and
+  // the mass sum telescopes.
+  STRATA_HD STRATA_FORCEINLINE T U(index_t i, index_t j) const { return hu(i, j) * u(i, j); }
+  STRATA_HD STRATA_FORCEINLINE T V(index_t i, index_t j) const { return hv(i, j) * v(i, j); }
+  // Relative vorticity and potential vorticity at corner (i, j).
+  STRATA_HD STRATA_FORCEINLINE T zeta(index_t i, index_t j) const {
+    return (v(i, j) - v(i - 1, j)) * rdx - (u(i, j) - u(i, j - 1)) * rdy;
+  }
+  STRATA_HD STRATA_FORCEINLINE T q(index_t i, index_t j) const {
+    return (static_cast<T>(f.at(j)) + zeta(i, j)) / hq(i, j);
+  }
+  // Kinetic energy per unit mass at a cell centre: (mean_x u^2 + mean_y v^2) / 2.
+  STRATA_HD STRATA_FORCEINLINE T K(index_t i, index_t j) const {
+    const T u0 = u(i, j), u1 = u(i + 1, j), v0 = v(i, j), v1 = v(i, j + 1);
+    return T(0.25) * ((u0 * u0 + u1 * u1) + (v0 * v0 + v1 * v1));
+  }
+  STRATA_HD STRATA_FORCEINLINE T B(index_t i, index_t j) const { return g * h(i, j) + K(i, j); }
+
+  STRATA_HD STRATA_FORCEINLINE T dh(index_t i, index_t j) const {
+    return -((U(i + 1, j) - U(i, j)) * rdx + (V(i, j + 1) - V(i, j)) * rdy);
+  }
+  STRATA_HD STRATA_FORCEINLINE T du(index_t i, index_t j) const {
+    T r = T(0.25) * (q(i, j) * (V(i - 1, j) + V(i, j)) + q(i, j + 1) * (V(i - 1, j + 1) + V(i, j + 1))) -
+          (B(i, j) - B(i - 1, j)) * rdx;
+    if (nu != T(0)) {
+      const T c = u(i, j);
+      const T fx = h(i, j) * (u(i + 1, j) - c) - h(i - 1, j) * (c - u(i - 1, j));
+      const T fy = hq(i, j + 1) * (u(i, j + 1) - c) - hq(i, j) * (c - u(i, j - 1));
+      r += nu * (fx * rdx * rdx + fy * rdy * rdy) / hu(i, j);
+    }
+    return r;
+  }
+  STRATA_HD STRATA_FORCEINLINE T dv(index_t i, index_t j) const {
+    T r = -T(0.25) * (q(i, j) * (U(i, j - 1) + U(i, j)) + q(i + 1, j) * (U(i + 1, j - 1) + U(i + 1, j))) -
+          (B(i, j) - B(i, j - 1)) * rdy;
+    if (nu != T(0)) {
+      const T c = v(i, j);
+      const T fx = hq(i + 1, j) * (v(i + 1, j) - c) - hq(i, j) * (c - v(i - 1, j));
+      const T fy = h(i, j) * (v(i, j + 1) - c) - h(i, j - 1) * (c - v(i, j - 1));
+      r += nu * (fx * rdx * rdx + fy * rdy * rdy) / hv(i, j);
+    }
+    return r;
+  }
+};
+
+// One stage of the SSP-RK3 of Shu & Osher (1988), written as
+//   out = s0 + b ((s - s0) + dt L(s)),   b = 1, 1/4, 2/3
+// (= a s0 + b (s + dt L(s)) with a = 1 - b): the weights sum to 1 exactly
+// even where b = 2/3 is rounded, so the stages add no systematic mass
+// change (a s0 + b s with rounded 1/3 and 2/3 would, some 1e-16 a step).
+// L reads the stage input `rhs` (halos current); s0, the state at the
+// start of the step, is read only at the point written, so `out` may be s0
+// itself. A wall face (u at i = 0 on the low x wall, v at j = 0 on the low
+// y wall) stays 0.
+template <class T>
+struct ShallowWaterStage {
+  ShallowWaterRhs<T> rhs;
+  FieldView<const T> h0, u0, v0;
+  FieldView<T> h, u, v;
+  T b, dt;
+  bool wall_x_low, wall_y_low;  // this rank holds the low wall of x / y
+
+  STRATA_HD void operator()(index_t i, index_t j, index_t) const {
+    const T dh = rhs.dh(i, j), du = rhs.du(i, j), dv = rhs.dv(i, j);
+    const T h_start = h0(i, j), u_start = u0(i, j), v_start = v0(i, j);
+    const T hn = h_start + b * ((rhs.h(i, j) - h_start) + dt * dh);
+    const T un = u_start + b * ((rhs.u(i, j) - u_start) + dt * du);
+    const T vn = v_start + b * ((rhs.v(i, j) - v_start) + dt * dv);
+    h(i, j) = hn;
+    u(i, j) = wall_x_low && i == 0 ? T(0) : un;
+    v(i, j) = wall_y_low && j == 0 ? T(0) : vn;
+  }
+};
+
+// The halo of a velocity component normal to a wall, over a box of halo
+// cells on one side of `axis`: the wall is face 0 on the low side and face
+// n (the first halo face) on the high side; the velocity is 0 on the wall
+// and odd about it (free slip: the tangential components and h are even,
+// grid::fill_side with sign +1).
+template <class T>
+struct NormalVelocityWall {
+  FieldView<T> f;
+  int axis;         // 0 x (u), 1 y (v)
+  index_t n_owned;  // owned cells along `axis`
+  int side;         // 0 low, 1 high
+  STRATA_HD void operator()(index_t i, index_t j, index_t k) const {
+    index_t from[3] = {i, j, k};
+    const index_t a = axis == 0 ? i : j;
+    if (side == 1 && a == n_owned) {
+      f(i, j, k) = T(0);
+      return;
+    }
+    from[axis] = side == 0 ? -a : 2 * n_owned - a;
+    f(i, j, k) = -f(from[0], from[1], from[2]);
+  }
+};
+
+// --- diagnostics: per-cell values for grid::global_sum / global_max -----------
+
+// Depth (the mass is its sum times dx dy).
+template <class T>
+struct DepthOf {
+  FieldView<const T> h;
+  STRATA_HD double operator()(index_t i, index_t j, index_t) const { return static_cast<double>(h(i, j)); }
+};
+
+// Total energy per unit area h K + g h^2 / 2 (the scheme's conserved energy).
+template <class T>
+struct EnergyOf {
+  ShallowWaterRhs<T> s;
+  STRATA_HD double operator()(index_t i, index_t j, index_t) const {
+    const double h = static_cast<double>(s.h(i, j));
+    const double u0 = s.u(i, j), u1 = s.u(i + 1, j), v0 = s.v(i, j), v1 = s.v(i, j + 1);
+    const double k = 0.25 * ((u0 * u0 + u1 * u1) + (v0 * v0 + v1 * v1));
+    return h * k + 0.5 * static_cast<double>(s.g) * h * h;
+  }
+};
+
+// Potential enstrophy per unit area h q^2 / 2, lives at corners: each cell
+// takes the mean of its four, so a periodic sum counts every corner once
+// and walls weight their corners by 1/2 (1/4 in the domain's corners).
+template <class T>
+struct EnstrophyOf {
+  ShallowWaterRhs<T> s;
+  STRATA_HD double corner(index_t i, index_t j) const {
+    const double q = static_cast<double>(s.q(i, j));
+    return 0.5 * static_cast<double>(s.hq(i, j)) * q * q;
+  }
+  STRATA_HD double operator()(index_t i, index_t j, index_t) const {
+    return 0.25 * ((corner(i, j) + corner(i + 1, j)) + (corner(i, j + 1) + corner(i + 1, j + 1)));
+  }
+};
+
+// The Courant number of a cell:
+//   dt [ (max|u| + c) / dx + (max|v| + c) / dy + kv nu (1/dx^2 + 1/dy^2) ]
+// with c = sqrt(g h), the largest speed on the cell's two faces per axis,
+// an axis of one cell (no gradients along it) left out, and the viscous
+// eigenvalue 4 nu / d^2 scaled from the SSP-RK3 real-axis limit (2.5127)
+// to the imaginary-axis one (sqrt 3), kv = 4 (sqrt(3)/2) / 2.5127, so
+// that one number <= sqrt(3)/2 bounds every eigenvalue of the linearised
+// scheme inside the RK3 stability region. NaN (a negative depth) propagates.
+struct CourantCoefficients {
+  double rdx = 0, rdy = 0;  // 1/dx, 1/dy; 0 for an axis of one cell
+  double viscous = 0;       // kv nu (rdx^2 + rdy^2)
+  double g = 0;
+  double dt = 0;
+  static constexpr double kViscous = 4.0 * 0.8660254037844386 / 2.5127;
+};
+
+STRATA_HD inline double courant_rate(const CourantCoefficients& c, double h, double u_w, double u_e, double v_s,
+                                     double v_n) {
+  const double wave = sqrt(c.g * h);
+  const double su = fabs(u_w) > fabs(u_e) ? fabs(u_w) : fabs(u_e);
+  const double sv = fabs(v_s) > fabs(v_n) ? fabs(v_s) : fabs(v_n);
+  return (su + wave) * c.rdx + (sv + wave) * c.rdy + c.viscous;
+}
+
+template <class T>
+struct CourantOf {
+  FieldView<const T> h, u, v;
+  CourantCoefficients c;
+  STRATA_HD double operator()(index_t i, index_t j, index_t) const {
+    return c.dt * courant_rate(c, static_cast<double>(h(i, j)), static_cast<double>(u(i, j)),
+                               static_cast<double>(u(i + 1, j)), static_cast<double>(v(i, j)),
+                               static_cast<double>(v(i, j + 1)));
+  }
+};
+
+// Relative vorticity at the cell centre (mean of the four corners), an
+// output field.
+template <class T>
+struct VorticityAtCentres {
+  ShallowWaterRhs<T> s;
+  FieldView<T> out;
+  STRATA_HD void operator()(index_t i, index_t j, index_t) const {
+    out(i, j) = T(0.25) * ((s.zeta(i, j) + s.zeta(i + 1, j)) + (s.zeta(i, j + 1) + s.zeta(i + 1, j + 1)));
+  }
+};
+
+}  // namespace strata::kernels::stencil
