@@ -121,10 +121,9 @@ class Field {
   FieldView<const T> view() const { return {buffer_.data() + offset_, sy_, sz_}; }
   Buffer<T>& buffer() { return buffer_; }
   const Buffer<T>& buffer() const { return buffer_; }
-  void swap(Field& o) {
-    std::swap(name_, o.name_);
-    std::swap(buffer_, o.buffer_);
-  }
+  // Swaps the storage only: a name is the field's role (the checkpoint key
+  // and what messages report), so after `u.swap(u_next)` u is still "u".
+  void swap(Field& o) { std::swap(buffer_, o.buffer_); }
 
  private:
   std::string name_;
