@@ -264,9 +264,15 @@ herr_t hash_attribute(hid_t obj, const char* name, const H5A_info_t*, void* data
   return 0;
 }
 
+// Called by H5Lvisit for every link below /state, `name` relative to it
+// ("fields/u" for a grid field): the path is the name the writer hashed.
+// Groups only hold datasets; they add nothing themselves.
 herr_t hash_dataset(hid_t group, const char* name, const H5L_info_t*, void* data) {
   auto* walk = static_cast<ChecksumWalk*>(data);
   try {
+    Id obj{H5Oopen(group, name, H5P_DEFAULT), H5Oclose};
+    if (obj.id < 0) return -1;
+    if (H5Iget_type(obj.id) == H5I_GROUP) return 0;
     Id ds{H5Dopen2(group, name, H5P_DEFAULT), H5Dclose};
     if (ds.id < 0) return -1;
     const std::vector<double> v = read_all_doubles(ds.id);
@@ -310,8 +316,8 @@ CheckpointHeader verify_on_root(const std::string& path) {
   if (H5Aiterate2(state.id, H5_INDEX_NAME, H5_ITER_NATIVE, &idx, hash_attribute, &walk) < 0) {
     unreadable("state attributes unreadable");
   }
-  idx = 0;
-  if (H5Literate(state.id, H5_INDEX_NAME, H5_ITER_NATIVE, &idx, hash_dataset, &walk) < 0) {
+  // Recursively: grid models keep their fields in /state/fields/.
+  if (H5Lvisit(state.id, H5_INDEX_NAME, H5_ITER_NATIVE, hash_dataset, &walk) < 0) {
     unreadable("state unreadable" + (walk.failure.empty() ? std::string() : " (" + walk.failure + ")"));
   }
   if (walk.sum != stored) unreadable("checksum mismatch (the file was damaged after it was written)");
