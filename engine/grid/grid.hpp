@@ -122,10 +122,9 @@ class Field {
   FieldView<const T> view() const { return {buffer_.data() + offset_, sy_, sz_}; }
   Buffer<T>& buffer() { return buffer_; }
   const Buffer<T>& buffer() const { return buffer_; }
-  void swap(Field& o) {
-    std::swap(name_, o.name_);
-    std::swap(buffer_, o.buffer_);
-  }
+  // Swaps the storage only: a name is the field's role (the checkpoint key
+  // and what messages report), so after `u.swap(u_next)` u is still "u".
+  void swap(Field& o) { std::swap(buffer_, o.buffer_); }
 
  private:
   std::string name_;
@@ -133,12 +132,17 @@ class Field {
   index_t sy_ = 0, sz_ = 0, offset_ = 0;
 };
 
-// Runs f(i, j, k) over a box on the device. For CUDA, the model's *.cu file
-// instantiates STRATA_GRID_INSTANTIATE_FOR(F).
+// Runs f(i, j, k) over a box on the device: on CUDA one thread per cell
+// (the model's *.cu file instantiates STRATA_GRID_INSTANTIATE_FOR(F)); on
+// the host one OpenMP iteration per row of x, the row a vectorised loop.
 template <class F>
 void for_box(const Device& device, const Box& box, const F& f) {
   if (box.size() <= 0) return;
-  parallel_for(device, box.size(), kernels::stencil::BoxKernel<F>{box, f});
+  if (device.backend == Backend::cuda) {
+    parallel_for(device, box.size(), kernels::stencil::BoxKernel<F>{box, f});
+  } else {
+    host::parallel_for(box.n[1] * box.n[2], kernels::stencil::BoxRows<F>{box, f});
+  }
 }
 
 // Halo exchange of up to kMaxFields fields of type T with all 3^dims - 1

@@ -53,6 +53,26 @@ struct BoxKernel {
   }
 };
 
+// The host's box launch: one call per row (j, k) of the box, the cells of
+// the row in an inner contiguous loop that the compiler vectorises (the
+// functor is elementwise by the contract of a box launch: every cell once,
+// in any order, as on CUDA). Each cell computes exactly what BoxKernel's
+// call does, so the results are bitwise the same; only the index arithmetic
+// (a division per row instead of two per cell) and the vector width differ.
+template <class F>
+struct BoxRows {
+  Box box;
+  F f;
+  STRATA_FORCEINLINE void operator()(index_t row) const {
+    const index_t j = box.lo[1] + row % box.n[1];
+    const index_t k = box.lo[2] + row / box.n[1];
+    const index_t first = box.lo[0], last = box.lo[0] + box.n[0];
+    const F g = f;   // a local copy: no aliasing of the functor's pointers with the stores
+#pragma omp simd
+    for (index_t i = first; i < last; ++i) g(i, j, k);
+  }
+};
+
 // parallel_reduce over a box of a per-cell double value.
 template <class F>
 struct BoxValue {

@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 import unittest
+import xml.etree.ElementTree as ET
 
 try:
     import h5py
@@ -269,10 +270,162 @@ def result_bits(h5file):
     return out
 
 
+# --- grid models: /grid, /fields and the XDMF sidecar ----------------------
+
+def grid_axes(h5file):
+    """The grid's axis names, fastest first (['x', 'y', 'z'], euler2d ['x', 'z'])."""
+    return str_list(h5file["grid"].attrs["axes"])
+
+
+def grid_cells(h5file):
+    """Cells per axis in the order of a frame's dimensions (slowest first),
+    e.g. [nz, ny, nx]: the shape of /fields/<name> without its time axis."""
+    return [int(h5file["grid"].attrs["n" + a]) for a in reversed(grid_axes(h5file))]
+
+
+def field_names(h5file):
+    """The names of the /fields datasets other than /fields/time."""
+    return sorted(k for k in h5file["fields"].keys() if k != "time")
+
+
+def _numbers(text):
+    return [float(v) for v in text.split()]
+
+
+def check_xdmf(xmf_path):
+    """Checks an OUT.xmf that a grid model wrote beside OUT.h5 the way a
+    reader (ParaView's XDMF3 reader) would use it, raising AssertionError
+    on the first problem; returns the number of frames.
+
+    - every DataItem with Format="HDF" names FILE:/dataset (FILE relative to
+      the .xmf): the file opens with h5py, the dataset exists, its shape is
+      the DataItem's Dimensions and its element type its NumberType and
+      Precision;
+    - the temporal collection has one Uniform grid per /fields/time entry,
+      whose Time Value equals it exactly;
+    - each grid's CoRectMesh topology has cells + 1 nodes per axis (slowest
+      first) and its geometry origin and spacing are /grid's;
+    - each field Attribute is cell-centred and its HyperSlab selects frame f
+      of /fields/<name>: start (f, 0, ...), stride 1, count (1, cells);
+    - every /fields dataset but time appears in every frame.
+    """
+    def fail(msg):
+        raise AssertionError(f"{xmf_path}: {msg}")
+
+    base = os.path.dirname(os.path.abspath(xmf_path))
+    try:
+        root = ET.parse(xmf_path).getroot()
+    except ET.ParseError as err:
+        fail(f"not well-formed XML: {err}")
+    if root.tag != "Xdmf":
+        fail(f"root element is <{root.tag}>, not <Xdmf>")
+
+    # 1. Every HDF data item: the file, the dataset, its shape and type.
+    h5_files = {}
+    hdf_items = [item for item in root.iter("DataItem") if item.get("Format") == "HDF"]
+    if not hdf_items:
+        fail("no DataItem with Format=\"HDF\"")
+    for item in hdf_items:
+        ref = (item.text or "").strip()
+        if ":" not in ref:
+            fail(f"HDF DataItem {ref!r} is not FILE:/dataset")
+        name, dataset = ref.split(":", 1)
+        path = os.path.join(base, name)
+        if not os.path.isfile(path):
+            fail(f"HDF DataItem names {name}, which is not beside the .xmf")
+        if path not in h5_files:
+            h5_files[path] = h5py.File(path, "r")
+        h5 = h5_files[path]
+        if dataset not in h5:
+            fail(f"{name} has no dataset {dataset}")
+        shape = tuple(int(v) for v in item.get("Dimensions", "").split())
+        if h5[dataset].shape != shape:
+            fail(f"{name}:{dataset} has shape {h5[dataset].shape}, the XDMF says {shape}")
+        kind = {"Float": "f", "Int": "i", "UInt": "u"}.get(item.get("NumberType", "Float"))
+        precision = int(item.get("Precision", "4"))
+        dtype = h5[dataset].dtype
+        if dtype.kind != kind or dtype.itemsize != precision:
+            fail(f"{name}:{dataset} is {dtype}, the XDMF says "
+                 f"{item.get('NumberType', 'Float')} of {precision} bytes")
+    try:
+        if len(h5_files) != 1:
+            fail(f"expected one HDF5 file, found {sorted(h5_files)}")
+        h5 = next(iter(h5_files.values()))
+        _check_xdmf_frames(root, h5, fail)
+        return len(h5["fields/time"])
+    finally:
+        for f in h5_files.values():
+            f.close()
+
+
+def _check_xdmf_frames(root, h5, fail):
+    cells = grid_cells(h5)
+    dims = len(cells)
+    axes = list(reversed(grid_axes(h5)))                  # slowest first, as XDMF wants
+    attrs = h5["grid"].attrs
+    origin = list(reversed([float(v) for v in np.atleast_1d(attrs["origin"])]))
+    spacing = [float(attrs["d" + a]) for a in axes]
+    times = h5["fields/time"][()]
+    fields = field_names(h5)
+
+    domain = root.find("Domain")
+    series = domain.find("Grid") if domain is not None else None
+    if series is None or series.get("GridType") != "Collection" or series.get("CollectionType") != "Temporal":
+        fail("Domain/Grid is not a temporal collection")
+    frames = series.findall("Grid")
+    if len(frames) != len(times):
+        fail(f"{len(frames)} grids in the temporal collection, {len(times)} entries in /fields/time")
+    for f, grid in enumerate(frames):
+        where = f"frame {f}"
+        if grid.get("GridType") != "Uniform":
+            fail(f"{where}: GridType {grid.get('GridType')!r}, expected Uniform")
+        time_el = grid.find("Time")
+        if time_el is None or float(time_el.get("Value")) != times[f]:
+            fail(f"{where}: Time {None if time_el is None else time_el.get('Value')} "
+                 f"is not /fields/time[{f}] = {times[f]!r}")
+        topo = grid.find("Topology")
+        if topo is None or topo.get("TopologyType") != f"{dims}DCoRectMesh":
+            fail(f"{where}: topology is not {dims}DCoRectMesh")
+        nodes = [int(v) for v in topo.get("Dimensions").split()]
+        if nodes != [c + 1 for c in cells]:
+            fail(f"{where}: topology Dimensions {nodes}, expected cells + 1 = {[c + 1 for c in cells]}")
+        geo = grid.find("Geometry")
+        expected_geo = "ORIGIN_DXDYDZ" if dims == 3 else "ORIGIN_DXDY"
+        if geo is None or geo.get("GeometryType") != expected_geo:
+            fail(f"{where}: geometry is not {expected_geo}")
+        items = {item.get("Name"): _numbers(item.text) for item in geo.findall("DataItem")}
+        if items.get("origin") != origin or items.get("spacing") != spacing:
+            fail(f"{where}: geometry origin {items.get('origin')} spacing {items.get('spacing')}, "
+                 f"/grid has {origin} and {spacing} (slowest axis first)")
+        seen = []
+        for attr in grid.findall("Attribute"):
+            name = attr.get("Name")
+            seen.append(name)
+            if attr.get("Center") != "Cell":
+                fail(f"{where}: attribute {name} is not cell-centred")
+            slab = attr.find("DataItem")
+            if slab is None or slab.get("ItemType") != "HyperSlab":
+                fail(f"{where}: attribute {name} is not read through a HyperSlab")
+            if [int(v) for v in slab.get("Dimensions").split()] != cells:
+                fail(f"{where}: {name} hyperslab Dimensions {slab.get('Dimensions')}, expected {cells}")
+            selection, source = slab.findall("DataItem")
+            if [int(v) for v in selection.get("Dimensions").split()] != [3, dims + 1]:
+                fail(f"{where}: {name} selection is not 3 x {dims + 1}")
+            sel = [int(v) for v in selection.text.split()]
+            start, stride, count = sel[:dims + 1], sel[dims + 1:2 * dims + 2], sel[2 * dims + 2:]
+            if start != [f] + [0] * dims or stride != [1] * (dims + 1) or count != [1] + cells:
+                fail(f"{where}: {name} hyperslab start {start} stride {stride} count {count} "
+                     f"does not select frame {f}")
+            if source.get("Format") != "HDF" or not source.text.strip().endswith(f":/fields/{name}"):
+                fail(f"{where}: {name} reads {source.text.strip()!r}, not /fields/{name}")
+        if sorted(seen) != fields:
+            fail(f"{where}: attributes {sorted(seen)}, /fields holds {fields}")
+
+
 # --- the schema as the binary prints it -----------------------------------
 
 _SECTION = re.compile(r"^(\[\[?[a-z0-9_.]+\]\]?)\s*$")
-_KEY_LINE = re.compile(r"^  ([a-z_][a-z0-9_]*)\s+\S")
+_KEY_LINE = re.compile(r"^  ([A-Za-z_][A-Za-z0-9_]*)\s+\S")
 
 
 def schema_keys_from_models(text):
@@ -291,7 +444,7 @@ def schema_keys_from_models(text):
 
 
 _MD_SECTION = re.compile(r"^###\s+`(\[\[?[a-z0-9_.]+\]\]?)`\s*$")
-_MD_ROW = re.compile(r"^\|\s*`([a-z_][a-z0-9_]*)`\s*\|")
+_MD_ROW = re.compile(r"^\|\s*`([A-Za-z_][A-Za-z0-9_]*)`\s*\|")
 
 
 def schema_keys_from_markdown(text):
