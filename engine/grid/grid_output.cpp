@@ -143,27 +143,47 @@ void GridOutput::diagnostics(double time, const std::vector<double>& values) {
 }
 
 // XDMF 3: a temporal collection with one uniform grid per frame, the
-// geometry an origin and spacing (CoRectMesh: node counts, z y x order),
-// each field a cell-centred attribute reading frame f of /fields/<name>
-// through a HyperSlab. Written by rank 0 to a temporary name and renamed,
-// so a reader never sees half a file.
+// geometry an origin and spacing, each field a cell-centred attribute
+// reading frame f of /fields/<name> through a HyperSlab. The mesh is always
+// a 3DCoRectMesh in physical X, Y, Z (node counts, origin and spacing in
+// z y x order): a 2-D grid is one cell thick along its missing axis, so
+// ParaView puts an x-y model in the x-y plane and euler2d's x-z slice in
+// the x-z plane (a 2DCoRectMesh lands in the y-z plane there). Written by
+// rank 0 to a temporary name and renamed, so a reader never sees half a
+// file.
 void GridOutput::write_xdmf() const {
   if (!grid_.mpi().root()) return;
   const GridSpec& s = grid_.spec();
   const int dims = grid_.dims();
   const std::string h5_name = std::filesystem::path(out_->path()).filename().string();
-  std::string cells, nodes, origin, spacing;
-  for (int a = dims - 1; a >= 0; --a) {
+  // Per physical axis X, Y, Z: cells, origin, spacing; a missing axis has
+  // one cell as thick as the smallest cell size.
+  index_t n3[3] = {1, 1, 1};
+  double o3[3] = {0, 0, 0};
+  double d_min = s.d[0];
+  for (int a = 1; a < dims; ++a) d_min = std::min(d_min, s.d[static_cast<std::size_t>(a)]);
+  double d3[3] = {d_min, d_min, d_min};
+  for (int a = 0; a < dims; ++a) {
     const auto i = static_cast<std::size_t>(a);
-    const std::string sep = a == dims - 1 ? "" : " ";
-    cells += sep + std::to_string(s.n[i]);
-    nodes += sep + std::to_string(s.n[i] + 1);
-    origin += sep + number(s.origin[i]);
-    spacing += sep + number(s.d[i]);
+    const char name = axes_[i].empty() ? 'x' : axes_[i][0];
+    const int p = name == 'z' ? 2 : name == 'y' ? 1 : 0;
+    n3[p] = s.n[i];
+    o3[p] = s.origin[i];
+    d3[p] = s.d[i];
   }
-  const std::string d = std::to_string(dims);
-  const std::string topology = d + "DCoRectMesh";
-  const std::string geometry = dims == 3 ? "ORIGIN_DXDYDZ" : "ORIGIN_DXDY";
+  std::string cells, nodes, origin, spacing, frame_cells;
+  for (int p = 2; p >= 0; --p) {
+    const std::string sep = p == 2 ? "" : " ";
+    cells += sep + std::to_string(n3[p]);
+    nodes += sep + std::to_string(n3[p] + 1);
+    origin += sep + number(o3[p]);
+    spacing += sep + number(d3[p]);
+  }
+  for (int a = dims - 1; a >= 0; --a)
+    frame_cells += (a == dims - 1 ? "" : " ") + std::to_string(s.n[static_cast<std::size_t>(a)]);
+  const std::string topology = "3DCoRectMesh";
+  const std::string geometry = "ORIGIN_DXDYDZ";
+  const std::string d = "3";
   std::ostringstream x;
   x << "<?xml version=\"1.0\" ?>\n"
     << "<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
@@ -187,12 +207,12 @@ void GridOutput::write_xdmf() const {
         first += " 0";
         stride += " 1";
       }
-      count += " " + cells;
+      count += " " + frame_cells;
       x << "        <Attribute Name=\"" << q.name << "\" AttributeType=\"Scalar\" Center=\"Cell\">\n"
         << "          <DataItem ItemType=\"HyperSlab\" Dimensions=\"" << cells << "\" Type=\"HyperSlab\">\n"
         << "            <DataItem Dimensions=\"3 " << dims + 1 << "\" Format=\"XML\">" << first << " " << stride
         << " " << count << "</DataItem>\n"
-        << "            <DataItem Dimensions=\"" << n_frames << " " << cells
+        << "            <DataItem Dimensions=\"" << n_frames << " " << frame_cells
         << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << h5_name << ":/fields/" << q.name
         << "</DataItem>\n"
         << "          </DataItem>\n"

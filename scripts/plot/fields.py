@@ -19,6 +19,7 @@ python3-matplotlib.
 
 import argparse
 import os
+import textwrap
 import sys
 
 import matplotlib
@@ -175,7 +176,9 @@ def main():
     ax.set_xlabel(f"{h_axis} [{coord_units[h_axis]}]")
     ax.set_ylabel(f"{v_axis} [{coord_units[v_axis]}]")
     bar = fig.colorbar(mesh, ax=ax)
-    bar.set_label(f"{long_name} [{units}]" if units else long_name)
+    # Long names run to a sentence: wrap them so the label stays on the figure.
+    label = f"{long_name} [{units}]" if units else long_name
+    bar.set_label(textwrap.fill(label, 45))
     title = ax.set_title("")
 
     def draw(k):

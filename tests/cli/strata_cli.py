@@ -303,8 +303,9 @@ def check_xdmf(xmf_path):
       Precision;
     - the temporal collection has one Uniform grid per /fields/time entry,
       whose Time Value equals it exactly;
-    - each grid's CoRectMesh topology has cells + 1 nodes per axis (slowest
-      first) and its geometry origin and spacing are /grid's;
+    - each grid's 3DCoRectMesh topology has cells + 1 nodes per physical
+      axis (z y x; a 2-D grid one cell thick along its missing axis) and
+      its geometry origin and spacing are /grid's;
     - each field Attribute is cell-centred and its HyperSlab selects frame f
       of /fields/<name>: start (f, 0, ...), stride 1, count (1, cells);
     - every /fields dataset but time appears in every frame.
@@ -358,13 +359,31 @@ def check_xdmf(xmf_path):
             f.close()
 
 
-def _check_xdmf_frames(root, h5, fail):
-    cells = grid_cells(h5)
-    dims = len(cells)
-    axes = list(reversed(grid_axes(h5)))                  # slowest first, as XDMF wants
+def _xdmf_mesh(h5):
+    """The 3-D mesh OUT.xmf must describe, in z y x order: cells, origin and
+    spacing per physical axis; a 2-D grid is one cell thick along the axis
+    it lacks (as thick as its smallest cell), so that ParaView shows an x-y
+    model in the x-y plane and an x-z slice in the x-z plane."""
+    axes = grid_axes(h5)                                   # fastest first
     attrs = h5["grid"].attrs
-    origin = list(reversed([float(v) for v in np.atleast_1d(attrs["origin"])]))
-    spacing = [float(attrs["d" + a]) for a in axes]
+    origin_in = [float(v) for v in np.atleast_1d(attrs["origin"])]
+    spacing_in = [float(attrs["d" + a]) for a in axes]
+    thin = min(spacing_in)
+    cells = {"x": 1, "y": 1, "z": 1}
+    origin = {"x": 0.0, "y": 0.0, "z": 0.0}
+    spacing = {"x": thin, "y": thin, "z": thin}
+    for a, name in enumerate(axes):
+        cells[name] = int(attrs["n" + name])
+        origin[name] = origin_in[a]
+        spacing[name] = spacing_in[a]
+    order = ["z", "y", "x"]
+    return [cells[a] for a in order], [origin[a] for a in order], [spacing[a] for a in order]
+
+
+def _check_xdmf_frames(root, h5, fail):
+    cells = grid_cells(h5)                                 # a frame's shape, slowest first
+    dims = len(cells)
+    mesh_cells, origin, spacing = _xdmf_mesh(h5)
     times = h5["fields/time"][()]
     fields = field_names(h5)
 
@@ -384,19 +403,19 @@ def _check_xdmf_frames(root, h5, fail):
             fail(f"{where}: Time {None if time_el is None else time_el.get('Value')} "
                  f"is not /fields/time[{f}] = {times[f]!r}")
         topo = grid.find("Topology")
-        if topo is None or topo.get("TopologyType") != f"{dims}DCoRectMesh":
-            fail(f"{where}: topology is not {dims}DCoRectMesh")
+        if topo is None or topo.get("TopologyType") != "3DCoRectMesh":
+            fail(f"{where}: topology is not 3DCoRectMesh")
         nodes = [int(v) for v in topo.get("Dimensions").split()]
-        if nodes != [c + 1 for c in cells]:
-            fail(f"{where}: topology Dimensions {nodes}, expected cells + 1 = {[c + 1 for c in cells]}")
+        if nodes != [c + 1 for c in mesh_cells]:
+            fail(f"{where}: topology Dimensions {nodes}, expected cells + 1 = {[c + 1 for c in mesh_cells]}")
         geo = grid.find("Geometry")
-        expected_geo = "ORIGIN_DXDYDZ" if dims == 3 else "ORIGIN_DXDY"
+        expected_geo = "ORIGIN_DXDYDZ"
         if geo is None or geo.get("GeometryType") != expected_geo:
             fail(f"{where}: geometry is not {expected_geo}")
         items = {item.get("Name"): _numbers(item.text) for item in geo.findall("DataItem")}
         if items.get("origin") != origin or items.get("spacing") != spacing:
             fail(f"{where}: geometry origin {items.get('origin')} spacing {items.get('spacing')}, "
-                 f"/grid has {origin} and {spacing} (slowest axis first)")
+                 f"/grid gives {origin} and {spacing} (z y x)")
         seen = []
         for attr in grid.findall("Attribute"):
             name = attr.get("Name")
@@ -406,8 +425,8 @@ def _check_xdmf_frames(root, h5, fail):
             slab = attr.find("DataItem")
             if slab is None or slab.get("ItemType") != "HyperSlab":
                 fail(f"{where}: attribute {name} is not read through a HyperSlab")
-            if [int(v) for v in slab.get("Dimensions").split()] != cells:
-                fail(f"{where}: {name} hyperslab Dimensions {slab.get('Dimensions')}, expected {cells}")
+            if [int(v) for v in slab.get("Dimensions").split()] != mesh_cells:
+                fail(f"{where}: {name} hyperslab Dimensions {slab.get('Dimensions')}, expected {mesh_cells}")
             selection, source = slab.findall("DataItem")
             if [int(v) for v in selection.get("Dimensions").split()] != [3, dims + 1]:
                 fail(f"{where}: {name} selection is not 3 x {dims + 1}")

@@ -58,6 +58,9 @@ def printed(result, name):
     return float(m.group(1))
 
 
+FIELDS_PY = os.path.join(sc.SOURCE_DIR, "scripts", "plot", "fields.py")
+
+
 class Euler2d(sc.StrataTestCase):
 
     @classmethod
@@ -165,7 +168,7 @@ class Euler2d(sc.StrataTestCase):
             text = euler_input(case, nx=48, nz=24, sim_time=60.0, output_interval=30.0)
             self.run_case(text, "-o", f"{case}_1.h5")
             ref = read(self.path(f"{case}_1.h5"))
-            layouts = [(2, "[]"), (3, "[]"), (4, "[2, 2]"), (4, "[4, 1]"), (4, "[1, 4]")]
+            layouts = [(2, "[]"), (3, "[]"), (4, "[2, 2]"), (4, "[4, 1]"), (4, "[1, 4]"), (6, "[3, 2]")]
             if case == "gravity_waves":
                 layouts = [(3, "[1, 3]"), (4, "[2, 2]")]
             for ranks, layout in layouts:
@@ -215,7 +218,17 @@ class Euler2d(sc.StrataTestCase):
             for name in DIAGNOSTICS:
                 self.assertTrue(sc.as_str(f["diagnostics"][name].attrs["long_name"]))
             self.assertGreater(float(f["performance"]["cell_updates_per_second"][()]), 0)
-        self.assertTrue(os.path.isfile(os.path.join(self.shared, "out", "run.xmf")))
+        # The XDMF sidecar as a reader uses it: an x-z slice, 5 frames.
+        self.assertEqual(sc.check_xdmf(os.path.join(self.shared, "out", "run.xmf")), 5)
+        # The plots of an x-z field: one PNG per frame asked for.
+        res = sc.run_command(["/usr/bin/python3", FIELDS_PY, os.path.join(self.shared, "out", "run.h5"),
+                              "--field", "theta", "--frames", "0,-1", "--out", self.path("plots")], self.tmp)
+        self.assertExit(res, 0)
+        pngs = sc.files_under(self.path("plots"), ".png")
+        self.assertEqual(len(pngs), 2, res.describe())
+        for png in pngs:
+            with open(self.path("plots", png), "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n", png)
         # The initial bubble: +3 K at (10 km, 2 km), cell (50, 10), at rest.
         theta0 = self.thermal["fields"]["theta"][0]
         self.assertAlmostEqual(theta0.max(), 3.0, delta=0.05)

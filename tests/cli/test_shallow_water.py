@@ -98,6 +98,9 @@ def linear_gaussian(n, t, amplitude, sigma, c):
     return np.real(np.fft.ifft2(coeff))
 
 
+FIELDS_PY = os.path.join(sc.SOURCE_DIR, "scripts", "plot", "fields.py")
+
+
 class ShallowWater(sc.StrataTestCase):
 
     def run_sw(self, name, ranks=None, args=(), code=0, env=None, **keys):
@@ -332,7 +335,17 @@ class ShallowWater(sc.StrataTestCase):
                     # dt comes from the initial state: its Courant number is the input's cfl.
                     cfl = float(sc.read_config_text(f).split("cfl = ")[1].split()[0])
                     self.assertAlmostEqual(f["diagnostics/max_courant"][0], cfl, delta=1e-9)
-                self.assertTrue(os.path.isfile(self.path(name[:-5] + ".xmf")))
+                # The XDMF sidecar as a reader uses it (every dataset and shape it names).
+                self.assertEqual(sc.check_xdmf(self.path(name[:-5] + ".xmf")), 2)
+        # The plots of an x-y field: one PNG per frame.
+        res = sc.run_command(["/usr/bin/python3", FIELDS_PY, self.path("vortex.h5"), "--field", "h",
+                              "--out", self.path("plots")], self.tmp)
+        self.assertExit(res, 0)
+        pngs = sc.files_under(self.path("plots"), ".png")
+        self.assertEqual(len(pngs), 2, res.describe())
+        for png in pngs:
+            with open(self.path("plots", png), "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n", png)
 
 
 if __name__ == "__main__":
