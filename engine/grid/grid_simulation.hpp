@@ -208,4 +208,12 @@ class GridSimulation : public Simulation {
   double step_seconds_ = 0;   // this process' time in step(), this rank
 };
 
+// A model's simulation in the run's precision: Sim<float> or Sim<double>,
+// constructed from (ctx, params).
+template <template <class> class Sim, class Params>
+std::unique_ptr<Simulation> start_in_precision(RunContext& ctx, const Params& params) {
+  if (ctx.precision == Precision::fp32) return std::make_unique<Sim<float>>(ctx, params);
+  return std::make_unique<Sim<double>>(ctx, params);
+}
+
 }  // namespace strata::grid

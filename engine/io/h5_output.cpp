@@ -201,15 +201,7 @@ void H5Output::slab(const std::string& path, std::span<const double> local, std:
   Handle ds{check_id(H5Dcreate2(file_, path.c_str(), H5T_NATIVE_DOUBLE, space.id, lcpl_, H5P_DEFAULT, H5P_DEFAULT),
                      "create dataset " + path),
             H5Dclose};
-  Handle file_sel{H5Dget_space(ds.id), H5Sclose};
-  Handle mem{H5Screate_simple(rank, n, nullptr), H5Sclose};
-  if (points == 0) {
-    H5Sselect_none(file_sel.id);
-    H5Sselect_none(mem.id);
-  } else {
-    check(H5Sselect_hyperslab(file_sel.id, H5S_SELECT_SET, first, nullptr, n, nullptr), "select " + path);
-  }
-  check(H5Dwrite(ds.id, H5T_NATIVE_DOUBLE, mem.id, file_sel.id, xfer_, local.data()), "write dataset " + path);
+  write_box(ds.id, path, rank, first, n, points, local.data());
 }
 
 void H5Output::series(const std::string& path, std::span<const std::int64_t> frame, const std::string& units) {
@@ -282,15 +274,7 @@ void H5Output::series_write(const std::string& path, std::int64_t index, std::sp
   }
   if (points != local.size() && !(local.empty())) throw std::logic_error("H5Output::series_write: " + path + ": size");
   if (local.empty()) points = 0;
-  Handle file_sel{H5Dget_space(ds.id), H5Sclose};
-  Handle mem{H5Screate_simple(rank, n, nullptr), H5Sclose};
-  if (points == 0) {
-    H5Sselect_none(file_sel.id);
-    H5Sselect_none(mem.id);
-  } else {
-    check(H5Sselect_hyperslab(file_sel.id, H5S_SELECT_SET, first, nullptr, n, nullptr), "select " + path);
-  }
-  check(H5Dwrite(ds.id, H5T_NATIVE_DOUBLE, mem.id, file_sel.id, xfer_, local.data()), "write dataset " + path);
+  write_box(ds.id, path, rank, first, n, points, local.data());
 }
 
 std::vector<double> H5Output::read(const std::string& path) const {
@@ -306,6 +290,19 @@ void H5Output::series_write(const std::string& path, std::int64_t index, double 
   std::span<const double> local;
   if (mpi_.root()) local = std::span<const double>(&value, 1);
   series_write(path, index, local, {}, {});
+}
+
+void H5Output::write_box(hid_t dataset, const std::string& path, int rank, const hsize_t* first, const hsize_t* count,
+                         hsize_t points, const double* data) {
+  Handle file_sel{H5Dget_space(dataset), H5Sclose};
+  Handle mem{H5Screate_simple(rank, count, nullptr), H5Sclose};
+  if (points == 0) {
+    H5Sselect_none(file_sel.id);
+    H5Sselect_none(mem.id);
+  } else {
+    check(H5Sselect_hyperslab(file_sel.id, H5S_SELECT_SET, first, nullptr, count, nullptr), "select " + path);
+  }
+  check(H5Dwrite(dataset, H5T_NATIVE_DOUBLE, mem.id, file_sel.id, xfer_, data), "write dataset " + path);
 }
 
 hid_t H5Output::write_scalar(const std::string& path, hid_t type, const void* value) {

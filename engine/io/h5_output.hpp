@@ -90,6 +90,10 @@ class H5Output {
 
  private:
   hid_t write_scalar(const std::string& path, hid_t type, const void* value);
+  // Collective write of this rank's box [first, first + count) of a dataset
+  // of doubles (points == 0: this rank selects nothing).
+  void write_box(hid_t dataset, const std::string& path, int rank, const hsize_t* first, const hsize_t* count,
+                 hsize_t points, const double* data);
   void unlink_existing(const std::string& path);
   std::string path_;
   const MpiContext& mpi_;

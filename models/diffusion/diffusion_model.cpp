@@ -243,8 +243,7 @@ class DiffusionModel final : public Model {
 
   std::unique_ptr<Simulation> start(RunContext& ctx) const override {
     const Params p = read_params(*ctx.config);
-    if (ctx.precision == Precision::fp32) return std::make_unique<DiffusionSimulation<float>>(ctx, p);
-    return std::make_unique<DiffusionSimulation<double>>(ctx, p);
+    return grid::start_in_precision<DiffusionSimulation>(ctx, p);
   }
 
   std::vector<CheckResult> self_checks(RunContext& ctx) const override;

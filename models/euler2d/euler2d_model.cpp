@@ -582,8 +582,7 @@ class Euler2dModel final : public Model {
 
   std::unique_ptr<Simulation> start(RunContext& ctx) const override {
     const Params p = read_params(*ctx.config);
-    if (ctx.precision == Precision::fp32) return std::make_unique<Euler2dSimulation<float>>(ctx, p);
-    return std::make_unique<Euler2dSimulation<double>>(ctx, p);
+    return grid::start_in_precision<Euler2dSimulation>(ctx, p);
   }
 
   std::vector<CheckResult> self_checks(RunContext& ctx) const override;

@@ -295,8 +295,7 @@ class ShallowWaterModel final : public Model {
 
   std::unique_ptr<Simulation> start(RunContext& ctx) const override {
     const Params p = read_params(*ctx.config);
-    if (ctx.precision == Precision::fp32) return std::make_unique<ShallowWaterSimulation<float>>(ctx, p);
-    return std::make_unique<ShallowWaterSimulation<double>>(ctx, p);
+    return grid::start_in_precision<ShallowWaterSimulation>(ctx, p);
   }
 
   std::vector<CheckResult> self_checks(RunContext& ctx) const override;
