@@ -327,8 +327,8 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
 
   RunContext ctx{mpi, &*cfg, device, precision, timers, &*h5, out};
   ctx.restarting = !checkpoint.empty();
+  std::unique_ptr<Simulation> sim;
   try {
-    std::unique_ptr<Simulation> sim;
     mpi.collective([&] { sim = model->start(ctx); });
     CheckpointHeader header{cfg->model(), std::string(to_string(precision)), std::string(to_string(device.backend)),
                             cfg->to_toml(), 0, 0, mpi.size(), 0.0};
@@ -359,6 +359,9 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
   } catch (const Error& e) {
     if (e.collective()) {
       try {
+        // What the model has at the failure (a grid model: a last frame and
+        // diagnostics row, NaN and all), then the verdict.
+        if (sim && e.code() == ExitCode::numerical) sim->record_failure();
         h5->set_status(std::string("failed: ") + e.what());
       } catch (const Error&) {
         // The file system itself failed; the original error is the one to report.

@@ -113,6 +113,18 @@ class GridSimulation : public Simulation {
     output_->resume(frames, rows);
   }
 
+  // The state at the failure as one more frame and diagnostics row (unless
+  // this step's are already written), so the blow-up can be looked at.
+  void record_failure() override {
+    if (failure_recorded_ || output_->frames() == 0 || last_output_step_ == step_) return;
+    failure_recorded_ = true;
+    try {
+      write_output(/*check=*/false);
+    } catch (const std::exception&) {
+      // The verdict is already known; a failing diagnostic must not hide it.
+    }
+  }
+
   Performance finish() override {
     const std::vector<double> d = last_diagnostics_;
     print_summary(d);
@@ -173,6 +185,10 @@ class GridSimulation : public Simulation {
   // The closing lines of the run, from the last diagnostics row.
   virtual void print_summary(const std::vector<double>& last) const { (void)last; }
 
+  // Whether diagnostics() should fail on a broken limit (not while the
+  // state of an already failed run is being recorded).
+  bool checking() const { return checking_; }
+
   // A collective numerical failure (every rank calls it with the same text).
   [[noreturn]] void unstable(const std::string& why) const {
     throw Error(ExitCode::numerical, why + " at step " + std::to_string(step_) + " (t = " + std::to_string(time_) +
@@ -187,13 +203,16 @@ class GridSimulation : public Simulation {
 
  private:
   double next_output_time() const { return static_cast<double>(outputs_done_) * clock_.output_interval; }
-  void write_output() {
+  void write_output(bool check = true) {
     std::vector<double> d;
     {
       auto t = ctx_.timers.scope("diagnostics");
+      checking_ = check;
       d = diagnostics();
+      checking_ = true;
     }
     last_diagnostics_ = d;
+    last_output_step_ = step_;
     auto t = ctx_.timers.scope("output");
     output_->diagnostics(time_, d);
     output_->frame(time_, frame_values());
@@ -206,6 +225,8 @@ class GridSimulation : public Simulation {
   std::int64_t steps_ = 0, step_ = 0, steps_this_run_ = 0, outputs_done_ = 0;
   double time_ = 0;
   double step_seconds_ = 0;   // this process' time in step(), this rank
+  std::int64_t last_output_step_ = -1;
+  bool failure_recorded_ = false, checking_ = true;
 };
 
 // A model's simulation in the run's precision: Sim<float> or Sim<double>,

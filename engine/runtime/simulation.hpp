@@ -91,6 +91,11 @@ class Simulation {
   // pricing.paths, from another value of them.
   virtual void restore(StateReader& r) = 0;
 
+  // After a collective numerical failure (the health check, a CFL limit):
+  // writes what the state is now, for the post-mortem, before the file is
+  // marked failed. Collective; must not throw.
+  virtual void record_failure() {}
+
   // After the last step: writes the results to ctx.output and prints them.
   // Collective.
   virtual Performance finish() = 0;

@@ -445,11 +445,15 @@ class Diffusion(sc.StrataTestCase):
         self.assertTrue(text.startswith("failed:"), text)
         with h5py.File(self.path("out/run.h5"), "r") as f:
             # The file stays readable, with the rows written before the
-            # failure (t = 0 and the frame after step 3, t = 0.1125 s);
-            # the failing step itself writes no row.
+            # failure (t = 0 and the frame after step 3, t = 0.1125 s) and
+            # one more of the state at the failing step (SPEC: the run
+            # writes its diagnostics), NaN and all, for the post-mortem.
             np.testing.assert_array_equal(f["diagnostics/time"][()], f["fields/time"][()])
-            self.assertEqual(len(f["diagnostics/time"]), 2)
-            self.assertTrue(np.all(np.isfinite(f["diagnostics/heat"][()])))
+            self.assertEqual(len(f["diagnostics/time"]), 3)
+            self.assertTrue(np.all(np.isfinite(f["diagnostics/heat"][:2])))
+            self.assertTrue(np.isnan(f["diagnostics/heat"][2]))
+            self.assertTrue(np.isnan(f["fields/u"][2]).any())
+            self.assertGreater(f["diagnostics/time"][2], f["diagnostics/time"][1])
 
     # --- the XDMF sidecar and the plots -------------------------------------------------
 
