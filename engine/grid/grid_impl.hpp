@@ -91,8 +91,13 @@ void HaloExchange<T>::begin(std::initializer_list<Field<T>*> fields) {
   const std::size_t nf = static_cast<std::size_t>(pending_.count);
   if (nf == 0 || links_.empty()) return;
   for (const Link& l : links_) {
-    parallel_for(device_, l.send.size() * pending_.count,
-                 kernels::stencil::PackBox<T>{pending_, l.send, send_dev_.data() + l.offset * nf});
+    T* buffer = send_dev_.data() + l.offset * nf;
+    if (device_.backend == Backend::cuda) {
+      parallel_for(device_, l.send.size() * pending_.count, kernels::stencil::PackBox<T>{pending_, l.send, buffer});
+    } else {
+      host::parallel_for(l.send.n[1] * l.send.n[2] * pending_.count,
+                         kernels::stencil::PackRows<T>{pending_, l.send, buffer});
+    }
   }
   T* send = send_dev_.data();
   T* recv = recv_dev_.data();
@@ -130,8 +135,13 @@ void HaloExchange<T>::end() {
   const std::size_t nf = static_cast<std::size_t>(pending_.count);
   if (device_.backend == Backend::cuda && !direct_) recv_dev_.copy_from_host(recv_host_.data(), cells_ * nf);
   for (const Link& l : links_) {
-    parallel_for(device_, l.recv.size() * pending_.count,
-                 kernels::stencil::UnpackBox<T>{pending_, l.recv, recv_dev_.data() + l.offset * nf});
+    const T* buffer = recv_dev_.data() + l.offset * nf;
+    if (device_.backend == Backend::cuda) {
+      parallel_for(device_, l.recv.size() * pending_.count, kernels::stencil::UnpackBox<T>{pending_, l.recv, buffer});
+    } else {
+      host::parallel_for(l.recv.n[1] * l.recv.n[2] * pending_.count,
+                         kernels::stencil::UnpackRows<T>{pending_, l.recv, buffer});
+    }
   }
 }
 

@@ -202,6 +202,37 @@ struct UnpackBox {
   }
 };
 
+// The host's halo packing: one call per row (field, j, k) of the box, the
+// row a contiguous copy, so no index division per cell (the box x fastest,
+// field after field: the same buffer layout as PackBox and UnpackBox).
+template <class T>
+struct PackRows {
+  FieldSet<T> fields;
+  Box box;
+  T* buffer;
+  STRATA_FORCEINLINE void operator()(index_t row) const {
+    const index_t rows = box.n[1] * box.n[2];
+    const index_t field = row / rows, r = row % rows;
+    const T* src = &fields.f[field](box.lo[0], box.lo[1] + r % box.n[1], box.lo[2] + r / box.n[1]);
+    T* dst = buffer + row * box.n[0];
+    for (index_t i = 0; i < box.n[0]; ++i) dst[i] = src[i];
+  }
+};
+
+template <class T>
+struct UnpackRows {
+  FieldSet<T> fields;
+  Box box;
+  const T* buffer;
+  STRATA_FORCEINLINE void operator()(index_t row) const {
+    const index_t rows = box.n[1] * box.n[2];
+    const index_t field = row / rows, r = row % rows;
+    T* dst = &fields.f[field](box.lo[0], box.lo[1] + r % box.n[1], box.lo[2] + r / box.n[1]);
+    const T* src = buffer + row * box.n[0];
+    for (index_t i = 0; i < box.n[0]; ++i) dst[i] = src[i];
+  }
+};
+
 // Physical-boundary halos on one side of one axis, over a box of halo cells:
 // `mirror` reflects about the boundary face (halo cell -1-m takes owned cell
 // m) times `sign` (+1 even quantities, -1 a velocity normal to a wall);
