@@ -176,33 +176,59 @@ Box Grid::owned() const {
   return b;
 }
 
-Box Grid::interior(int margin) const {
+Grid::Faces Grid::all_faces() const {
+  Faces f{};
+  for (int a = 0; a < spec_.dims; ++a) f[static_cast<std::size_t>(a)] = {true, true};
+  return f;
+}
+
+Grid::Faces Grid::remote_faces() const {
+  Faces f{};
+  for (int a = 0; a < spec_.dims; ++a)
+    for (int s = 0; s < 2; ++s) f[static_cast<std::size_t>(a)][static_cast<std::size_t>(s)] = remote(a, s);
+  return f;
+}
+
+bool Grid::remote(int axis, int side) const {
+  if (axis >= spec_.dims) return false;
+  int o[3] = {0, 0, 0};
+  o[axis] = side == 0 ? -1 : 1;
+  const int rank = neighbour(o[0], o[1], o[2]);
+  // The Cartesian communicator keeps MpiContext's numbering (reorder = 0).
+  return rank != MPI_PROC_NULL && rank != mpi_.rank();
+}
+
+Box Grid::shrink(int margin, const Faces& cut) const {
   Box b = owned();
   for (int a = 0; a < spec_.dims; ++a) {
-    b.lo[a] = margin;
-    b.n[a] = std::max<index_t>(0, count_[static_cast<std::size_t>(a)] - 2 * margin);
+    const auto s = static_cast<std::size_t>(a);
+    const index_t low = cut[s][0] ? margin : 0, high = cut[s][1] ? margin : 0;
+    b.lo[a] = low;
+    b.n[a] = std::max<index_t>(0, count_[s] - low - high);
   }
   if (b.size() == 0)
     for (int a = 0; a < 3; ++a) b.n[a] = 0;
   return b;
 }
 
-std::vector<Box> Grid::strips(int margin) const {
+std::vector<Box> Grid::split(int margin, const Faces& cut) const {
   std::vector<Box> out;
   Box rest = owned();
+  // Slowest axis first: its strips are whole planes of long rows.
   for (int a = spec_.dims - 1; a >= 0; --a) {
-    const index_t low = std::min<index_t>(margin, rest.n[a]);
-    const index_t high = std::min<index_t>(margin, rest.n[a] - low);
+    const auto s = static_cast<std::size_t>(a);
+    const index_t low = cut[s][0] ? std::min<index_t>(margin, rest.n[a]) : 0;
+    const index_t high = cut[s][1] ? std::min<index_t>(margin, rest.n[a] - low) : 0;
     if (low > 0) {
-      Box s = rest;
-      s.n[a] = low;
-      out.push_back(s);
+      Box b = rest;
+      b.n[a] = low;
+      out.push_back(b);
     }
     if (high > 0) {
-      Box s = rest;
-      s.lo[a] = rest.lo[a] + rest.n[a] - high;
-      s.n[a] = high;
-      out.push_back(s);
+      Box b = rest;
+      b.lo[a] = rest.lo[a] + rest.n[a] - high;
+      b.n[a] = high;
+      out.push_back(b);
     }
     rest.lo[a] += low;
     rest.n[a] -= low + high;
@@ -210,6 +236,11 @@ std::vector<Box> Grid::strips(int margin) const {
   }
   return out;
 }
+
+Box Grid::interior(int margin) const { return shrink(margin, all_faces()); }
+std::vector<Box> Grid::strips(int margin) const { return split(margin, all_faces()); }
+Box Grid::interior_remote(int margin) const { return shrink(margin, remote_faces()); }
+std::vector<Box> Grid::strips_remote(int margin) const { return split(margin, remote_faces()); }
 
 int Grid::neighbour(int dx, int dy, int dz) const {
   if (spec_.dims == 2 && dz != 0) return MPI_PROC_NULL;
