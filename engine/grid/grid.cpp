@@ -73,12 +73,18 @@ Grid::Grid(const MpiContext& mpi, const GridSpec& spec) : mpi_(mpi), spec_(spec)
                        std::to_string(product) + " ranks, but the run has " + std::to_string(size));
   } else {
     // MPI_Dims_create gives non-increasing factors; the most ranks go to the
-    // axis with the most cells, so subdomains stay close to square.
+    // axis with the most cells, so subdomains stay close to square, and
+    // among axes with as many cells to the slowest (z, then y, then x): a
+    // cut across x, the fastest axis, makes strided messages of one-cell
+    // rows and shorter rows to sweep, while a cut across z or y exchanges
+    // contiguous planes or rows (and a periodic x then needs no message).
     std::array<int, 3> factors{0, 0, 0};
     MPI_Dims_create(size, spec.dims, factors.data());
     std::array<int, 3> order{0, 1, 2};
-    std::stable_sort(order.begin(), order.begin() + spec.dims,
-                     [&](int a, int b) { return spec_.n[static_cast<std::size_t>(a)] > spec_.n[static_cast<std::size_t>(b)]; });
+    std::stable_sort(order.begin(), order.begin() + spec.dims, [&](int a, int b) {
+      const index_t na = spec_.n[static_cast<std::size_t>(a)], nb = spec_.n[static_cast<std::size_t>(b)];
+      return na != nb ? na > nb : a > b;
+    });
     for (int i = 0; i < spec.dims; ++i) ranks_[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])] = factors[static_cast<std::size_t>(i)];
   }
   std::array<int, 3> periods{0, 0, 0};
@@ -259,10 +265,14 @@ void declare_decomposition(Schema& s, const std::string& key, int dims, const st
   std::string shape = "[";
   for (int a = 0; a < dims; ++a) shape += std::string(a ? ", p" : "p") + axes[static_cast<std::size_t>(a)];
   shape += "]";
+  std::string slowest_first;
+  for (int a = dims - 1; a >= 0; --a) slowest_first += std::string(a < dims - 1 ? ", then " : "") + axes[static_cast<std::size_t>(a)];
   s.integer_list(key, {}, Range{1.0, {}},
                  "ranks per axis " + shape + " (their product is the number of ranks; uneven splits allowed); [] lets "
-                 "MPI_Dims_create choose, giving the most ranks to the axis with the most cells. Results are "
-                 "bitwise the same for every decomposition")
+                 "MPI_Dims_create choose, giving the most ranks to the axis with the most cells and, between axes "
+                 "with as many, to the slowest (" + slowest_first +
+                     ": a cut across the fastest axis makes strided messages and short rows). Results are bitwise "
+                     "the same for every decomposition")
       .restart_safe = true;
 }
 
