@@ -288,6 +288,38 @@ TEST_CASE("interior_remote and strips_remote tile the owned box and cut only rem
   }
 }
 
+namespace {
+// Counts the calls per cell (host only: the row launch's traversal order).
+struct CountVisits {
+  FieldView<int> hits;
+  void operator()(index_t i, index_t j, index_t k) const { ++hits(i, j, k); }
+};
+}  // namespace
+
+TEST_CASE("the host box launch visits every cell of a box once", "[grid]") {
+  // Storage 9 x 8 x 8 with the box's lower corner at (1, 1, 1); boxes with
+  // an even and an odd number of planes (the plane pairs and the last
+  // plane alone), a single plane or row, and an empty box.
+  const index_t ex = 9, ey = 8, ez = 8;
+  for (const Box& box : {Box{{1, 1, 1}, {7, 6, 6}}, Box{{0, 2, 1}, {9, 5, 7}}, Box{{2, 0, 3}, {3, 8, 1}},
+                         Box{{0, 3, 0}, {9, 1, 5}}, Box{{4, 4, 4}, {1, 1, 1}}, Box{{1, 1, 1}, {0, 6, 6}}}) {
+    std::vector<int> hits(static_cast<std::size_t>(ex * ey * ez), 0);
+    const FieldView<int> view{hits.data(), ex, ex * ey};
+    if (box.size() > 0) host::parallel_for(box.n[1] * box.n[2], kernels::stencil::BoxRows<CountVisits>{box, {view}});
+    std::size_t bad = 0;
+    for (index_t k = 0; k < ez; ++k)
+      for (index_t j = 0; j < ey; ++j)
+        for (index_t i = 0; i < ex; ++i) {
+          const bool inside = i >= box.lo[0] && i < box.lo[0] + box.n[0] && j >= box.lo[1] &&
+                              j < box.lo[1] + box.n[1] && k >= box.lo[2] && k < box.lo[2] + box.n[2];
+          if (view(i, j, k) != (inside ? 1 : 0)) ++bad;
+        }
+    INFO("box lo (" << box.lo[0] << ", " << box.lo[1] << ", " << box.lo[2] << "), n (" << box.n[0] << ", "
+                    << box.n[1] << ", " << box.n[2] << ")");
+    CHECK(bad == 0);
+  }
+}
+
 TEST_CASE("global sums are exact to the quantum and see NaN", "[mpi][grid]") {
   const MpiContext& mpi = test::world();
   const Device host = test::devices().front();
