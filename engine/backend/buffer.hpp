@@ -3,9 +3,14 @@
 // with copy_to_host. Move-only.
 #pragma once
 
+#include <sys/mman.h>
+
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -23,7 +28,7 @@ class Buffer {
     if (backend_ == Backend::cuda) {
       data_ = static_cast<T*>(cuda::allocate(count * sizeof(T)));
     } else {
-      data_ = new T[count]();
+      data_ = host_allocate(count);
     }
   }
   ~Buffer() { reset(); }
@@ -62,9 +67,28 @@ class Buffer {
     if (backend_ == Backend::cuda) {
       cuda::release(data_);
     } else {
-      delete[] data_;
+      std::free(data_);
     }
     data_ = nullptr;
+  }
+  // Zeroed host memory. Large arrays are 2 MiB aligned and asked for huge
+  // pages (the kernel's THP setting is often madvise-only), and first
+  // touched by the OpenMP threads in static order, as the kernels sweep
+  // them, so each page lands on the NUMA node of the thread that uses it.
+  static T* host_allocate(std::size_t count) {
+    static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_default_constructible_v<T>);
+    constexpr std::size_t kHuge = std::size_t(2) << 20;
+    const std::size_t bytes = count * sizeof(T);
+    const bool huge = bytes >= kHuge;
+    const std::size_t align = huge ? kHuge : 64;
+    void* p = std::aligned_alloc(align, (bytes + align - 1) / align * align);
+    if (p == nullptr) throw std::bad_alloc();
+    if (huge) (void)madvise(p, (bytes + align - 1) / align * align, MADV_HUGEPAGE);
+    T* data = static_cast<T*>(p);
+    const std::int64_t n = static_cast<std::int64_t>(count);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) data[i] = T();
+    return data;
   }
   void swap(Buffer& o) noexcept {
     std::swap(backend_, o.backend_);

@@ -73,12 +73,18 @@ Grid::Grid(const MpiContext& mpi, const GridSpec& spec) : mpi_(mpi), spec_(spec)
                        std::to_string(product) + " ranks, but the run has " + std::to_string(size));
   } else {
     // MPI_Dims_create gives non-increasing factors; the most ranks go to the
-    // axis with the most cells, so subdomains stay close to square.
+    // axis with the most cells, so subdomains stay close to square, and
+    // among axes with as many cells to the slowest (z, then y, then x): a
+    // cut across x, the fastest axis, makes strided messages of one-cell
+    // rows and shorter rows to sweep, while a cut across z or y exchanges
+    // contiguous planes or rows (and a periodic x then needs no message).
     std::array<int, 3> factors{0, 0, 0};
     MPI_Dims_create(size, spec.dims, factors.data());
     std::array<int, 3> order{0, 1, 2};
-    std::stable_sort(order.begin(), order.begin() + spec.dims,
-                     [&](int a, int b) { return spec_.n[static_cast<std::size_t>(a)] > spec_.n[static_cast<std::size_t>(b)]; });
+    std::stable_sort(order.begin(), order.begin() + spec.dims, [&](int a, int b) {
+      const index_t na = spec_.n[static_cast<std::size_t>(a)], nb = spec_.n[static_cast<std::size_t>(b)];
+      return na != nb ? na > nb : a > b;
+    });
     for (int i = 0; i < spec.dims; ++i) ranks_[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])] = factors[static_cast<std::size_t>(i)];
   }
   std::array<int, 3> periods{0, 0, 0};
@@ -176,33 +182,59 @@ Box Grid::owned() const {
   return b;
 }
 
-Box Grid::interior(int margin) const {
+Grid::Faces Grid::all_faces() const {
+  Faces f{};
+  for (int a = 0; a < spec_.dims; ++a) f[static_cast<std::size_t>(a)] = {true, true};
+  return f;
+}
+
+Grid::Faces Grid::remote_faces() const {
+  Faces f{};
+  for (int a = 0; a < spec_.dims; ++a)
+    for (int s = 0; s < 2; ++s) f[static_cast<std::size_t>(a)][static_cast<std::size_t>(s)] = remote(a, s);
+  return f;
+}
+
+bool Grid::remote(int axis, int side) const {
+  if (axis >= spec_.dims) return false;
+  int o[3] = {0, 0, 0};
+  o[axis] = side == 0 ? -1 : 1;
+  const int rank = neighbour(o[0], o[1], o[2]);
+  // The Cartesian communicator keeps MpiContext's numbering (reorder = 0).
+  return rank != MPI_PROC_NULL && rank != mpi_.rank();
+}
+
+Box Grid::shrink(int margin, const Faces& cut) const {
   Box b = owned();
   for (int a = 0; a < spec_.dims; ++a) {
-    b.lo[a] = margin;
-    b.n[a] = std::max<index_t>(0, count_[static_cast<std::size_t>(a)] - 2 * margin);
+    const auto s = static_cast<std::size_t>(a);
+    const index_t low = cut[s][0] ? margin : 0, high = cut[s][1] ? margin : 0;
+    b.lo[a] = low;
+    b.n[a] = std::max<index_t>(0, count_[s] - low - high);
   }
   if (b.size() == 0)
     for (int a = 0; a < 3; ++a) b.n[a] = 0;
   return b;
 }
 
-std::vector<Box> Grid::strips(int margin) const {
+std::vector<Box> Grid::split(int margin, const Faces& cut) const {
   std::vector<Box> out;
   Box rest = owned();
+  // Slowest axis first: its strips are whole planes of long rows.
   for (int a = spec_.dims - 1; a >= 0; --a) {
-    const index_t low = std::min<index_t>(margin, rest.n[a]);
-    const index_t high = std::min<index_t>(margin, rest.n[a] - low);
+    const auto s = static_cast<std::size_t>(a);
+    const index_t low = cut[s][0] ? std::min<index_t>(margin, rest.n[a]) : 0;
+    const index_t high = cut[s][1] ? std::min<index_t>(margin, rest.n[a] - low) : 0;
     if (low > 0) {
-      Box s = rest;
-      s.n[a] = low;
-      out.push_back(s);
+      Box b = rest;
+      b.n[a] = low;
+      out.push_back(b);
     }
     if (high > 0) {
-      Box s = rest;
-      s.lo[a] = rest.lo[a] + rest.n[a] - high;
-      s.n[a] = high;
-      out.push_back(s);
+      Box b = rest;
+      b.lo[a] = rest.lo[a] + rest.n[a] - high;
+      b.n[a] = high;
+      out.push_back(b);
     }
     rest.lo[a] += low;
     rest.n[a] -= low + high;
@@ -210,6 +242,11 @@ std::vector<Box> Grid::strips(int margin) const {
   }
   return out;
 }
+
+Box Grid::interior(int margin) const { return shrink(margin, all_faces()); }
+std::vector<Box> Grid::strips(int margin) const { return split(margin, all_faces()); }
+Box Grid::interior_remote(int margin) const { return shrink(margin, remote_faces()); }
+std::vector<Box> Grid::strips_remote(int margin) const { return split(margin, remote_faces()); }
 
 int Grid::neighbour(int dx, int dy, int dz) const {
   if (spec_.dims == 2 && dz != 0) return MPI_PROC_NULL;
@@ -228,10 +265,14 @@ void declare_decomposition(Schema& s, const std::string& key, int dims, const st
   std::string shape = "[";
   for (int a = 0; a < dims; ++a) shape += std::string(a ? ", p" : "p") + axes[static_cast<std::size_t>(a)];
   shape += "]";
+  std::string slowest_first;
+  for (int a = dims - 1; a >= 0; --a) slowest_first += std::string(a < dims - 1 ? ", then " : "") + axes[static_cast<std::size_t>(a)];
   s.integer_list(key, {}, Range{1.0, {}},
                  "ranks per axis " + shape + " (their product is the number of ranks; uneven splits allowed); [] lets "
-                 "MPI_Dims_create choose, giving the most ranks to the axis with the most cells. Results are "
-                 "bitwise the same for every decomposition")
+                 "MPI_Dims_create choose, giving the most ranks to the axis with the most cells and, between axes "
+                 "with as many, to the slowest (" + slowest_first +
+                     ": a cut across the fastest axis makes strided messages and short rows). Results are bitwise "
+                     "the same for every decomposition")
       .restart_safe = true;
 }
 

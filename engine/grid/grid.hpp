@@ -93,6 +93,25 @@ class Grid {
   // The owned cells not in interior(margin), as disjoint boxes.
   std::vector<Box> strips(int margin) const;
 
+  // Whether the halo beyond the low (side 0) or high (side 1) face of
+  // `axis` comes from another rank, a message that HaloExchange::end()
+  // waits for. False for a physical side and for a periodic axis this rank
+  // spans alone, whose halo is its own cells (copied in begin()).
+  bool remote(int axis, int side) const;
+  // The opt-in overlap that splits only where a message must be waited
+  // for: the owned cells at least `margin` from every remote face (the
+  // whole box on one rank), and the rest as disjoint boxes. Cells of
+  // interior_remote(margin) may read, within `margin`, halo cells beyond a
+  // periodic face of this rank's own (valid after HaloExchange::begin()) or
+  // beyond a physical side (fill them after begin(), before the interior:
+  // they come from owned cells); halo cells on edges and corners that
+  // border a remote face are valid only after end() and the physical fill
+  // that follows it, and only strips_remote cells read them. Cutting less
+  // keeps rows long: a cut across x, the fastest axis, leaves one-cell
+  // columns whose every cell costs a cache line.
+  Box interior_remote(int margin) const;
+  std::vector<Box> strips_remote(int margin) const;
+
   // Neighbour rank at offset (dx, dy, dz) in {-1, 0, 1}^3, or MPI_PROC_NULL.
   int neighbour(int dx, int dy, int dz) const;
 
@@ -103,6 +122,13 @@ class Grid {
   std::array<int, 3> ranks_{1, 1, 1}, coords_{0, 0, 0};
   std::array<index_t, 3> start_{0, 0, 0}, count_{1, 1, 1};
   std::array<int, 27> neighbours_{};
+
+  // interior/strips with a margin on the faces marked in `cut` ([axis][side]).
+  using Faces = std::array<std::array<bool, 2>, 3>;
+  Box shrink(int margin, const Faces& cut) const;
+  std::vector<Box> split(int margin, const Faces& cut) const;
+  Faces all_faces() const;
+  Faces remote_faces() const;
 };
 
 // A field of one rank with its halo, on a Device.
@@ -148,6 +174,9 @@ void for_box(const Device& device, const Box& box, const F& f) {
 // Halo exchange of up to kMaxFields fields of type T with all 3^dims - 1
 // neighbours at once (faces, edges and corners), non-blocking: begin() packs
 // and posts, end() waits and unpacks; compute the interior in between.
+// A neighbour that is this rank itself (a periodic axis one rank spans)
+// gets no message: begin() copies those halos from the owned cells, so
+// they are valid from begin() on (Grid::interior_remote relies on it).
 // Physical boundaries are left to the model (fill_side below).
 template <class T>
 class HaloExchange {
@@ -173,11 +202,17 @@ class HaloExchange {
     Box send, recv;
     std::size_t offset;   // into the buffers, in elements per field
   };
+  struct Wrap {           // a periodic axis this rank spans alone (PeriodicWrap)
+    Box low;
+    int axis;
+    index_t n;
+  };
   const Grid& grid_;
   Device device_;
   int max_fields_;
   bool direct_ = false;
   std::vector<Link> links_;
+  std::vector<Wrap> wraps_;   // in axis order
   std::size_t cells_ = 0;   // halo cells of all links (per field)
   Buffer<T> send_dev_, recv_dev_;                 // pack target (device or host memory)
   std::vector<T> send_host_, recv_host_;          // staging for CUDA without CUDA-aware MPI

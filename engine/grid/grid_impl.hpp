@@ -46,6 +46,28 @@ inline void link_boxes(const Grid& g, const int o[3], Box& send, Box& recv) {
 
 void throw_mpi(int rc, const char* what);
 
+// Calls row(field, j, k) for every row of `box` in each of `fields` fields
+// on the host: OpenMP over rows when they are long, over planes (field, k)
+// when they are short (a face normal to x: rows of one or two cells, where
+// a division per row would cost more than the row).
+template <class R>
+void host_rows(const Box& box, int fields, const R& row) {
+  if (box.size() <= 0 || fields <= 0) return;
+  const index_t n1 = box.n[1], n2 = box.n[2];
+  if (box.n[0] >= 16) {
+    host::parallel_for(fields * n1 * n2, [&](index_t r) {
+      const index_t plane = r / n1;
+      row(static_cast<int>(plane / n2), box.lo[1] + r % n1, box.lo[2] + plane % n2);
+    });
+  } else {
+    host::parallel_for(fields * n2, [&](index_t plane) {
+      const int field = static_cast<int>(plane / n2);
+      const index_t k = box.lo[2] + plane % n2;
+      for (index_t j = box.lo[1]; j < box.lo[1] + n1; ++j) row(field, j, k);
+    });
+  }
+}
+
 }  // namespace detail
 
 template <class T>
@@ -54,6 +76,29 @@ HaloExchange<T>::HaloExchange(const Grid& g, const Device& device, int max_field
   if (max_fields < 1 || max_fields > kernels::stencil::kMaxFields)
     throw std::logic_error("HaloExchange: 1 to kMaxFields fields");
   direct_ = device.backend == Backend::cuda && mpi_cuda_aware();
+  // A periodic axis this rank spans alone is its own neighbour on both
+  // sides: its halos are wrapped copies (begin()), axis by axis, each slab
+  // over the halos of the axes wrapped before it, so every direction whose
+  // offsets lie on such axes only is covered, edges and corners included.
+  const auto n = g.count();
+  std::array<bool, 3> self{false, false, false};
+  for (int a = 0; a < g.dims(); ++a) {
+    int o[3] = {0, 0, 0};
+    o[a] = 1;
+    const auto s = static_cast<std::size_t>(a);
+    // The Cartesian communicator keeps MpiContext's numbering (reorder = 0).
+    self[s] = g.neighbour(o[0], o[1], o[2]) == g.mpi().rank();
+    if (!self[s]) continue;
+    Wrap w{g.owned(), a, n[s]};
+    for (int b = 0; b < a; ++b)
+      if (self[static_cast<std::size_t>(b)]) {
+        w.low.lo[b] = -g.halo(b);
+        w.low.n[b] = n[static_cast<std::size_t>(b)] + 2 * g.halo(b);
+      }
+    w.low.lo[a] = -g.halo(a);
+    w.low.n[a] = g.halo(a);
+    wraps_.push_back(w);
+  }
   const int zr = g.dims() == 3 ? 1 : 0;
   for (int dz = -zr; dz <= zr; ++dz)
     for (int dy = -1; dy <= 1; ++dy)
@@ -62,6 +107,7 @@ HaloExchange<T>::HaloExchange(const Grid& g, const Device& device, int max_field
         const int rank = g.neighbour(dx, dy, dz);
         if (rank == MPI_PROC_NULL) continue;
         const int o[3] = {dx, dy, dz};
+        if ((o[0] == 0 || self[0]) && (o[1] == 0 || self[1]) && (o[2] == 0 || self[2])) continue;   // wrapped
         Link link{rank, detail::direction_code(dx, dy, dz), detail::direction_code(-dx, -dy, -dz), {}, {}, cells_};
         detail::link_boxes(g, o, link.send, link.recv);
         cells_ += static_cast<std::size_t>(link.send.size());
@@ -89,10 +135,22 @@ void HaloExchange<T>::begin(std::initializer_list<Field<T>*> fields) {
   pending_.count = 0;
   for (Field<T>* f : fields) pending_.f[pending_.count++] = f->view();
   const std::size_t nf = static_cast<std::size_t>(pending_.count);
-  if (nf == 0 || links_.empty()) return;
+  if (nf == 0) return;
+  for (const Wrap& w : wraps_) {
+    if (device_.backend == Backend::cuda) {
+      parallel_for(device_, w.low.size() * pending_.count, kernels::stencil::PeriodicWrap<T>{pending_, w.low, w.axis, w.n});
+    } else {
+      detail::host_rows(w.low, pending_.count, kernels::stencil::PeriodicWrapRow<T>{pending_, w.low, w.axis, w.n});
+    }
+  }
+  if (links_.empty()) return;
   for (const Link& l : links_) {
-    parallel_for(device_, l.send.size() * pending_.count,
-                 kernels::stencil::PackBox<T>{pending_, l.send, send_dev_.data() + l.offset * nf});
+    T* buffer = send_dev_.data() + l.offset * nf;
+    if (device_.backend == Backend::cuda) {
+      parallel_for(device_, l.send.size() * pending_.count, kernels::stencil::PackBox<T>{pending_, l.send, buffer});
+    } else {
+      detail::host_rows(l.send, pending_.count, kernels::stencil::PackRow<T>{pending_, l.send, buffer});
+    }
   }
   T* send = send_dev_.data();
   T* recv = recv_dev_.data();
@@ -130,8 +188,12 @@ void HaloExchange<T>::end() {
   const std::size_t nf = static_cast<std::size_t>(pending_.count);
   if (device_.backend == Backend::cuda && !direct_) recv_dev_.copy_from_host(recv_host_.data(), cells_ * nf);
   for (const Link& l : links_) {
-    parallel_for(device_, l.recv.size() * pending_.count,
-                 kernels::stencil::UnpackBox<T>{pending_, l.recv, recv_dev_.data() + l.offset * nf});
+    const T* buffer = recv_dev_.data() + l.offset * nf;
+    if (device_.backend == Backend::cuda) {
+      parallel_for(device_, l.recv.size() * pending_.count, kernels::stencil::UnpackBox<T>{pending_, l.recv, buffer});
+    } else {
+      detail::host_rows(l.recv, pending_.count, kernels::stencil::UnpackRow<T>{pending_, l.recv, buffer});
+    }
   }
 }
 
@@ -152,9 +214,13 @@ void fill_side(const Grid& g, const Device& device, Field<T>& f, int axis, int s
     }
   }
   if (box.size() <= 0) return;
-  parallel_for(device, box.size(),
-               kernels::stencil::FillSide<T>{f.view(), box, axis, n[static_cast<std::size_t>(axis)], side,
-                                             kind == Boundary::wall, kind == Boundary::wall ? sign : T(1)});
+  const kernels::stencil::FillSide<T> fill{f.view(), box, axis, n[static_cast<std::size_t>(axis)], side,
+                                           kind == Boundary::wall, kind == Boundary::wall ? sign : T(1)};
+  if (device.backend == Backend::cuda) {
+    parallel_for(device, box.size(), fill);
+  } else {
+    detail::host_rows(box, 1, kernels::stencil::FillSideRow<T>{fill});
+  }
 }
 
 template <class T>

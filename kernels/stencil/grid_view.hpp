@@ -59,13 +59,27 @@ struct BoxKernel {
 // in any order, as on CUDA). Each cell computes exactly what BoxKernel's
 // call does, so the results are bitwise the same; only the index arithmetic
 // (a division per row instead of two per cell) and the vector width differ.
+// Rows go by pairs of planes, (j, k), (j, k + 1), (j + 1, k), ...: a
+// stencil reaching k - 1 and k + 1 then finds rows k and k + 1 of its
+// input still in L1 for the second row of each pair, so its input streams
+// through the caches twice per two planes instead of three times per
+// plane (the 7-point heat step: +25% at 256^3 on a 2-core EPYC). An odd
+// last plane goes alone, after the pairs.
 template <class F>
 struct BoxRows {
   Box box;
   F f;
   STRATA_FORCEINLINE void operator()(index_t row) const {
-    const index_t j = box.lo[1] + row % box.n[1];
-    const index_t k = box.lo[2] + row / box.n[1];
+    const index_t n1 = box.n[1], paired = box.n[2] / 2 * 2 * n1;
+    index_t j, k;
+    if (row < paired) {
+      const index_t r = row % (2 * n1);
+      j = box.lo[1] + r / 2;
+      k = box.lo[2] + row / (2 * n1) * 2 + r % 2;
+    } else {
+      j = box.lo[1] + row - paired;
+      k = box.lo[2] + box.n[2] - 1;
+    }
     const index_t first = box.lo[0], last = box.lo[0] + box.n[0];
     const F g = f;   // a local copy: no aliasing of the functor's pointers with the stores
 #pragma omp simd
@@ -202,6 +216,86 @@ struct UnpackBox {
   }
 };
 
+// A periodic axis that one rank spans alone: its halo is the rank's own
+// cells, copied without a message. `low` is the halo slab below the axis;
+// each of its cells c takes owned cell c + n e_axis, and the matching cell
+// of the slab above, c + (n + h) e_axis, takes c + h e_axis. Axis by axis
+// in order, the later slabs spanning the earlier axes' halos, so edges and
+// corners come out right.
+template <class T>
+struct PeriodicWrap {
+  FieldSet<T> fields;
+  Box low;
+  int axis;
+  index_t n;   // owned cells along `axis`
+  STRATA_HD void operator()(index_t idx) const {
+    const index_t cells = low.size();
+    const index_t field = idx / cells;
+    const index_t c = idx % cells;
+    const index_t rest = c / low.n[0];
+    index_t at[3] = {low.lo[0] + c % low.n[0], low.lo[1] + rest % low.n[1], low.lo[2] + rest / low.n[1]};
+    const FieldView<T>& f = fields.f[field];
+    const index_t h = low.n[axis];
+    index_t from[3] = {at[0], at[1], at[2]};
+    from[axis] += n;
+    f(at[0], at[1], at[2]) = f(from[0], from[1], from[2]);
+    at[axis] += n + h;
+    from[axis] = at[axis] - n;
+    f(at[0], at[1], at[2]) = f(from[0], from[1], from[2]);
+  }
+};
+
+// The host twins of the halo functors above: one call per row (field, j, k)
+// of the box, the row's cells a contiguous loop (grid_impl.hpp's host_rows
+// launches them), so no index division per cell. The same buffer layout
+// (the box x fastest, field after field) and the same values.
+template <class T>
+struct PackRow {
+  FieldSet<T> fields;
+  Box box;
+  T* buffer;
+  STRATA_FORCEINLINE void operator()(int field, index_t j, index_t k) const {
+    const T* src = &fields.f[field](box.lo[0], j, k);
+    T* dst = buffer + ((field * box.n[2] + k - box.lo[2]) * box.n[1] + j - box.lo[1]) * box.n[0];
+    for (index_t i = 0; i < box.n[0]; ++i) dst[i] = src[i];
+  }
+};
+
+template <class T>
+struct UnpackRow {
+  FieldSet<T> fields;
+  Box box;
+  const T* buffer;
+  STRATA_FORCEINLINE void operator()(int field, index_t j, index_t k) const {
+    T* dst = &fields.f[field](box.lo[0], j, k);
+    const T* src = buffer + ((field * box.n[2] + k - box.lo[2]) * box.n[1] + j - box.lo[1]) * box.n[0];
+    for (index_t i = 0; i < box.n[0]; ++i) dst[i] = src[i];
+  }
+};
+
+// PeriodicWrap by rows of its `low` slab: along x both halos of the row
+// (its first and last cache lines) in one visit.
+template <class T>
+struct PeriodicWrapRow {
+  FieldSet<T> fields;
+  Box low;
+  int axis;
+  index_t n;
+  STRATA_FORCEINLINE void operator()(int field, index_t j, index_t k) const {
+    const FieldView<T>& f = fields.f[field];
+    const index_t h = low.n[axis];
+    const index_t ex = axis == 0, ey = axis == 1, ez = axis == 2, i0 = low.lo[0];
+    T* lo_dst = &f(i0, j, k);
+    const T* lo_src = &f(i0 + ex * n, j + ey * n, k + ez * n);
+    T* hi_dst = &f(i0 + ex * (n + h), j + ey * (n + h), k + ez * (n + h));
+    const T* hi_src = &f(i0 + ex * h, j + ey * h, k + ez * h);
+    for (index_t i = 0; i < low.n[0]; ++i) {
+      lo_dst[i] = lo_src[i];
+      hi_dst[i] = hi_src[i];
+    }
+  }
+};
+
 // Physical-boundary halos on one side of one axis, over a box of halo cells:
 // `mirror` reflects about the boundary face (halo cell -1-m takes owned cell
 // m) times `sign` (+1 even quantities, -1 a velocity normal to a wall);
@@ -227,6 +321,30 @@ struct FillSide {
       from[axis] = side == 0 ? 0 : n_owned - 1;
     }
     f(at[0], at[1], at[2]) = sign * f(from[0], from[1], from[2]);
+  }
+
+  // The source index along `axis` of halo index a.
+  STRATA_HD index_t source(index_t a) const {
+    if (mirror) return side == 0 ? -1 - a : 2 * n_owned - 1 - a;
+    return side == 0 ? 0 : n_owned - 1;
+  }
+};
+
+// FillSide by rows (field 0 only; host_rows launches it): along y or z a
+// row copies one owned row, along x the row is the halo's few cells.
+template <class T>
+struct FillSideRow {
+  FillSide<T> side;
+  STRATA_FORCEINLINE void operator()(int, index_t j, index_t k) const {
+    const Box& b = side.box;
+    const FieldView<T>& f = side.f;
+    T* dst = &f(b.lo[0], j, k);
+    if (side.axis == 0) {
+      for (index_t i = 0; i < b.n[0]; ++i) dst[i] = side.sign * f(side.source(b.lo[0] + i), j, k);
+    } else {
+      const T* src = side.axis == 1 ? &f(b.lo[0], side.source(j), k) : &f(b.lo[0], j, side.source(k));
+      for (index_t i = 0; i < b.n[0]; ++i) dst[i] = side.sign * src[i];
+    }
   }
 };
 

@@ -136,8 +136,9 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
     initial_energy_ = r.real("shallow_water/initial_energy");
   }
 
-  // A step reads h, u, v and writes them three times, and reads the
-  // step's start state twice more: 24 values per cell at the least.
+  // The least a step must move per cell: each SSP-RK3 stage reads its input
+  // (h, u, v) and the step's start state (the same fields in stage 1) and
+  // writes its output, (3 + 3) + (3 + 3 + 3) + (3 + 3 + 3) = 24 values.
   double bytes_per_cell_update() const override { return 24.0 * sizeof(T); }
 
   void print_summary(const std::vector<double>& d) const override {

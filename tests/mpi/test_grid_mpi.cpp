@@ -132,21 +132,28 @@ void halo_case(const Device& d, const GridSpec& spec) {
 }
 
 // Runs `steps` overlapped updates of the wide stencil on a noise field and
-// returns this rank's owned cells and the global sum of the result.
+// returns this rank's owned cells and the global sum of the result. With
+// `remote`, the opt-in split (Grid::interior_remote): physical halos filled
+// after begin() for the interior, and again after end() for the edges and
+// corners next to remote faces, which the wide stencil reads.
 template <class T>
-std::pair<std::vector<double>, double> evolve(const MpiContext& mpi, const Device& d, GridSpec s, int steps) {
+std::pair<std::vector<double>, double> evolve(const MpiContext& mpi, const Device& d, GridSpec s, int steps,
+                                              bool remote = false) {
   Grid g(mpi, s);
   Field<T> a(g, d, "a"), b(g, d, "b");
   const auto st = g.start();
   for_box(d, g.owned(), test::FillCells<T>{a.view(), {st[0], st[1], st[2]}, true});
   HaloExchange<T> hx(g, d, 1);
   const T c = T(0.02);
+  const std::array<T, 3> sign{T(-1), T(1), T(1)};
   for (int n = 0; n < steps; ++n) {
     hx.begin({&a});
-    for_box(d, g.interior(2), test::WideStencil<T>{a.view(), b.view(), s.dims, c});
+    if (remote) fill_boundaries(g, d, a, sign);
+    for_box(d, remote ? g.interior_remote(2) : g.interior(2), test::WideStencil<T>{a.view(), b.view(), s.dims, c});
     hx.end();
-    fill_boundaries(g, d, a, {T(-1), T(1), T(1)});
-    for (const Box& box : g.strips(2)) for_box(d, box, test::WideStencil<T>{a.view(), b.view(), s.dims, c});
+    fill_boundaries(g, d, a, sign);
+    for (const Box& box : remote ? g.strips_remote(2) : g.strips(2))
+      for_box(d, box, test::WideStencil<T>{a.view(), b.view(), s.dims, c});
     a.swap(b);
   }
   const double sum = global_sum(g, d, test::CellValue<T>{a.view()});
@@ -166,20 +173,23 @@ void decomposition_case(const Device& d, const GridSpec& spec) {
     GridSpec s = spec;
     s.ranks = r;
     if (r[0] > 0 && !fits(spec, r)) continue;
-    INFO("decomposition " << r[0] << "x" << r[1] << "x" << r[2] << " (0: automatic), " << mpi.size() << " ranks");
-    const auto [mine, sum] = evolve<T>(mpi, d, s, 6);
-    Grid g(mpi, s);
-    const auto st = g.start();
-    const auto n = g.count();
-    std::size_t bad = 0, c = 0;
-    for (index_t k = 0; k < n[2]; ++k)
-      for (index_t j = 0; j < n[1]; ++j)
-        for (index_t i = 0; i < n[0]; ++i) {
-          const auto at = static_cast<std::size_t>(((st[2] + k) * spec.n[1] + st[1] + j) * spec.n[0] + st[0] + i);
-          if (!same_bits(mine[c++], whole[at])) ++bad;
-        }
-    CHECK(mpi.sum(static_cast<double>(bad)) == 0);
-    CHECK(same_bits(sum, whole_sum));
+    for (bool remote : {false, true}) {
+      INFO("decomposition " << r[0] << "x" << r[1] << "x" << r[2] << " (0: automatic), " << mpi.size()
+                            << " ranks, " << (remote ? "interior_remote" : "interior"));
+      const auto [mine, sum] = evolve<T>(mpi, d, s, 6, remote);
+      Grid g(mpi, s);
+      const auto st = g.start();
+      const auto n = g.count();
+      std::size_t bad = 0, c = 0;
+      for (index_t k = 0; k < n[2]; ++k)
+        for (index_t j = 0; j < n[1]; ++j)
+          for (index_t i = 0; i < n[0]; ++i) {
+            const auto at = static_cast<std::size_t>(((st[2] + k) * spec.n[1] + st[1] + j) * spec.n[0] + st[0] + i);
+            if (!same_bits(mine[c++], whole[at])) ++bad;
+          }
+      CHECK(mpi.sum(static_cast<double>(bad)) == 0);
+      CHECK(same_bits(sum, whole_sum));
+    }
   }
 }
 
@@ -202,6 +212,7 @@ TEST_CASE("overlapped stencil updates are bitwise equal to one rank's for every 
     decomposition_case<double>(d, spec_2d(Boundary::periodic, Boundary::wall, 24, 18, 2));
     decomposition_case<float>(d, spec_2d(Boundary::open, Boundary::periodic, 18, 12, 2));
     decomposition_case<double>(d, spec_3d(Boundary::periodic, Boundary::wall, Boundary::periodic, 12, 12, 12, 2));
+    decomposition_case<float>(d, spec_3d(Boundary::wall, Boundary::periodic, Boundary::open, 10, 12, 12, 2));
   }
 }
 
@@ -233,6 +244,79 @@ TEST_CASE("interior and strips tile the owned box exactly once", "[mpi][grid]") 
       INFO("margin " << margin << ", dims " << s.dims);
       CHECK(std::all_of(hits.begin(), hits.end(), [](int h) { return h == 1; }));
     }
+  }
+}
+
+TEST_CASE("interior_remote and strips_remote tile the owned box and cut only remote faces", "[mpi][grid]") {
+  const MpiContext& mpi = test::world();
+  for (int margin : {1, 2, 3}) {
+    for (GridSpec s : {spec_2d(Boundary::periodic, Boundary::wall, 17, 9, 1),
+                       spec_3d(Boundary::periodic, Boundary::open, Boundary::periodic, 8, 9, 11, 1),
+                       spec_3d(Boundary::periodic, Boundary::periodic, Boundary::periodic, 7, 6, 9, 1)}) {
+      for (const auto& r : factorisations(mpi.size(), s.dims)) {
+        s.ranks = r;
+        Grid g(mpi, s);
+        const auto n = g.count();
+        std::vector<int> hits(static_cast<std::size_t>(g.owned_cells()), 0);
+        auto mark = [&](const Box& b) {
+          for (index_t k = b.lo[2]; k < b.lo[2] + b.n[2]; ++k)
+            for (index_t j = b.lo[1]; j < b.lo[1] + b.n[1]; ++j)
+              for (index_t i = b.lo[0]; i < b.lo[0] + b.n[0]; ++i) {
+                REQUIRE((i >= 0 && i < n[0] && j >= 0 && j < n[1] && k >= 0 && k < n[2]));
+                ++hits[static_cast<std::size_t>((k * n[1] + j) * n[0] + i)];
+              }
+        };
+        INFO("margin " << margin << ", dims " << s.dims << ", decomposition " << r[0] << "x" << r[1] << "x" << r[2]);
+        const Box in = g.interior_remote(margin);
+        if (in.size() > 0) {
+          mark(in);
+          for (int a = 0; a < s.dims; ++a) {
+            const index_t na = n[static_cast<std::size_t>(a)];
+            // A remote face keeps `margin` cells out; any other reaches the face.
+            CHECK(in.lo[a] == (g.remote(a, 0) ? margin : 0));
+            CHECK(in.lo[a] + in.n[a] == (g.remote(a, 1) ? na - margin : na));
+            // Remote exactly where a message crosses: a neighbour that is another rank.
+            const bool periodic = s.boundary[static_cast<std::size_t>(a)][0] == Boundary::periodic;
+            CHECK(g.remote(a, 0) == (g.ranks()[static_cast<std::size_t>(a)] > 1 && (periodic || !g.physical(a, 0))));
+          }
+        }
+        for (const Box& b : g.strips_remote(margin)) mark(b);
+        CHECK(std::all_of(hits.begin(), hits.end(), [](int h) { return h == 1; }));
+        if (mpi.size() == 1) CHECK(g.strips_remote(margin).empty());
+      }
+    }
+  }
+}
+
+namespace {
+// Counts the calls per cell (host only: the row launch's traversal order).
+struct CountVisits {
+  FieldView<int> hits;
+  void operator()(index_t i, index_t j, index_t k) const { ++hits(i, j, k); }
+};
+}  // namespace
+
+TEST_CASE("the host box launch visits every cell of a box once", "[grid]") {
+  // Storage 9 x 8 x 8 with the box's lower corner at (1, 1, 1); boxes with
+  // an even and an odd number of planes (the plane pairs and the last
+  // plane alone), a single plane or row, and an empty box.
+  const index_t ex = 9, ey = 8, ez = 8;
+  for (const Box& box : {Box{{1, 1, 1}, {7, 6, 6}}, Box{{0, 2, 1}, {9, 5, 7}}, Box{{2, 0, 3}, {3, 8, 1}},
+                         Box{{0, 3, 0}, {9, 1, 5}}, Box{{4, 4, 4}, {1, 1, 1}}, Box{{1, 1, 1}, {0, 6, 6}}}) {
+    std::vector<int> hits(static_cast<std::size_t>(ex * ey * ez), 0);
+    const FieldView<int> view{hits.data(), ex, ex * ey};
+    if (box.size() > 0) host::parallel_for(box.n[1] * box.n[2], kernels::stencil::BoxRows<CountVisits>{box, {view}});
+    std::size_t bad = 0;
+    for (index_t k = 0; k < ez; ++k)
+      for (index_t j = 0; j < ey; ++j)
+        for (index_t i = 0; i < ex; ++i) {
+          const bool inside = i >= box.lo[0] && i < box.lo[0] + box.n[0] && j >= box.lo[1] &&
+                              j < box.lo[1] + box.n[1] && k >= box.lo[2] && k < box.lo[2] + box.n[2];
+          if (view(i, j, k) != (inside ? 1 : 0)) ++bad;
+        }
+    INFO("box lo (" << box.lo[0] << ", " << box.lo[1] << ", " << box.lo[2] << "), n (" << box.n[0] << ", "
+                    << box.n[1] << ", " << box.n[2] << ")");
+    CHECK(bad == 0);
   }
 }
 
