@@ -9,3 +9,5 @@ STRATA_GRID_INSTANTIATE_FOR(strata::test::WideStencil<double>)
 STRATA_GRID_INSTANTIATE_FOR(strata::test::WideStencil<float>)
 STRATA_GRID_INSTANTIATE_SUM(strata::test::CellValue<double>)
 STRATA_GRID_INSTANTIATE_SUM(strata::test::CellValue<float>)
+// global_max of the labels (the exact-sum test).
+STRATA_GRID_INSTANTIATE_MAX(strata::test::CellValue<double>)
