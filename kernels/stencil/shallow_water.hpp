@@ -127,7 +127,7 @@ struct ShallowWaterStage {
   T b, dt;
   bool wall_x_low, wall_y_low;  // this rank holds the low wall of x / y
 
-  STRATA_HD void operator()(index_t i, index_t j, index_t) const {
+  STRATA_HD STRATA_FORCEINLINE void operator()(index_t i, index_t j, index_t) const {
     const T dh = rhs.dh(i, j), du = rhs.du(i, j), dv = rhs.dv(i, j);
     const T h_start = h0(i, j), u_start = u0(i, j), v_start = v0(i, j);
     const T hn = h_start + b * ((rhs.h(i, j) - h_start) + dt * dh);
