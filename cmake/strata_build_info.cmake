@@ -2,7 +2,7 @@
 # git_sha.cpp: the commit, refreshed at every build without re-running cmake.
 set(STRATA_GENERATED_DIR ${CMAKE_BINARY_DIR}/generated)
 string(TOUPPER "${CMAKE_BUILD_TYPE}" _bt)
-set(STRATA_CXX_FLAGS_ALL "${CMAKE_CXX_FLAGS} ${CMAKE_CXX_FLAGS_${_bt}}")
+set(STRATA_CXX_FLAGS_ALL "${CMAKE_CXX_FLAGS} ${CMAKE_CXX_FLAGS_${_bt}} ${STRATA_HOST_CXX_FLAGS}")
 string(STRIP "${STRATA_CXX_FLAGS_ALL}" STRATA_CXX_FLAGS_ALL)
 configure_file(${CMAKE_CURRENT_LIST_DIR}/build_config.hpp.in
                ${STRATA_GENERATED_DIR}/build_config.hpp @ONLY)
