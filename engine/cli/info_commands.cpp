@@ -84,6 +84,9 @@ int doctor_command(const MpiContext& mpi, std::ostream& out) {
       << "  CUDA-aware    "
       << (grid::mpi_cuda_aware() ? "yes: grid halos go from device buffers straight to MPI"
                                  : "no: grid halos on CUDA are staged through host buffers")
+      << "\n  threads       "
+      << (mpi.thread_multiple() ? "MPI_THREAD_MULTIPLE: grid output frames are written in the background"
+                                : "below MPI_THREAD_MULTIPLE: grid output is written synchronously")
       << "\n";
   out << "\nHDF5\n  library       " << hdf5_version() << " (parallel, MPI-IO)\n";
   out << "\nhost\n  CPU           " << cpu_model() << "\n  cores         " << std::thread::hardware_concurrency()

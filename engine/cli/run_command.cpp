@@ -360,8 +360,11 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
     if (e.collective()) {
       try {
         // What the model has at the failure (a grid model: a last frame and
-        // diagnostics row, NaN and all), then the verdict.
+        // diagnostics row, NaN and all), then the verdict; output still in
+        // flight lands before either.
+        if (sim) sim->flush_output(false);
         if (sim && e.code() == ExitCode::numerical) sim->record_failure();
+        if (sim) sim->flush_output(false);
         h5->set_status(std::string("failed: ") + e.what());
       } catch (const Error&) {
         // The file system itself failed; the original error is the one to report.

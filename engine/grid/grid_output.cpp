@@ -130,7 +130,10 @@ void GridOutput::frame(double time, const std::vector<std::vector<double>>& valu
   out_->series_write("/fields/time", frames_, time);
   ++frames_;
   times_.push_back(time);
-  grid_.mpi().collective([&] { write_xdmf(); });
+  // Not collective: this may run on the background writer's thread, which
+  // must not call MPI on the run's communicator. A failure (rank 0's) is
+  // made collective where the writer is drained.
+  write_xdmf();
 }
 
 void GridOutput::diagnostics(double time, const std::vector<double>& values) {

@@ -4,8 +4,9 @@
 // chunked, extendible datasets with /fields/time, /diagnostics/<name> time
 // series with /diagnostics/time, CF-style `units` and `long_name`
 // attributes, and an XDMF sidecar OUT.xmf (a temporal collection of
-// CoRectMesh grids) that ParaView and VisIt open. Output is synchronous:
-// a frame is on disk when frame() returns.
+// CoRectMesh grids) that ParaView and VisIt open. A frame is on disk when
+// frame() returns; GridSimulation calls it from its BackgroundWriter, so
+// frame() and diagnostics() make no MPI calls of their own beyond HDF5's.
 #pragma once
 
 #include <array>
@@ -41,7 +42,8 @@ class GridOutput {
   void resume(std::int64_t frames, std::int64_t rows);
 
   // Appends a frame: values[f] is this rank's owned cells of fields()[f]
-  // (grid::owned_values). Collective; rewrites the XDMF sidecar.
+  // (grid::owned_values). Collective (HDF5 only); rank 0 rewrites the
+  // XDMF sidecar.
   void frame(double time, const std::vector<std::vector<double>>& values);
   // Appends a row of diagnostics (every rank holds the same values).
   void diagnostics(double time, const std::vector<double>& values);

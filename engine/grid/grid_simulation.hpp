@@ -23,11 +23,13 @@
 #include "engine/grid/grid.hpp"
 #include "engine/backend/cuda_runtime.hpp"
 #include "engine/grid/grid_output.hpp"
+#include "engine/io/background_writer.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/simulation.hpp"
 #include "engine/runtime/timers.hpp"
+#include "engine/config/config.hpp"
 
 namespace strata::grid {
 
@@ -113,6 +115,15 @@ class GridSimulation : public Simulation {
     output_->resume(frames, rows);
   }
 
+  void flush_output(bool check) override {
+    if (!writer_) return;
+    auto t = ctx_.timers.scope("output");
+    if (check)
+      writer_->drain();
+    else
+      writer_->wait();
+  }
+
   // The state at the failure as one more frame and diagnostics row (unless
   // this step's are already written), so the blow-up can be looked at.
   void record_failure() override {
@@ -136,7 +147,8 @@ class GridSimulation : public Simulation {
                     {"steps", "", static_cast<double>(steps_)},
                     {"steps_this_run", "", static_cast<double>(steps_this_run_)},
                     {"compute_seconds", "s", seconds},
-                    {"cell_updates_per_second", "1/s", seconds > 0 ? updates / seconds : 0.0}};
+                    {"cell_updates_per_second", "1/s", seconds > 0 ? updates / seconds : 0.0},
+                    {"output_wait_seconds", "s", ctx_.mpi.max(writer_->waited_seconds())}};
     const double bytes = bytes_per_cell_update();
     if (bytes > 0) perf.figures.push_back({"achieved_bandwidth", "GB/s", seconds > 0 ? updates * bytes / seconds / 1e9 : 0.0});
     for (const auto& f : extra_figures()) perf.figures.push_back(f);
@@ -156,6 +168,8 @@ class GridSimulation : public Simulation {
     steps_ = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(clock.sim_time / clock.dt * (1 - 1e-12))));
     output_ = std::make_unique<GridOutput>(ctx_.output, *grid_, std::move(fields), std::move(diagnostics),
                                            std::move(axes));
+    writer_ = std::make_unique<BackgroundWriter>(
+        ctx_.mpi, ctx_.output != nullptr && ctx_.config != nullptr && ctx_.config->boolean("run.async_output"));
     if (!ctx_.restarting) {
       output_->create();
       write_output();
@@ -199,11 +213,22 @@ class GridSimulation : public Simulation {
   RunContext& ctx_;
   std::unique_ptr<Grid> grid_;
   std::unique_ptr<GridOutput> output_;
+  // After output_: its jobs write through output_, so it goes first.
+  std::unique_ptr<BackgroundWriter> writer_;
   std::vector<double> last_diagnostics_;
 
  private:
   double next_output_time() const { return static_cast<double>(outputs_done_) * clock_.output_interval; }
+  // A frame and a diagnostics row: the values are taken now (off the
+  // device), the writing goes to the background writer. One frame at most
+  // is in flight: the previous one must have landed before this one's
+  // snapshot is taken, so the compute waits for the file system at most
+  // one frame, and the host holds one snapshot.
   void write_output(bool check = true) {
+    {
+      auto t = ctx_.timers.scope("output");
+      writer_->drain();
+    }
     std::vector<double> d;
     {
       auto t = ctx_.timers.scope("diagnostics");
@@ -214,8 +239,10 @@ class GridSimulation : public Simulation {
     last_diagnostics_ = d;
     last_output_step_ = step_;
     auto t = ctx_.timers.scope("output");
-    output_->diagnostics(time_, d);
-    output_->frame(time_, frame_values());
+    writer_->submit([out = output_.get(), time = time_, d = std::move(d), values = frame_values()] {
+      out->diagnostics(time, d);
+      out->frame(time, values);
+    });
     // Frames due at or before now are done (a long step may pass several).
     if (clock_.output_interval > 0)
       while (next_output_time() <= time_ * (1 + 1e-12)) ++outputs_done_;

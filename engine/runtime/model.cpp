@@ -45,6 +45,10 @@ void declare_run_schema(Schema& s) {
             "an existing output file is kept as NAME.~N~.h5 (N = 1, 2, ...) instead of stopping the run; "
             "without it (or --overwrite) an existing output stops the run before anything is computed")
       .restart_safe = true;
+  s.boolean("run.async_output", true,
+            "grid models write output frames from a background thread while the steps go on (needs "
+            "MPI_THREAD_MULTIPLE, else synchronous); the compute waits for the file system at most one frame")
+      .restart_safe = true;
   // The run's backend as written; a restart also checks the backend it resolved to.
   s.find_mut("run.backend").restart_safe = true;
 

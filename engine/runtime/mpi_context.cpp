@@ -12,8 +12,10 @@ MpiContext::MpiContext(int& argc, char**& argv) {
   MPI_Initialized(&initialized);
   if (!initialized) {
     int provided = 0;
-    // FUNNELED: OpenMP threads compute, only the main thread talks MPI.
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    // MULTIPLE: OpenMP threads compute and never call MPI; the main thread
+    // talks MPI, and so does the background output writer's thread (MPI-IO
+    // inside HDF5). With less, the writer runs synchronously.
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     finalize_ = true;
   }
   init_ranks();
@@ -46,6 +48,12 @@ MpiContext::~MpiContext() {
     MPI_Finalized(&finalized);
     if (!finalized) MPI_Finalize();
   }
+}
+
+bool MpiContext::thread_multiple() const {
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&provided);
+  return provided == MPI_THREAD_MULTIPLE;
 }
 
 std::string MpiContext::library_version() const {

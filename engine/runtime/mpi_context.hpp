@@ -30,6 +30,9 @@ class MpiContext {
   bool root() const { return rank_ == 0; }
   const std::string& launcher() const { return launcher_; }   // mpirun | srun | singleton
   std::string library_version() const;
+  // Whether MPI runs MPI_THREAD_MULTIPLE (any thread may call MPI; the
+  // background output writer needs it).
+  bool thread_multiple() const;
 
   // Collective helpers (every rank must call them).
   double max(double v) const;

@@ -96,6 +96,13 @@ class Simulation {
   // marked failed. Collective; must not throw.
   virtual void record_failure() {}
 
+  // Output a model hands to a background writer (BackgroundWriter) is in
+  // the file when this returns. The engine calls it before anything else
+  // touches HDF5: a checkpoint, the end of the run. `check`: a failed
+  // write becomes a collective Error (collective call); false: waits and
+  // reports nothing (local; a run that is failing already).
+  virtual void flush_output(bool check = true) { (void)check; }
+
   // After the last step: writes the results to ctx.output and prints them.
   // Collective.
   virtual Performance finish() = 0;

@@ -102,6 +102,8 @@ LoopResult run_steps(Simulation& sim, RunContext& ctx, CheckpointStore& store, C
   double last_checkpoint = start, step_cost = 0, checkpoint_cost = 0;
 
   const auto write_checkpoint = [&] {
+    // The output in flight goes first: HDF5 is one thread's at a time.
+    sim.flush_output();
     // Never store a state that is already broken.
     check_health(mpi, sim, sim.steps_done());
     auto t = ctx.timers.scope("checkpoint");
@@ -162,6 +164,7 @@ LoopResult run_steps(Simulation& sim, RunContext& ctx, CheckpointStore& store, C
     }
   }
   progress.finish();
+  sim.flush_output();
   check_health(mpi, sim, sim.steps_done());
   return result;
 }

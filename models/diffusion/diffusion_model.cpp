@@ -243,7 +243,9 @@ class DiffusionModel final : public Model {
     } else {
       m.host_bytes = fields;
     }
-    m.host_bytes += fields / 3;   // one field's host copy for output and checkpoints
+    // Output and checkpoints: one field's host copy, and the frame in flight
+    // to the background writer (u, in double).
+    m.host_bytes += fields / 3 + fields / 3 * 8 / elem;
     m.hint = "use fewer cells (diffusion.nx, ny, nz) or more ranks";
     return m;
   }

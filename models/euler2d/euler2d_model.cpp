@@ -582,7 +582,9 @@ class Euler2dModel final : public Model {
     } else {
       m.host_bytes = 14 * one;
     }
-    m.host_bytes += 2 * one * 8 / elem;   // host copies (double) for output and checkpoints
+    // Output and checkpoints: host copies (double) of a field, and the frame
+    // in flight to the background writer (4 fields in double).
+    m.host_bytes += 2 * one * 8 / elem + 4 * one * 8 / elem;
     m.hint = "use fewer cells (euler2d.nx, nz) or more ranks";
     return m;
   }

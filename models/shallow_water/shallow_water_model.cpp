@@ -289,7 +289,9 @@ class ShallowWaterModel final : public Model {
     } else {
       m.host_bytes = fields;
     }
-    m.host_bytes += fields / 10 * 3;  // output and checkpoints: a host copy of a field, and it in double
+    // Output and checkpoints: a host copy of a field, and it in double; the
+    // frame in flight to the background writer (h, u, v, vorticity in double).
+    m.host_bytes += fields / 10 * 3 + fields / 10 * 4 * 8 / elem;
     m.hint = "use fewer cells (shallow_water.nx, ny) or more ranks";
     return m;
   }
