@@ -133,9 +133,7 @@ class File {
 
 // Rows [first, first + count) of a per-particle element of `width` values
 // ([N] or [N, width]; time series [frames, N(, width)], frame 0).
-template <class T>
-std::vector<T> read_rows(const File& f, const std::string& dataset, bool time_series, std::int64_t n, int width,
-                         std::int64_t first, std::int64_t count) {
+void check_rows(const File& f, const std::string& dataset, bool time_series, std::int64_t n, int width) {
   std::vector<hsize_t> dims = f.shape(dataset);
   const std::size_t lead = time_series ? 1 : 0;
   const std::size_t want = lead + 1 + (width > 1 ? 1 : 0);
@@ -146,6 +144,12 @@ std::vector<T> read_rows(const File& f, const std::string& dataset, bool time_se
     f.fail(dataset, "has shape [" + got + "], expected " + (time_series ? "[frames >= 1, " : "[") +
                         std::to_string(n) + (width > 1 ? ", " + std::to_string(width) : "") + "]");
   }
+}
+
+template <class T>
+std::vector<T> read_rows(const File& f, const std::string& dataset, bool time_series, std::int64_t n, int width,
+                         std::int64_t first, std::int64_t count) {
+  check_rows(f, dataset, time_series, n, width);
   std::vector<hsize_t> start, size;
   if (time_series) {
     start.push_back(0);
@@ -160,32 +164,59 @@ std::vector<T> read_rows(const File& f, const std::string& dataset, bool time_se
   return f.read<T>(dataset, start, size);
 }
 
+const char* const kPosition = "/particles/all/position/value";
+const char* const kVelocity = "/particles/all/velocity/value";
+
+// Where a file keeps what read_h5md needs, every shape checked.
+struct Layout {
+  std::int64_t n = 0;
+  std::string id, mass, edges;   // empty: absent
+  bool id_series = false, mass_series = false, edges_series = false;
+};
+
+Layout check_layout(const File& f) {
+  Layout l;
+  if (!f.is_dataset(kPosition)) f.fail(kPosition, "missing (an H5MD particle file needs positions)");
+  if (!f.is_dataset(kVelocity)) f.fail(kVelocity, "missing (an H5MD particle file needs velocities)");
+  const std::vector<hsize_t> dims = f.shape(kPosition);
+  if (dims.size() != 3 || dims[0] < 1 || dims[2] != 3) f.fail(kPosition, "is not [frames >= 1, N, 3]");
+  l.n = static_cast<std::int64_t>(dims[1]);
+  if (l.n < 1) f.fail(kPosition, "holds no particles");
+  check_rows(f, kVelocity, true, l.n, 3);
+  l.id = f.element("/particles/all/id", l.id_series);
+  if (!l.id.empty()) check_rows(f, l.id, l.id_series, l.n, 1);
+  l.mass = f.element("/particles/all/mass", l.mass_series);
+  if (!l.mass.empty()) check_rows(f, l.mass, l.mass_series, l.n, 1);
+  l.edges = f.element("/particles/all/box/edges", l.edges_series);
+  if (!l.edges.empty()) {
+    const std::vector<hsize_t> e = f.shape(l.edges);
+    const std::size_t lead = l.edges_series ? 1 : 0;
+    const bool vector = e.size() == lead + 1 && e[lead] == 3;
+    const bool matrix = e.size() == lead + 2 && e[lead] == 3 && e[lead + 1] == 3;
+    if (!(vector || matrix) || (l.edges_series && e[0] < 1)) f.fail(l.edges, "is not a 3-vector or a 3 x 3 matrix");
+  }
+  return l;
+}
+
 H5mdSnapshot read_local(const std::string& path, const std::string& key, const MpiContext& mpi) {
   const File f(path, key);
+  const Layout l = check_layout(f);
   H5mdSnapshot snap;
-  const std::string pos = "/particles/all/position/value", vel = "/particles/all/velocity/value";
-  if (!f.is_dataset(pos)) f.fail(pos, "missing (an H5MD particle file needs positions)");
-  if (!f.is_dataset(vel)) f.fail(vel, "missing (an H5MD particle file needs velocities)");
-  const std::vector<hsize_t> dims = f.shape(pos);
-  if (dims.size() != 3 || dims[0] < 1 || dims[2] != 3) f.fail(pos, "is not [frames >= 1, N, 3]");
-  snap.n = static_cast<std::int64_t>(dims[1]);
-  if (snap.n < 1) f.fail(pos, "holds no particles");
+  snap.n = l.n;
   const Share mine = even_share(snap.n, mpi.rank(), mpi.size());
 
   HostParticles rows;
-  rows.position = read_rows<double>(f, pos, true, snap.n, 3, mine.first, mine.count);
-  rows.velocity = read_rows<double>(f, vel, true, snap.n, 3, mine.first, mine.count);
+  rows.position = read_rows<double>(f, kPosition, true, snap.n, 3, mine.first, mine.count);
+  rows.velocity = read_rows<double>(f, kVelocity, true, snap.n, 3, mine.first, mine.count);
   for (double v : rows.position)
-    if (!std::isfinite(v)) f.fail(pos, "holds a NaN or Inf");
+    if (!std::isfinite(v)) f.fail(kPosition, "holds a NaN or Inf");
   for (double v : rows.velocity)
-    if (!std::isfinite(v)) f.fail(vel, "holds a NaN or Inf");
+    if (!std::isfinite(v)) f.fail(kVelocity, "holds a NaN or Inf");
 
   // Ids: every rank reads them all to number the particles by ascending id.
-  bool series = false;
-  const std::string id = f.element("/particles/all/id", series);
   rows.index.resize(static_cast<std::size_t>(mine.count));
-  if (!id.empty()) {
-    const std::vector<std::int64_t> ids = read_rows<std::int64_t>(f, id, series, snap.n, 1, 0, snap.n);
+  if (!l.id.empty()) {
+    const std::vector<std::int64_t> ids = read_rows<std::int64_t>(f, l.id, l.id_series, snap.n, 1, 0, snap.n);
     std::vector<std::int64_t> order(ids.size());
     std::iota(order.begin(), order.end(), std::int64_t{0});
     std::sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
@@ -194,7 +225,7 @@ H5mdSnapshot read_local(const std::string& path, const std::string& key, const M
     std::vector<std::int64_t> index_of_row(ids.size());
     for (std::size_t k = 0; k < order.size(); ++k) {
       if (k > 0 && ids[static_cast<std::size_t>(order[k])] == ids[static_cast<std::size_t>(order[k - 1])])
-        f.fail(id, "holds id " + std::to_string(ids[static_cast<std::size_t>(order[k])]) + " twice");
+        f.fail(l.id, "holds id " + std::to_string(ids[static_cast<std::size_t>(order[k])]) + " twice");
       index_of_row[static_cast<std::size_t>(order[k])] = static_cast<std::int64_t>(k);
     }
     for (std::int64_t r = 0; r < mine.count; ++r) {
@@ -205,32 +236,21 @@ H5mdSnapshot read_local(const std::string& path, const std::string& key, const M
     std::iota(rows.index.begin(), rows.index.end(), mine.first);
   }
 
-  const std::string mass = f.element("/particles/all/mass", series);
-  if (!mass.empty()) {
-    rows.mass = read_rows<double>(f, mass, series, snap.n, 1, mine.first, mine.count);
+  if (!l.mass.empty()) {
+    rows.mass = read_rows<double>(f, l.mass, l.mass_series, snap.n, 1, mine.first, mine.count);
     for (double m : rows.mass)
-      if (!(m > 0) || !std::isfinite(m)) f.fail(mass, "holds a mass that is not positive and finite");
+      if (!(m > 0) || !std::isfinite(m)) f.fail(l.mass, "holds a mass that is not positive and finite");
     snap.has_mass = true;
   }
 
-  const std::string edges = f.element("/particles/all/box/edges", series);
-  if (!edges.empty()) {
-    const std::vector<hsize_t> e = f.shape(edges);
-    const std::size_t lead = series ? 1 : 0;
-    std::vector<hsize_t> start(e.size(), 0), count = e;
-    if (series) count[0] = 1;
-    const std::vector<double> v = e.size() == lead + 1 && e[lead] == 3   ? f.read<double>(edges, start, count)
-                                  : e.size() == lead + 2 && e[lead] == 3 && e[lead + 1] == 3 ? f.read<double>(edges, start, count)
-                                                                                            : std::vector<double>{};
-    if (v.size() == 3) {
-      snap.box.edges = {v[0], v[1], v[2]};
-    } else if (v.size() == 9) {
-      snap.box.edges = {v[0], v[4], v[8]};   // a diagonal box matrix
-    } else {
-      f.fail(edges, "is not a 3-vector or a 3 x 3 matrix");
-    }
+  if (!l.edges.empty()) {
+    std::vector<hsize_t> count = f.shape(l.edges), start(count.size(), 0);
+    if (l.edges_series) count[0] = 1;
+    const std::vector<double> v = f.read<double>(l.edges, start, count);
+    snap.box.edges = v.size() == 3 ? std::array<double, 3>{v[0], v[1], v[2]}
+                                   : std::array<double, 3>{v[0], v[4], v[8]};   // a diagonal box matrix
     for (double x : snap.box.edges)
-      if (!(x > 0) || !std::isfinite(x)) f.fail(edges, "holds an edge that is not positive and finite");
+      if (!(x > 0) || !std::isfinite(x)) f.fail(l.edges, "holds an edge that is not positive and finite");
     snap.has_box = true;
     // H5MD: boundary is an attribute of the box group; periodic unless "none".
     const std::vector<std::string> boundary = f.strings("/particles/all/box", "boundary");
@@ -247,6 +267,15 @@ H5mdSnapshot read_h5md(const std::string& path, const std::string& key, const Mp
   mpi.collective([&] { snap = read_local(path, key, mpi); });
   snap.particles = to_even_share(mpi, snap.particles, snap.n);
   return snap;
+}
+
+}  // namespace strata::particles
+
+namespace strata::particles {
+
+void check_h5md(const std::string& path, const std::string& key) {
+  const File f(path, key);
+  (void)check_layout(f);
 }
 
 }  // namespace strata::particles

@@ -28,4 +28,9 @@ struct H5mdSnapshot {
 // 2 on every rank whose message names `key`, the file and the dataset.
 H5mdSnapshot read_h5md(const std::string& path, const std::string& key, const MpiContext& mpi);
 
+// Local, metadata only: throws InputError (naming `key`, the file and the
+// dataset) if read_h5md would find the file unreadable or a dataset
+// missing or misshapen. For Model::check, before any output is created.
+void check_h5md(const std::string& path, const std::string& key);
+
 }  // namespace strata::particles

@@ -4,6 +4,8 @@
 
 #include "engine/config/config.hpp"
 #include "engine/config/schema.hpp"
+#include "engine/particles/h5md_input.hpp"
+#include "engine/runtime/error.hpp"
 
 namespace strata::nbody {
 
@@ -62,6 +64,11 @@ Params read_params(const Config& c) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(p.initial.file, ec))
       c.fail("nbody.initial_file", "\"" + p.initial.file + "\": no such file");
+    try {
+      particles::check_h5md(p.initial.file, "nbody.initial_file");
+    } catch (const InputError& e) {
+      c.fail("nbody.initial_file", e.what());
+    }
   }
   if (p.initial.kind == "collision" && p.initial.n < 4) c.fail("nbody.n", "collision needs at least 4 bodies");
   return p;
