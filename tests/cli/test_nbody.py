@@ -24,6 +24,7 @@ ONE_THREAD = {"OMP_NUM_THREADS": "1"}
 INPUTS = os.path.join(sc.SOURCE_DIR, "inputs", "nbody")
 OBSERVABLES = ("kinetic_energy", "potential_energy", "total_energy", "momentum", "angular_momentum",
                "virial_ratio")
+PARTICLES_PY = os.path.join(sc.SOURCE_DIR, "scripts", "plot", "particles.py")
 PERIOD = 2 * math.pi   # Kepler orbit with a = G = M = 1
 
 
@@ -95,6 +96,11 @@ class Nbody(sc.StrataTestCase):
             self.assertLess(np.abs(f["observables/momentum/value"][()]).max(), 1e-15)
             self.assertEqual(sc.as_str(f.attrs["status"]), "complete")
         self.assertEqual(sc.check_particle_xdmf(self.path("run.xmf")), 5)
+        # The plots: energy drift and projected density.
+        res = sc.run_command(["/usr/bin/python3", PARTICLES_PY, "run.h5", "--out", "png"], self.tmp)
+        self.assertEqual(res.returncode, 0, res.describe())
+        for png in ("run_energy.png", "run_density.png"):
+            self.assertGreater(os.path.getsize(self.path("png", png)), 1000, png)
 
     # --- reproducibility ---------------------------------------------------------------
 
