@@ -71,10 +71,11 @@ struct GravityBlock {
 // A group of kGroup consecutive targets per call, the sources in the outer
 // loop and the targets in the inner one: the compiler vectorises across
 // targets (each lane one body, its pairs still in ascending source order,
-// so the result is bitwise that of GravityBlock::body).
+// so the result is bitwise that of GravityBlock::body). Two AVX2 vectors
+// of each precision.
 template <class Real>
 struct GravityGroup {
-  static constexpr int kGroup = 8;
+  static constexpr int kGroup = sizeof(Real) == 4 ? 16 : 8;
   GravityBlock<Real> b;
 
   STRATA_HD void operator()(std::int64_t g) const {

@@ -39,6 +39,9 @@ namespace kp = kernels::particles;
 using particles::HostParticles;
 using particles::Share;
 
+// Sources summed between two progress calls of the broadcast in flight.
+constexpr std::int64_t kSourcePiece = 4096;
+
 template <class Real>
 MPI_Datatype mpi_real() {
   return std::is_same_v<Real, float> ? MPI_FLOAT : MPI_DOUBLE;
@@ -272,7 +275,14 @@ class NbodySimulation final : public Simulation {
         source_.copy_from_host(sources, 4 * static_cast<std::size_t>(src.count));
         sources = source_.data();
       }
-      accumulate_gravity(dev, block(sources, src));
+      // In pieces, ascending, with an MPI_Test between them: Open MPI moves
+      // a non-blocking broadcast along only inside MPI calls.
+      for (std::int64_t first = 0; first < src.count; first += kSourcePiece) {
+        const Share piece{src.first + first, std::min(kSourcePiece, src.count - first)};
+        accumulate_gravity(dev, block(sources + 4 * first, piece));
+        int done = 0;
+        MPI_Test(&pending, &done, MPI_STATUS_IGNORE);
+      }
     }
     MPI_Type_free(&body_type);
   }
