@@ -141,6 +141,18 @@ class NbodySimulation final : public Simulation {
     body_.copy_from_host(b.data(), b.size());
   }
 
+  // The state at the failure as one more frame and observables row (unless
+  // this step's are written), so the blow-up can be looked at.
+  void record_failure() override {
+    if (failure_recorded_) return;
+    failure_recorded_ = true;
+    try {
+      write_output(last_frame_step_ != step_, last_diag_step_ != step_);
+    } catch (const std::exception&) {
+      // The verdict is already known; a failing write must not hide it.
+    }
+  }
+
   void save(StateWriter& w) const override {
     w.scalar("nbody/step", step_);
     w.scalar("nbody/time", time_);
@@ -344,6 +356,7 @@ class NbodySimulation final : public Simulation {
 
   void write_output(bool frame, bool diag) {
     if (diag) {
+      last_diag_step_ = step_;
       Diagnostics d;
       {
         auto t = ctx_.timers.scope("diagnostics");
@@ -361,6 +374,7 @@ class NbodySimulation final : public Simulation {
       ctx_.out << line;
     }
     if (frame) {
+      last_frame_step_ = step_;
       auto t = ctx_.timers.scope("output");
       output_->frame(step_, time_, download());
     }
@@ -376,6 +390,8 @@ class NbodySimulation final : public Simulation {
   std::int64_t steps_ = 0, step_ = 0, steps_this_run_ = 0;
   double time_ = 0, step_seconds_ = 0, initial_energy_ = 0, max_drift_ = 0;
   Diagnostics last_;
+  std::int64_t last_frame_step_ = -1, last_diag_step_ = -1;
+  bool failure_recorded_ = false;
 };
 
 class NbodyModel final : public Model {

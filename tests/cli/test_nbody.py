@@ -224,6 +224,18 @@ class Nbody(sc.StrataTestCase):
                 self.assertInOutput(needle, res.stderr, res)
                 self.assertFalse(os.path.exists(self.path("bad.h5")))
 
+    def test_nonfinite_state_fails_with_exit_3_after_recording_it(self):
+        self.write("nan.toml", nbody_input(output="nan.h5", n=64, steps=20) + "\n[health]\nevery_steps = 1\n")
+        res = self.strata("run", "nan.toml", env={**ONE_THREAD, "STRATA_TEST_INJECT_NAN": "5"})
+        self.assertExit(res, 3)
+        self.assertInOutput("non-finite position", res.stderr, res)
+        with h5py.File(self.path("nan.h5"), "r") as f:
+            self.assertTrue(sc.as_str(f.attrs["status"]).startswith("failed: non-finite"))
+            # The failing state is the last frame and observables row.
+            self.assertEqual(list(f["particles/all/position/step"][()]), [0, 5])
+            self.assertEqual(list(f["observables/total_energy/step"][()]), [0, 5])
+            self.assertTrue(np.isnan(f["particles/all/position/value"][-1]).any())
+
     def test_dry_run_prints_the_memory_plan_for_ten_million_bodies(self):
         self.write("big.toml", nbody_input(output="big.h5", n=10_000_000))
         res = self.strata("run", "big.toml", "--dry-run", "--precision", "fp32")
