@@ -273,9 +273,9 @@ H5mdSnapshot read_h5md(const std::string& path, const std::string& key, const Mp
 
 namespace strata::particles {
 
-void check_h5md(const std::string& path, const std::string& key) {
+std::int64_t check_h5md(const std::string& path, const std::string& key) {
   const File f(path, key);
-  (void)check_layout(f);
+  return check_layout(f).n;
 }
 
 }  // namespace strata::particles

@@ -30,7 +30,8 @@ H5mdSnapshot read_h5md(const std::string& path, const std::string& key, const Mp
 
 // Local, metadata only: throws InputError (naming `key`, the file and the
 // dataset) if read_h5md would find the file unreadable or a dataset
-// missing or misshapen. For Model::check, before any output is created.
-void check_h5md(const std::string& path, const std::string& key);
+// missing or misshapen; returns the number of particles. For Model::check
+// and the memory plan, before any output is created.
+std::int64_t check_h5md(const std::string& path, const std::string& key);
 
 }  // namespace strata::particles

@@ -45,7 +45,7 @@ struct Observable {
 class H5mdOutput {
  public:
   // `out` may be null (dry run, validate): nothing is written then.
-  // `n`: particles in the whole system; `name`: the model (author/creator notes).
+  // `n`: particles in the whole system; `box`: H5MD's box (edges, boundary).
   H5mdOutput(H5Output* out, const MpiContext& mpi, std::int64_t n, const Box& box, const Units& units,
              std::vector<Observable> observables);
 

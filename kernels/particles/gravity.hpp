@@ -22,9 +22,9 @@
 
 namespace strata::kernels::particles {
 
-// Adds the pull of source s (x, y, z, m) on a body at (x, y, z): 20 flops by
-// the GPU Gems convention (3 sub, 6 mul/add for r^2 + eps^2, sqrt, div,
-// 2 mul, 3 mul-add x 2, and the potential's 1 mul-add).
+// Adds the pull of source s (x, y, z, m) on a body at (x, y, z); counted as
+// 20 flops per interaction by the GPU Gems 3 ch. 31 convention (here 21
+// operations, the sqrt and the division among them).
 template <class Real>
 STRATA_HD STRATA_FORCEINLINE void pair_interaction(Real x, Real y, Real z, const Real* s, Real eps2, Real& ax,
                                                    Real& ay, Real& az, Real& phi) {

@@ -78,7 +78,7 @@ void to_centre_of_mass(HostParticles& p, const MpiContext& mpi, std::int64_t n, 
 
 std::int64_t initial_count(const InitialSpec& spec) {
   if (spec.kind == "two_body") return 2;
-  if (spec.kind == "file") return -1;
+  if (spec.kind == "file") return spec.file_n;
   return spec.n;
 }
 

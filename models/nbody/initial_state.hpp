@@ -23,6 +23,7 @@ struct InitialSpec {
   double eccentricity = 0.5, semi_major_axis = 1;                     // two_body
   double separation = 6, impact_parameter = 1, approach_speed = 0.5;  // collision
   std::string file, file_key = "nbody.initial_file";                 // file
+  std::int64_t file_n = -1;                                           // file: its bodies, once checked
 };
 
 // Collective: this rank's even share of the bodies (index, position,
@@ -30,7 +31,7 @@ struct InitialSpec {
 // `n` receives the number of bodies.
 particles::HostParticles initial_bodies(const InitialSpec& spec, const MpiContext& mpi, std::int64_t& n);
 
-// Bodies the spec makes (the file's count is known only once it is read: -1).
+// Bodies the spec makes (file: file_n, -1 until the file is checked).
 std::int64_t initial_count(const InitialSpec& spec);
 
 }  // namespace strata::nbody

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <limits>
 #include <memory>
+#include <numbers>
 #include <sstream>
 #include <string>
 
@@ -438,6 +439,8 @@ class NbodyModel final : public Model {
     // with the route buffers of output and checkpoints (2 x 8 doubles), the
     // diagnostics blocks (8 doubles).
     m.host_bytes += (ranks > 1 ? 2 * local * 4 * real : 0) + local * (8 + 16 + 8) * 8;
+    // A file start: every rank reads all ids to sort them (ids, order, rows: 3 int64 per body).
+    if (p.initial.kind == "file") m.host_bytes += static_cast<std::size_t>(n) * 3 * 8;
     m.hint = "use fewer bodies (nbody.n), more ranks, or FP32 (run.precision)";
     return m;
   }
@@ -459,7 +462,7 @@ std::vector<CheckResult> NbodyModel::self_checks(RunContext& ctx) const {
   p.initial.kind = "two_body";
   p.initial.eccentricity = 0.5;
   p.softening = 0;
-  const double period = 2 * 3.14159265358979323846;   // a = G = M = 1
+  const double period = 2 * std::numbers::pi;   // a = G = M = 1
   p.dt = period / 1000;
   p.steps_key = 1000;
   p.diag_every = 1;

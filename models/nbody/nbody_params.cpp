@@ -65,7 +65,7 @@ Params read_params(const Config& c) {
     if (!std::filesystem::is_regular_file(p.initial.file, ec))
       c.fail("nbody.initial_file", "\"" + p.initial.file + "\": no such file");
     try {
-      particles::check_h5md(p.initial.file, "nbody.initial_file");
+      p.initial.file_n = particles::check_h5md(p.initial.file, "nbody.initial_file");
     } catch (const InputError& e) {
       c.fail("nbody.initial_file", e.what());
     }
