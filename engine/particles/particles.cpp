@@ -70,6 +70,9 @@ HostParticles route(const MpiContext& mpi, const HostParticles& local, const std
   int flags[3] = {local.id.empty() ? 0 : 1, local.mass.empty() ? 0 : 1, local.image.empty() ? 0 : 1};
   MPI_Allreduce(MPI_IN_PLACE, flags, 3, MPI_INT, MPI_MAX, mpi.comm());
   const Layout layout{flags[0] != 0, flags[1] != 0, flags[2] != 0};
+  if (local.size() > 0 && ((layout.id && local.id.empty()) || (layout.mass && local.mass.empty()) ||
+                           (layout.image && local.image.empty())))
+    throw std::logic_error("particles::route: ranks disagree on which optional arrays the particles carry");
   const int width = layout.width();
   const int ranks = mpi.size();
 
