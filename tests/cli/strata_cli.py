@@ -154,6 +154,37 @@ def files_under(root, suffix=""):
     return sorted(found)
 
 
+def run_and_restart_from_oldest(test, input_name, read, env, ranks=2):
+    """Runs INPUT to ref.h5 uninterrupted, reads it, restarts it from the
+    oldest checkpoint kept in ref.chk on `ranks` ranks and reads it again:
+    returns (uninterrupted, restarted), as read(path) gives them."""
+    test.assertExit(test.strata("run", input_name, "-o", "ref.h5", env=env), 0)
+    ref = read(test.path("ref.h5"))
+    chk = sorted(os.listdir(test.path("ref.chk")))[0]
+    res = test.strata("run", input_name, "-o", "ref.h5", "--restart", os.path.join("ref.chk", chk), ranks=ranks,
+                      env=env)
+    test.assertExit(res, 0)
+    test.assertInOutput("restarted from", res.stdout, res, "stdout")
+    return ref, read(test.path("ref.h5"))
+
+
+def stop_at_first_checkpoint(test, args, checkpoint_dir, env, ranks=None):
+    """Starts `strata ARGS` (slowed by STRATA_TEST_STEP_DELAY_MS in env),
+    waits for the first checkpoint file in checkpoint_dir, sends SIGTERM and
+    checks the run exits 75 (checkpointed and stopped)."""
+    proc = subprocess.Popen(strata_command(args, ranks), cwd=test.tmp, env=child_env(env),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not (os.path.isdir(checkpoint_dir) and any(n.endswith(".h5") for n in os.listdir(checkpoint_dir))):
+        test.assertIsNone(proc.poll(), "the run ended before its first checkpoint")
+        test.assertLess(time.monotonic(), deadline, "no checkpoint appeared")
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=TIMEOUT_S)
+    test.assertEqual(proc.returncode, 75, out.decode() + err.decode())
+
+
 def check_binary():
     if not (os.path.isfile(STRATA_BIN) and os.access(STRATA_BIN, os.X_OK)):
         raise AssertionError(f"strata binary not found at {STRATA_BIN} "
@@ -292,27 +323,10 @@ def _numbers(text):
     return [float(v) for v in text.split()]
 
 
-def check_xdmf(xmf_path):
-    """Checks an OUT.xmf that a grid model wrote beside OUT.h5 the way a
-    reader (ParaView's XDMF3 reader) would use it, raising AssertionError
-    on the first problem; returns the number of frames.
-
-    - every DataItem with Format="HDF" names FILE:/dataset (FILE relative to
-      the .xmf): the file opens with h5py, the dataset exists, its shape is
-      the DataItem's Dimensions and its element type its NumberType and
-      Precision;
-    - the temporal collection has one Uniform grid per /fields/time entry,
-      whose Time Value equals it exactly;
-    - each grid's 3DCoRectMesh topology has cells + 1 nodes per physical
-      axis (z y x; a 2-D grid one cell thick along its missing axis) and
-      its geometry origin and spacing are /grid's;
-    - each field Attribute is cell-centred and its HyperSlab selects frame f
-      of /fields/<name>: start (f, 0, ...), stride 1, count (1, cells);
-    - every /fields dataset but time appears in every frame.
-    """
-    def fail(msg):
-        raise AssertionError(f"{xmf_path}: {msg}")
-
+def _parse_xdmf(xmf_path, fail):
+    """The parsed XDMF root and {path: h5py.File} of the files its HDF
+    DataItems name, each checked: FILE:/dataset beside the .xmf, the dataset
+    there, its shape the Dimensions, its type the NumberType/Precision."""
     base = os.path.dirname(os.path.abspath(xmf_path))
     try:
         root = ET.parse(xmf_path).getroot()
@@ -348,15 +362,98 @@ def check_xdmf(xmf_path):
         if dtype.kind != kind or dtype.itemsize != precision:
             fail(f"{name}:{dataset} is {dtype}, the XDMF says "
                  f"{item.get('NumberType', 'Float')} of {precision} bytes")
+    return root, h5_files
+
+
+def check_xdmf(xmf_path):
+    """Checks an OUT.xmf that a grid model wrote beside OUT.h5 the way a
+    reader (ParaView's XDMF3 reader) would use it, raising AssertionError
+    on the first problem; returns the number of frames.
+
+    - every DataItem with Format="HDF" names FILE:/dataset (FILE relative to
+      the .xmf): the file opens with h5py, the dataset exists, its shape is
+      the DataItem's Dimensions and its element type its NumberType and
+      Precision;
+    - the temporal collection has one Uniform grid per /fields/time entry,
+      whose Time Value equals it exactly;
+    - each grid's 3DCoRectMesh topology has cells + 1 nodes per physical
+      axis (z y x; a 2-D grid one cell thick along its missing axis) and
+      its geometry origin and spacing are /grid's;
+    - each field Attribute is cell-centred and its HyperSlab selects frame f
+      of /fields/<name>: start (f, 0, ...), stride 1, count (1, cells);
+    - every /fields dataset but time appears in every frame.
+    """
+    def frames(root, h5, fail):
+        _check_xdmf_frames(root, h5, fail)
+        return len(h5["fields/time"])
+    return _checked_xdmf(xmf_path, frames)
+
+
+def _checked_xdmf(xmf_path, check):
+    """_parse_xdmf, then check(root, h5, fail) on the one HDF5 file it
+    names; returns what check returns."""
+    def fail(msg):
+        raise AssertionError(f"{xmf_path}: {msg}")
+
+    root, h5_files = _parse_xdmf(xmf_path, fail)
     try:
         if len(h5_files) != 1:
             fail(f"expected one HDF5 file, found {sorted(h5_files)}")
-        h5 = next(iter(h5_files.values()))
-        _check_xdmf_frames(root, h5, fail)
-        return len(h5["fields/time"])
+        return check(root, next(iter(h5_files.values())), fail)
     finally:
         for f in h5_files.values():
             f.close()
+
+
+def check_particle_xdmf(xmf_path):
+    """Checks the OUT.xmf of a particle model (H5MD output) as ParaView's
+    XDMF3 reader uses it; returns the number of frames. Every HDF DataItem
+    as in check_xdmf; a temporal collection with one Polyvertex grid per
+    /particles/all/position/time entry (Time equal to it), N elements; the
+    XYZ geometry and the velocity attribute read frame f of position/value
+    and velocity/value through HyperSlabs (start f 0 0, stride 1, count
+    1 N 3); id (and mass where the file has it) are node scalars."""
+    def frames(root, h5, fail):
+        times = h5["particles/all/position/time"][()]
+        n = h5["particles/all/position/value"].shape[1]
+        series = root.find("Domain").find("Grid")
+        if series.get("GridType") != "Collection" or series.get("CollectionType") != "Temporal":
+            fail("Domain/Grid is not a temporal collection")
+        grids = series.findall("Grid")
+        if len(grids) != len(times):
+            fail(f"{len(grids)} grids, {len(times)} frames in /particles/all/position/time")
+
+        def slab(item, f, element, where):
+            if item is None or item.get("ItemType") != "HyperSlab":
+                fail(f"{where}: {element} is not read through a HyperSlab")
+            if [int(v) for v in item.get("Dimensions").split()] != [n, 3]:
+                fail(f"{where}: {element} hyperslab is not {n} x 3")
+            selection, source = item.findall("DataItem")
+            if [int(v) for v in selection.text.split()] != [f, 0, 0, 1, 1, 1, 1, n, 3]:
+                fail(f"{where}: {element} hyperslab {selection.text!r} does not select frame {f}")
+            if not source.text.strip().endswith(f":/particles/all/{element}/value"):
+                fail(f"{where}: {element} reads {source.text.strip()!r}")
+
+        for f, grid in enumerate(grids):
+            where = f"frame {f}"
+            if float(grid.find("Time").get("Value")) != times[f]:
+                fail(f"{where}: Time is not /particles/all/position/time[{f}] = {times[f]!r}")
+            topo = grid.find("Topology")
+            if topo.get("TopologyType") != "Polyvertex" or int(topo.get("NumberOfElements")) != n:
+                fail(f"{where}: topology is not a Polyvertex of {n} elements")
+            geo = grid.find("Geometry")
+            if geo.get("GeometryType") != "XYZ":
+                fail(f"{where}: geometry is not XYZ")
+            slab(geo.find("DataItem"), f, "position", where)
+            attrs = {a.get("Name"): a for a in grid.findall("Attribute")}
+            expected = {"velocity", "id"} | ({"mass"} if "particles/all/mass" in h5 else set())
+            if set(attrs) != expected:
+                fail(f"{where}: attributes {sorted(attrs)}, expected {sorted(expected)}")
+            if attrs["velocity"].get("AttributeType") != "Vector" or attrs["velocity"].get("Center") != "Node":
+                fail(f"{where}: velocity is not a node vector")
+            slab(attrs["velocity"].find("DataItem"), f, "velocity", where)
+        return len(grids)
+    return _checked_xdmf(xmf_path, frames)
 
 
 def _xdmf_mesh(h5):

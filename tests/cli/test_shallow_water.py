@@ -13,10 +13,7 @@ barrier waits.
 """
 
 import os
-import signal
-import subprocess
 import sys
-import time
 import unittest
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
@@ -251,31 +248,13 @@ class ShallowWater(sc.StrataTestCase):
     def test_restart_is_bitwise(self):
         keys = {**JET_CHANNEL, "sim_time": 12000.0, "output_interval": 3000.0}
         self.write("in.toml", sw_input(checkpoint_steps=10, **keys))
-        self.assertExit(self.strata("run", "in.toml", "-o", "ref.h5", env=ONE_THREAD), 0)
-        ref = read(self.path("ref.h5"))
         # From the oldest kept checkpoint, on two ranks.
-        chk = sorted(os.listdir(self.path("ref.chk")))[0]
-        res = self.strata("run", "in.toml", "-o", "ref.h5", "--restart", os.path.join("ref.chk", chk), ranks=2,
-                          env=ONE_THREAD)
-        self.assertExit(res, 0)
-        self.assertInOutput("restarted from", res.stdout, res, "stdout")
-        again = read(self.path("ref.h5"))
+        ref, again = sc.run_and_restart_from_oldest(self, "in.toml", read, ONE_THREAD)
         for key in FIELDS + DIAGNOSTICS:
             self.assertTrue(np.array_equal(again[key], ref[key]), f"{key} differs after the restart")
         # Stopped by SIGTERM mid-run, then restarted on three ranks.
-        proc = subprocess.Popen(sc.strata_command(["run", "in.toml"], None), cwd=self.tmp,
-                                env=sc.child_env({**ONE_THREAD, "STRATA_TEST_STEP_DELAY_MS": "20"}),
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
-        deadline = time.monotonic() + 60
-        while not (os.path.isdir(self.path("out", "run.chk")) and
-                   any(n.endswith(".h5") for n in os.listdir(self.path("out", "run.chk")))):
-            self.assertIsNone(proc.poll(), "the run ended before its first checkpoint")
-            self.assertLess(time.monotonic(), deadline, "no checkpoint appeared")
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=sc.TIMEOUT_S)
-        self.assertEqual(proc.returncode, 75, out.decode() + err.decode())
+        sc.stop_at_first_checkpoint(self, ["run", "in.toml"], self.path("out", "run.chk"),
+                                    {**ONE_THREAD, "STRATA_TEST_STEP_DELAY_MS": "20"})
         self.assertExit(self.strata("run", "in.toml", "--restart", ranks=3, env=ONE_THREAD), 0)
         resumed = read(self.path("out", "run.h5"))
         self.assertEqual(resumed["status"], "complete")

@@ -1,0 +1,153 @@
+// All-pairs gravity with Plummer softening, the numerics of the `nbody`
+// model. The acceleration and potential of body i from bodies j:
+//
+//   a_i   = G sum_{j != i} m_j (r_j - r_i) / (|r_j - r_i|^2 + eps^2)^(3/2)
+//   phi_i = -G sum_{j != i} m_j / (|r_j - r_i|^2 + eps^2)^(1/2)
+//
+// (Plummer softening: Aarseth, Gravitational N-Body Simulations, 2003, eq.
+// 2.2; GPU Gems 3 ch. 31, eq. 1-3). `pair_interaction` is the reference:
+// every kernel (the host group loop below, the CUDA shared-memory tiles in
+// models/nbody/gravity_cuda.cu) adds the pairs of a body in ascending
+// source index with exactly these operations, so a body's sum has one fixed
+// order whatever the decomposition over ranks or threads.
+//
+// Bodies are float4/double4-like records (x, y, z, m) in Real; sums are in
+// Real. G is applied once, when the sums are finished (KickDrift).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/core/hd.hpp"
+
+namespace strata::kernels::particles {
+
+// Adds the pull of source s (x, y, z, m) on a body at (x, y, z); counted as
+// 20 flops per interaction by the GPU Gems 3 ch. 31 convention (here 21
+// operations, the sqrt and the division among them).
+template <class Real>
+STRATA_HD STRATA_FORCEINLINE void pair_interaction(Real x, Real y, Real z, const Real* s, Real eps2, Real& ax,
+                                                   Real& ay, Real& az, Real& phi) {
+  const Real dx = s[0] - x, dy = s[1] - y, dz = s[2] - z;
+  const Real r2 = dx * dx + dy * dy + dz * dz + eps2;
+  const Real inv_r = Real(1) / std::sqrt(r2);
+  const Real m_inv_r = s[3] * inv_r;
+  const Real m_inv_r3 = m_inv_r * inv_r * inv_r;
+  ax = ax + m_inv_r3 * dx;
+  ay = ay + m_inv_r3 * dy;
+  az = az + m_inv_r3 * dz;
+  phi = phi - m_inv_r;
+}
+
+// The sums of a block of targets over a block of sources, continued from
+// what acc/phi hold: targets [0, n_targets) with global indices
+// target_first + t, sources [0, n_sources) with global indices source_first
+// + s; a target skips itself. acc: 3 per target, phi: 1 per target.
+template <class Real>
+struct GravityBlock {
+  const Real* targets;      // 4 per target: x, y, z, m
+  const Real* sources;      // 4 per source
+  std::int64_t n_targets, n_sources, target_first, source_first;
+  Real eps2;
+  Real* acc;
+  Real* phi;
+
+  // One body's sums; the reference the tiled kernels are compared with.
+  STRATA_HD void body(std::int64_t t) const {
+    const Real x = targets[4 * t], y = targets[4 * t + 1], z = targets[4 * t + 2];
+    Real ax = acc[3 * t], ay = acc[3 * t + 1], az = acc[3 * t + 2], p = phi[t];
+    const std::int64_t self = target_first + t - source_first;
+    for (std::int64_t s = 0; s < n_sources; ++s) {
+      if (s == self) continue;
+      pair_interaction(x, y, z, sources + 4 * s, eps2, ax, ay, az, p);
+    }
+    acc[3 * t] = ax;
+    acc[3 * t + 1] = ay;
+    acc[3 * t + 2] = az;
+    phi[t] = p;
+  }
+};
+
+// A group of kGroup consecutive targets per call, the sources in the outer
+// loop and the targets in the inner one: the compiler vectorises across
+// targets (each lane one body, its pairs still in ascending source order,
+// so the result is bitwise that of GravityBlock::body). Two AVX2 vectors
+// of each precision.
+template <class Real>
+struct GravityGroup {
+  static constexpr int kGroup = sizeof(Real) == 4 ? 16 : 8;
+  GravityBlock<Real> b;
+
+  STRATA_HD void operator()(std::int64_t g) const {
+    const std::int64_t t0 = g * kGroup;
+    if (t0 + kGroup > b.n_targets) {   // the ragged end: one body at a time
+      for (std::int64_t t = t0; t < b.n_targets; ++t) b.body(t);
+      return;
+    }
+    Real x[kGroup], y[kGroup], z[kGroup], ax[kGroup], ay[kGroup], az[kGroup], p[kGroup];
+    for (int l = 0; l < kGroup; ++l) {
+      const std::int64_t t = t0 + l;
+      x[l] = b.targets[4 * t];
+      y[l] = b.targets[4 * t + 1];
+      z[l] = b.targets[4 * t + 2];
+      ax[l] = b.acc[3 * t];
+      ay[l] = b.acc[3 * t + 1];
+      az[l] = b.acc[3 * t + 2];
+      p[l] = b.phi[t];
+    }
+    const std::int64_t self0 = b.target_first + t0 - b.source_first;
+    for (std::int64_t s = 0; s < b.n_sources; ++s) {
+      const Real* src = b.sources + 4 * s;
+      if (s >= self0 && s < self0 + kGroup) {   // one lane meets itself
+        for (int l = 0; l < kGroup; ++l)
+          if (s != self0 + l) pair_interaction(x[l], y[l], z[l], src, b.eps2, ax[l], ay[l], az[l], p[l]);
+        continue;
+      }
+      for (int l = 0; l < kGroup; ++l) pair_interaction(x[l], y[l], z[l], src, b.eps2, ax[l], ay[l], az[l], p[l]);
+    }
+    for (int l = 0; l < kGroup; ++l) {
+      const std::int64_t t = t0 + l;
+      b.acc[3 * t] = ax[l];
+      b.acc[3 * t + 1] = ay[l];
+      b.acc[3 * t + 2] = az[l];
+      b.phi[t] = p[l];
+    }
+  }
+  static std::int64_t groups(std::int64_t n_targets) { return (n_targets + kGroup - 1) / kGroup; }
+};
+
+// Clears the sums before the first source block.
+template <class Real>
+struct ClearSums {
+  Real* acc;
+  Real* phi;
+  STRATA_HD void operator()(std::int64_t t) const {
+    acc[3 * t] = acc[3 * t + 1] = acc[3 * t + 2] = Real(0);
+    phi[t] = Real(0);
+  }
+};
+
+// Leapfrog kick-drift-kick (Verlet; Hockney & Eastwood 1988, sec. 4-5):
+//   v += (dt/2) G a;  x += dt v;   [forces at the new x]   v += (dt/2) G a.
+// Kick: v += h G a with h = dt/2.
+template <class Real>
+struct Kick {
+  Real* vel;
+  const Real* acc;
+  Real g_half_dt;
+  STRATA_HD void operator()(std::int64_t t) const {
+    for (int d = 0; d < 3; ++d) vel[3 * t + d] = vel[3 * t + d] + g_half_dt * acc[3 * t + d];
+  }
+};
+
+template <class Real>
+struct Drift {
+  Real* body;   // 4 per body: x, y, z, m
+  const Real* vel;
+  Real dt;
+  STRATA_HD void operator()(std::int64_t t) const {
+    for (int d = 0; d < 3; ++d) body[4 * t + d] = body[4 * t + d] + dt * vel[3 * t + d];
+  }
+};
+
+}  // namespace strata::kernels::particles
