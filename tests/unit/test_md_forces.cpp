@@ -1,0 +1,159 @@
+// md's pair forces, energies and virial against a direct O(N^2) sum with
+// the minimum image, on random configurations, for each backend and
+// precision; and the skin: after every atom moves by up to skin/2 the lists
+// built before still hold every pair inside the cutoff.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "models/md/atom_system.hpp"
+#include "tests/support/test_support.hpp"
+
+using namespace strata;
+using namespace strata::md;
+
+namespace {
+
+constexpr double kBox = 6.5, kCutoff = 2.5, kSkin = 0.3;
+
+// Atoms placed uniformly at random, none closer than 0.85 sigma to another
+// (the forces stay moderate, as in a liquid).
+HostAtoms random_atoms(int n, unsigned seed) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> u(0.0, kBox);
+  HostAtoms h;
+  while (static_cast<int>(h.size()) < n) {
+    const double r[3] = {u(gen), u(gen), u(gen)};
+    bool clash = false;
+    for (std::size_t j = 0; j < h.size() && !clash; ++j) {
+      double d2 = 0;
+      for (int a = 0; a < 3; ++a) {
+        double d = r[a] - h.position[3 * j + static_cast<std::size_t>(a)];
+        d -= kBox * std::round(d / kBox);
+        d2 += d * d;
+      }
+      clash = d2 < 0.85 * 0.85;
+    }
+    if (clash) continue;
+    for (double v : r) {
+      h.position.push_back(v);
+      h.velocity.push_back(0);
+    }
+    h.index.push_back(static_cast<std::int64_t>(h.size()));
+  }
+  return h;
+}
+
+struct Reference {
+  std::vector<double> force, scale;   // per atom: F (3) and sum of |pair force| (the rounding scale)
+  double energy = 0, virial = 0, energy_scale = 0;
+};
+
+// Direct sum over all pairs with the minimum image, in double.
+Reference direct_sum(const std::vector<double>& pos, double epsilon, double sigma, bool shift) {
+  const std::size_t n = pos.size() / 3;
+  Reference r;
+  r.force.assign(3 * n, 0);
+  r.scale.assign(n, 0);
+  const double rc2 = kCutoff * kCutoff;
+  const double sr6c = std::pow(sigma / kCutoff, 6);
+  const double offset = shift ? 4 * epsilon * (sr6c * sr6c - sr6c) : 0.0;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = i + 1; j < n; ++j) {
+      double d[3], r2 = 0;
+      for (int a = 0; a < 3; ++a) {
+        d[a] = pos[3 * i + static_cast<std::size_t>(a)] - pos[3 * j + static_cast<std::size_t>(a)];
+        d[a] -= kBox * std::round(d[a] / kBox);
+        r2 += d[a] * d[a];
+      }
+      if (r2 >= rc2) continue;
+      const double sr6 = std::pow(sigma * sigma / r2, 3);
+      const double fr = 24 * epsilon * (2 * sr6 * sr6 - sr6) / r2;   // |F| / r
+      for (int a = 0; a < 3; ++a) {
+        r.force[3 * i + static_cast<std::size_t>(a)] += fr * d[a];
+        r.force[3 * j + static_cast<std::size_t>(a)] -= fr * d[a];
+      }
+      const double mag = std::abs(fr) * std::sqrt(r2);
+      r.scale[i] += mag;
+      r.scale[j] += mag;
+      r.energy += 4 * epsilon * (sr6 * sr6 - sr6) - offset;
+      r.energy_scale += 4 * epsilon * (sr6 * sr6 + sr6) + std::abs(offset) + fr * r2;
+      r.virial += fr * r2;
+    }
+  return r;
+}
+
+template <class T>
+void check_against_direct(const Device& device, const HostAtoms& atoms, bool displace) {
+  const Domain domain(test::world(), {kBox, kBox, kBox});
+  AtomSystem<T> system(device, domain, kCutoff + kSkin);
+  system.load(atoms, false);
+  HostAtoms now = atoms;
+  if (displace) {
+    // Every atom moves by just under skin/2 in a random direction; the lists stay.
+    std::mt19937_64 gen(99);
+    std::normal_distribution<double> g;
+    HostAtoms moved = system.download();
+    for (std::size_t i = 0; i < moved.size(); ++i) {
+      double d[3] = {g(gen), g(gen), g(gen)};
+      const double len = std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+      for (int a = 0; a < 3; ++a) moved.position[3 * i + static_cast<std::size_t>(a)] += 0.499 * kSkin * d[a] / len;
+    }
+    system.load(moved, true);   // keep the lists built from x0
+    REQUIRE_FALSE(system.needs_rebuild(kSkin));
+    now = moved;
+  }
+  const auto lj = kernels::particles::LennardJones<T>::make(1.0, 1.0, kCutoff, true);
+  system.compute_forces(lj, true);
+  const HostAtoms h = system.download();
+  // The reference sees the positions as the kernels do (rounded to T).
+  std::vector<double> pos(3 * h.size());
+  for (std::size_t k = 0; k < h.size(); ++k)
+    for (int a = 0; a < 3; ++a) pos[3 * static_cast<std::size_t>(h.index[k]) + static_cast<std::size_t>(a)] =
+        static_cast<T>(h.position[3 * k + static_cast<std::size_t>(a)]);
+  const Reference ref = direct_sum(pos, 1.0, 1.0, true);
+  const std::vector<double> f = system.host_forces(), ew = system.host_energy_virial();
+  // Rounding bound: each pair term is good to a few ulp (10 operations) and
+  // a sum of m terms adds at most m ulp of the sum of magnitudes; m <= 120.
+  const double eps = std::numeric_limits<T>::epsilon();
+  const double per_atom = 130 * eps;
+  double energy = 0, virial = 0;
+  for (std::size_t k = 0; k < h.size(); ++k) {
+    const std::size_t i = static_cast<std::size_t>(h.index[k]);
+    for (int a = 0; a < 3; ++a) {
+      INFO("atom " << i << " axis " << a);
+      CHECK(std::abs(f[3 * k + static_cast<std::size_t>(a)] - ref.force[3 * i + static_cast<std::size_t>(a)]) <=
+            per_atom * ref.scale[i] + 1e-300);
+    }
+    energy += ew[2 * k];
+    virial += ew[2 * k + 1];
+  }
+  const double total = static_cast<double>(h.size()) * per_atom * ref.energy_scale / 2 + 1e-300;
+  CHECK(std::abs(energy - ref.energy) <= total);
+  CHECK(std::abs(virial - ref.virial) <= total);
+  // Newton's third law through the full lists: the forces sum to zero.
+  for (int a = 0; a < 3; ++a) {
+    double sum = 0, mag = 0;
+    for (std::size_t k = 0; k < h.size(); ++k) {
+      sum += f[3 * k + static_cast<std::size_t>(a)];
+      mag += ref.scale[static_cast<std::size_t>(h.index[k])];
+    }
+    CHECK(std::abs(sum) <= per_atom * mag);
+  }
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("md pair forces, energy and virial match a direct minimum-image sum", "[md]", double, float) {
+  for (const Device& d : test::devices()) {
+    INFO(test::describe(d, sizeof(TestType) == 8 ? Precision::fp64 : Precision::fp32));
+    for (unsigned seed : {1u, 2u, 3u}) {
+      INFO("seed " << seed);
+      const HostAtoms atoms = random_atoms(180, seed);
+      check_against_direct<TestType>(d, atoms, false);
+      check_against_direct<TestType>(d, atoms, true);
+    }
+  }
+}
