@@ -1,12 +1,11 @@
 #include "engine/grid/grid_output.hpp"
 
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "engine/grid/grid.hpp"
 #include "engine/io/h5_output.hpp"
+#include "engine/io/xdmf_file.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/mpi_context.hpp"
 
@@ -28,11 +27,7 @@ void frame_box(const Grid& g, std::vector<std::int64_t>& shape, std::vector<std:
   }
 }
 
-std::string number(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
+using xdmf::number;
 
 }  // namespace
 
@@ -42,9 +37,7 @@ GridOutput::GridOutput(H5Output* out, const Grid& g, std::vector<Quantity> field
   if (static_cast<int>(axes_.size()) != g.dims()) throw std::logic_error("GridOutput: one axis name per grid axis");
 }
 
-std::string GridOutput::xdmf_path(const std::string& h5_path) {
-  return std::filesystem::path(h5_path).replace_extension(".xmf").string();
-}
+std::string GridOutput::xdmf_path(const std::string& h5_path) { return xdmf::path_for(h5_path); }
 
 void GridOutput::create() {
   if (out_ == nullptr) return;
@@ -221,17 +214,7 @@ void GridOutput::write_xdmf() const {
     x << "      </Grid>\n";
   }
   x << "    </Grid>\n  </Domain>\n</Xdmf>\n";
-  const std::string path = xdmf_path(out_->path());
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
-    file << x.str();
-    file.flush();
-    if (!file) throw ResourceError(tmp + ": cannot write the XDMF sidecar (disk full?)");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw ResourceError(path + ": cannot rename the XDMF sidecar into place (" + ec.message() + ")");
+  xdmf::write_atomically(xdmf_path(out_->path()), x.str());
 }
 
 }  // namespace strata::grid

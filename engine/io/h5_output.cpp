@@ -155,6 +155,12 @@ void H5Output::attribute(const std::string& object, const std::string& name, con
   write_attribute(file_, object, name, H5T_NATIVE_DOUBLE, space.id, value.data());
 }
 
+void H5Output::attribute(const std::string& object, const std::string& name, const std::vector<std::int64_t>& value) {
+  const hsize_t n = value.size();
+  Handle space{H5Screate_simple(1, &n, nullptr), H5Sclose};
+  write_attribute(file_, object, name, H5T_NATIVE_INT64, space.id, value.data());
+}
+
 bool H5Output::exists(const std::string& path) const {
   // H5Lexists needs every intermediate link to exist: walk the path.
   std::size_t pos = 0;
@@ -182,6 +188,17 @@ void H5Output::rows(const std::string& path, std::span<const double> local, std:
     slab(path, local, std::span<const std::int64_t>(&total_rows, 1), std::span<const std::int64_t>(&row_offset, 1),
          std::span<const std::int64_t>(&n_rows, 1));
   }
+}
+
+void H5Output::rows(const std::string& path, std::span<const std::int64_t> local, std::int64_t offset,
+                    std::int64_t total) {
+  unlink_existing(path);
+  const hsize_t dims = static_cast<hsize_t>(total), first = static_cast<hsize_t>(offset), n = local.size();
+  Handle space{H5Screate_simple(1, &dims, nullptr), H5Sclose};
+  Handle ds{check_id(H5Dcreate2(file_, path.c_str(), H5T_NATIVE_INT64, space.id, lcpl_, H5P_DEFAULT, H5P_DEFAULT),
+                     "create dataset " + path),
+            H5Dclose};
+  write_box(ds.id, path, 1, &first, &n, n, local.data(), H5T_NATIVE_INT64);
 }
 
 void H5Output::slab(const std::string& path, std::span<const double> local, std::span<const std::int64_t> global,
@@ -233,6 +250,18 @@ void H5Output::series(const std::string& path, std::span<const std::int64_t> fra
                      "create dataset " + path),
             H5Dclose};
   if (!units.empty()) attribute(path, "units", units);
+}
+
+void H5Output::integer_series(const std::string& path) {
+  if (exists(path)) return;
+  const hsize_t dims = 0, max = H5S_UNLIMITED, chunk = 1024;
+  Handle space{H5Screate_simple(1, &dims, &max), H5Sclose};
+  Handle dcpl{H5Pcreate(H5P_DATASET_CREATE), H5Pclose};
+  check(H5Pset_chunk(dcpl.id, 1, &chunk), "chunk " + path);
+  H5Pset_alloc_time(dcpl.id, H5D_ALLOC_TIME_INCR);
+  Handle ds{check_id(H5Dcreate2(file_, path.c_str(), H5T_NATIVE_INT64, space.id, lcpl_, dcpl.id, H5P_DEFAULT),
+                     "create dataset " + path),
+            H5Dclose};
 }
 
 std::int64_t H5Output::series_length(const std::string& path) const {
@@ -292,8 +321,21 @@ void H5Output::series_write(const std::string& path, std::int64_t index, double 
   series_write(path, index, local, {}, {});
 }
 
+void H5Output::series_write(const std::string& path, std::int64_t index, std::int64_t value) {
+  Handle ds{check_id(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), "open dataset " + path), H5Dclose};
+  Handle space{H5Dget_space(ds.id), H5Sclose};
+  hsize_t dims = 0;
+  H5Sget_simple_extent_dims(space.id, &dims, nullptr);
+  if (dims < static_cast<hsize_t>(index) + 1) {
+    dims = static_cast<hsize_t>(index) + 1;
+    check(H5Dset_extent(ds.id, &dims), "extend " + path);
+  }
+  const hsize_t first = static_cast<hsize_t>(index), n = 1;
+  write_box(ds.id, path, 1, &first, &n, mpi_.root() ? 1 : 0, &value, H5T_NATIVE_INT64);
+}
+
 void H5Output::write_box(hid_t dataset, const std::string& path, int rank, const hsize_t* first, const hsize_t* count,
-                         hsize_t points, const double* data) {
+                         hsize_t points, const void* data, hid_t type) {
   Handle file_sel{H5Dget_space(dataset), H5Sclose};
   Handle mem{H5Screate_simple(rank, count, nullptr), H5Sclose};
   if (points == 0) {
@@ -302,7 +344,7 @@ void H5Output::write_box(hid_t dataset, const std::string& path, int rank, const
   } else {
     check(H5Sselect_hyperslab(file_sel.id, H5S_SELECT_SET, first, nullptr, count, nullptr), "select " + path);
   }
-  check(H5Dwrite(dataset, H5T_NATIVE_DOUBLE, mem.id, file_sel.id, xfer_, data), "write dataset " + path);
+  check(H5Dwrite(dataset, type, mem.id, file_sel.id, xfer_, data), "write dataset " + path);
 }
 
 hid_t H5Output::write_scalar(const std::string& path, hid_t type, const void* value) {

@@ -49,6 +49,7 @@ class H5Output {
   void attribute(const std::string& object, const std::string& name, std::int64_t value);
   void attribute(const std::string& object, const std::string& name, double value);
   void attribute(const std::string& object, const std::string& name, const std::vector<double>& value);
+  void attribute(const std::string& object, const std::string& name, const std::vector<std::int64_t>& value);
 
   // Datasets; missing parent groups are created. `units` becomes an attribute.
   void text(const std::string& path, const std::string& value);
@@ -63,6 +64,9 @@ class H5Output {
   // `local` (rows * max(width, 1) values). Collective; ranks may hold none.
   void rows(const std::string& path, std::span<const double> local, std::int64_t row_offset,
             std::int64_t total_rows, int width);
+  // A distributed 1-D dataset of integers (particle ids): this rank writes
+  // entries [offset, offset + local.size()) of `total`. Collective.
+  void rows(const std::string& path, std::span<const std::int64_t> local, std::int64_t offset, std::int64_t total);
   // A distributed N-D dataset (N = global.size(), 1 to 3; slowest index
   // first, as HDF5 and h5py see it): this rank writes the box [start,
   // start + count) from `local` (row-major, last index fastest). Collective.
@@ -73,6 +77,8 @@ class H5Output {
   // dimensions, slowest first), chunked by frame, grown one frame at a
   // time. series() creates it empty unless it exists (a restarted run).
   void series(const std::string& path, std::span<const std::int64_t> frame, const std::string& units = "");
+  // A 1-D extendible series of integers (H5MD's `step`), empty unless it exists.
+  void integer_series(const std::string& path);
   std::int64_t series_length(const std::string& path) const;
   // Drops frames from `length` on (a restart discards what came after its checkpoint).
   void series_truncate(const std::string& path, std::int64_t length);
@@ -84,6 +90,8 @@ class H5Output {
   std::vector<double> read(const std::string& path) const;
   // A 1-D series' entry `index`: rank 0's value is written.
   void series_write(const std::string& path, std::int64_t index, double value);
+  // An integer series' entry `index` (integer_series): rank 0's value is written.
+  void series_write(const std::string& path, std::int64_t index, std::int64_t value);
 
   void set_status(const std::string& status);   // root attribute `status`
   void flush();
@@ -93,7 +101,7 @@ class H5Output {
   // Collective write of this rank's box [first, first + count) of a dataset
   // of doubles (points == 0: this rank selects nothing).
   void write_box(hid_t dataset, const std::string& path, int rank, const hsize_t* first, const hsize_t* count,
-                 hsize_t points, const double* data);
+                 hsize_t points, const void* data, hid_t type = H5T_NATIVE_DOUBLE);
   void unlink_existing(const std::string& path);
   std::string path_;
   const MpiContext& mpi_;

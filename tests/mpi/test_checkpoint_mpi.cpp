@@ -18,27 +18,11 @@
 #include "tests/support/test_support.hpp"
 
 using namespace strata;
+using test::SharedTempDir;
 
 namespace {
 
 bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
-
-// A directory every rank agrees on, removed at the end.
-struct SharedTempDir {
-  std::string path;
-  const MpiContext& mpi;
-  explicit SharedTempDir(const MpiContext& m) : mpi(m) {
-    long id = static_cast<long>(getpid());
-    MPI_Bcast(&id, 1, MPI_LONG, 0, mpi.comm());
-    path = (std::filesystem::temp_directory_path() / ("strata-chk-test-" + std::to_string(id))).string();
-    if (mpi.root()) std::filesystem::create_directories(path);
-    MPI_Barrier(mpi.comm());
-  }
-  ~SharedTempDir() {
-    MPI_Barrier(mpi.comm());
-    if (mpi.root()) std::filesystem::remove_all(path);
-  }
-};
 
 double value_at(std::int64_t i) { return std::sin(0.37 * static_cast<double>(i)) * 1e3 + static_cast<double>(i); }
 

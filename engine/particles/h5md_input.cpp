@@ -1,0 +1,252 @@
+#include "engine/particles/h5md_input.hpp"
+
+#include <hdf5.h>
+
+#include <algorithm>
+#include <cstring>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "engine/runtime/error.hpp"
+#include "engine/runtime/mpi_context.hpp"
+
+namespace strata::particles {
+
+namespace {
+
+struct Id {
+  hid_t id = -1;
+  herr_t (*close)(hid_t) = nullptr;
+  Id(hid_t i, herr_t (*c)(hid_t)) : id(i), close(c) {}
+  Id(const Id&) = delete;
+  Id& operator=(const Id&) = delete;
+  ~Id() {
+    if (id >= 0 && close != nullptr) close(id);
+  }
+};
+
+class File {
+ public:
+  File(const std::string& path, const std::string& key) : path_(path), key_(key), file_(-1, H5Fclose) {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    if (H5Fis_hdf5(path.c_str()) <= 0) fail("", "not an HDF5 file (or no such file)");
+    file_.id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (file_.id < 0) fail("", "HDF5 cannot open it");
+  }
+
+  [[noreturn]] void fail(const std::string& dataset, const std::string& why) const {
+    throw InputError(key_ + " = \"" + path_ + "\"" + (dataset.empty() ? "" : ": " + dataset) + ": " + why);
+  }
+
+  bool has(const std::string& path) const {
+    std::size_t pos = 0;
+    while ((pos = path.find('/', pos + 1)) != std::string::npos)
+      if (H5Lexists(file_.id, path.substr(0, pos).c_str(), H5P_DEFAULT) <= 0) return false;
+    return H5Lexists(file_.id, path.c_str(), H5P_DEFAULT) > 0;
+  }
+  bool is_dataset(const std::string& path) const {
+    if (!has(path)) return false;
+    Id obj{H5Oopen(file_.id, path.c_str(), H5P_DEFAULT), H5Oclose};
+    return obj.id >= 0 && H5Iget_type(obj.id) == H5I_DATASET;
+  }
+
+  // An H5MD element: the dataset itself (time-independent) or its `value`
+  // (time series, then `frame` is true and the first frame is read).
+  std::string element(const std::string& path, bool& time_series) const {
+    if (is_dataset(path)) {
+      time_series = false;
+      return path;
+    }
+    if (is_dataset(path + "/value")) {
+      time_series = true;
+      return path + "/value";
+    }
+    return "";
+  }
+
+  std::vector<hsize_t> shape(const std::string& dataset) const {
+    Id ds{H5Dopen2(file_.id, dataset.c_str(), H5P_DEFAULT), H5Dclose};
+    if (ds.id < 0) fail(dataset, "cannot be opened");
+    Id space{H5Dget_space(ds.id), H5Sclose};
+    const int rank = H5Sget_simple_extent_ndims(space.id);
+    std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(rank, 0)));
+    if (rank > 0) H5Sget_simple_extent_dims(space.id, dims.data(), nullptr);
+    return dims;
+  }
+
+  // The box [start, start + count) of a dataset, converted to T.
+  template <class T>
+  std::vector<T> read(const std::string& dataset, const std::vector<hsize_t>& start,
+                      const std::vector<hsize_t>& count) const {
+    Id ds{H5Dopen2(file_.id, dataset.c_str(), H5P_DEFAULT), H5Dclose};
+    Id type{H5Dget_type(ds.id), H5Tclose};
+    const H5T_class_t cls = H5Tget_class(type.id);
+    if (cls != H5T_FLOAT && cls != H5T_INTEGER) fail(dataset, "is not numeric");
+    hsize_t points = 1;
+    for (hsize_t c : count) points *= c;
+    std::vector<T> out(static_cast<std::size_t>(points));
+    if (points == 0) return out;
+    Id file_sel{H5Dget_space(ds.id), H5Sclose};
+    H5Sselect_hyperslab(file_sel.id, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
+    Id mem{H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr), H5Sclose};
+    const hid_t mem_type = std::is_same_v<T, double> ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT64;
+    if (H5Dread(ds.id, mem_type, mem.id, file_sel.id, H5P_DEFAULT, out.data()) < 0) fail(dataset, "unreadable");
+    return out;
+  }
+
+ // A string-array attribute (variable or fixed length); empty when absent.
+  std::vector<std::string> strings(const std::string& object, const char* name) const {
+    std::vector<std::string> out;
+    if (!has(object)) return out;
+    Id obj{H5Oopen(file_.id, object.c_str(), H5P_DEFAULT), H5Oclose};
+    if (obj.id < 0 || H5Aexists(obj.id, name) <= 0) return out;
+    Id attr{H5Aopen(obj.id, name, H5P_DEFAULT), H5Aclose};
+    Id type{H5Aget_type(attr.id), H5Tclose};
+    Id space{H5Aget_space(attr.id), H5Sclose};
+    const hssize_t n = H5Sget_simple_extent_npoints(space.id);
+    if (H5Tget_class(type.id) != H5T_STRING || n <= 0) return out;
+    if (H5Tis_variable_str(type.id) > 0) {
+      std::vector<char*> p(static_cast<std::size_t>(n), nullptr);
+      Id mem{H5Tcopy(H5T_C_S1), H5Tclose};
+      H5Tset_size(mem.id, H5T_VARIABLE);
+      H5Tset_cset(mem.id, H5Tget_cset(type.id));
+      if (H5Aread(attr.id, mem.id, p.data()) < 0) fail(object, std::string("attribute ") + name + " unreadable");
+      for (char* c : p) out.emplace_back(c != nullptr ? c : "");
+      H5Dvlen_reclaim(mem.id, space.id, H5P_DEFAULT, p.data());
+    } else {
+      const std::size_t size = H5Tget_size(type.id);
+      std::vector<char> buf(size * static_cast<std::size_t>(n) + 1, '\0');
+      if (H5Aread(attr.id, type.id, buf.data()) < 0) fail(object, std::string("attribute ") + name + " unreadable");
+      for (hssize_t k = 0; k < n; ++k) {
+        const char* c = buf.data() + static_cast<std::size_t>(k) * size;
+        out.emplace_back(c, strnlen(c, size));
+      }
+    }
+    return out;
+  }
+
+ private:
+  std::string path_, key_;
+  Id file_;
+};
+
+// Rows [first, first + count) of a per-particle element of `width` values
+// ([N] or [N, width]; time series [frames, N(, width)], frame 0).
+template <class T>
+std::vector<T> read_rows(const File& f, const std::string& dataset, bool time_series, std::int64_t n, int width,
+                         std::int64_t first, std::int64_t count) {
+  std::vector<hsize_t> dims = f.shape(dataset);
+  const std::size_t lead = time_series ? 1 : 0;
+  const std::size_t want = lead + 1 + (width > 1 ? 1 : 0);
+  if (dims.size() != want || (time_series && dims[0] < 1) || dims[lead] != static_cast<hsize_t>(n) ||
+      (width > 1 && dims[lead + 1] != static_cast<hsize_t>(width))) {
+    std::string got;
+    for (hsize_t d : dims) got += (got.empty() ? "" : ", ") + std::to_string(d);
+    f.fail(dataset, "has shape [" + got + "], expected " + (time_series ? "[frames >= 1, " : "[") +
+                        std::to_string(n) + (width > 1 ? ", " + std::to_string(width) : "") + "]");
+  }
+  std::vector<hsize_t> start, size;
+  if (time_series) {
+    start.push_back(0);
+    size.push_back(1);
+  }
+  start.push_back(static_cast<hsize_t>(first));
+  size.push_back(static_cast<hsize_t>(count));
+  if (width > 1) {
+    start.push_back(0);
+    size.push_back(static_cast<hsize_t>(width));
+  }
+  return f.read<T>(dataset, start, size);
+}
+
+H5mdSnapshot read_local(const std::string& path, const std::string& key, const MpiContext& mpi) {
+  const File f(path, key);
+  H5mdSnapshot snap;
+  const std::string pos = "/particles/all/position/value", vel = "/particles/all/velocity/value";
+  if (!f.is_dataset(pos)) f.fail(pos, "missing (an H5MD particle file needs positions)");
+  if (!f.is_dataset(vel)) f.fail(vel, "missing (an H5MD particle file needs velocities)");
+  const std::vector<hsize_t> dims = f.shape(pos);
+  if (dims.size() != 3 || dims[0] < 1 || dims[2] != 3) f.fail(pos, "is not [frames >= 1, N, 3]");
+  snap.n = static_cast<std::int64_t>(dims[1]);
+  if (snap.n < 1) f.fail(pos, "holds no particles");
+  const Share mine = even_share(snap.n, mpi.rank(), mpi.size());
+
+  HostParticles rows;
+  rows.position = read_rows<double>(f, pos, true, snap.n, 3, mine.first, mine.count);
+  rows.velocity = read_rows<double>(f, vel, true, snap.n, 3, mine.first, mine.count);
+  for (double v : rows.position)
+    if (!std::isfinite(v)) f.fail(pos, "holds a NaN or Inf");
+  for (double v : rows.velocity)
+    if (!std::isfinite(v)) f.fail(vel, "holds a NaN or Inf");
+
+  // Ids: every rank reads them all to number the particles by ascending id.
+  bool series = false;
+  const std::string id = f.element("/particles/all/id", series);
+  rows.index.resize(static_cast<std::size_t>(mine.count));
+  if (!id.empty()) {
+    const std::vector<std::int64_t> ids = read_rows<std::int64_t>(f, id, series, snap.n, 1, 0, snap.n);
+    std::vector<std::int64_t> order(ids.size());
+    std::iota(order.begin(), order.end(), std::int64_t{0});
+    std::sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
+      return ids[static_cast<std::size_t>(a)] < ids[static_cast<std::size_t>(b)];
+    });
+    std::vector<std::int64_t> index_of_row(ids.size());
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      if (k > 0 && ids[static_cast<std::size_t>(order[k])] == ids[static_cast<std::size_t>(order[k - 1])])
+        f.fail(id, "holds id " + std::to_string(ids[static_cast<std::size_t>(order[k])]) + " twice");
+      index_of_row[static_cast<std::size_t>(order[k])] = static_cast<std::int64_t>(k);
+    }
+    for (std::int64_t r = 0; r < mine.count; ++r) {
+      rows.index[static_cast<std::size_t>(r)] = index_of_row[static_cast<std::size_t>(mine.first + r)];
+      rows.id.push_back(ids[static_cast<std::size_t>(mine.first + r)]);
+    }
+  } else {
+    std::iota(rows.index.begin(), rows.index.end(), mine.first);
+  }
+
+  const std::string mass = f.element("/particles/all/mass", series);
+  if (!mass.empty()) {
+    rows.mass = read_rows<double>(f, mass, series, snap.n, 1, mine.first, mine.count);
+    for (double m : rows.mass)
+      if (!(m > 0) || !std::isfinite(m)) f.fail(mass, "holds a mass that is not positive and finite");
+    snap.has_mass = true;
+  }
+
+  const std::string edges = f.element("/particles/all/box/edges", series);
+  if (!edges.empty()) {
+    const std::vector<hsize_t> e = f.shape(edges);
+    const std::size_t lead = series ? 1 : 0;
+    std::vector<hsize_t> start(e.size(), 0), count = e;
+    if (series) count[0] = 1;
+    const std::vector<double> v = e.size() == lead + 1 && e[lead] == 3   ? f.read<double>(edges, start, count)
+                                  : e.size() == lead + 2 && e[lead] == 3 && e[lead + 1] == 3 ? f.read<double>(edges, start, count)
+                                                                                            : std::vector<double>{};
+    if (v.size() == 3) {
+      snap.box.edges = {v[0], v[1], v[2]};
+    } else if (v.size() == 9) {
+      snap.box.edges = {v[0], v[4], v[8]};   // a diagonal box matrix
+    } else {
+      f.fail(edges, "is not a 3-vector or a 3 x 3 matrix");
+    }
+    for (double x : snap.box.edges)
+      if (!(x > 0) || !std::isfinite(x)) f.fail(edges, "holds an edge that is not positive and finite");
+    snap.has_box = true;
+    // H5MD: boundary is an attribute of the box group; periodic unless "none".
+    const std::vector<std::string> boundary = f.strings("/particles/all/box", "boundary");
+    snap.box.periodic = std::none_of(boundary.begin(), boundary.end(), [](const std::string& b) { return b == "none"; });
+  }
+  snap.particles = std::move(rows);
+  return snap;
+}
+
+}  // namespace
+
+H5mdSnapshot read_h5md(const std::string& path, const std::string& key, const MpiContext& mpi) {
+  H5mdSnapshot snap;
+  mpi.collective([&] { snap = read_local(path, key, mpi); });
+  snap.particles = to_even_share(mpi, snap.particles, snap.n);
+  return snap;
+}
+
+}  // namespace strata::particles

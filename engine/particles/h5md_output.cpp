@@ -1,0 +1,201 @@
+#include "engine/particles/h5md_output.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "engine/io/h5_output.hpp"
+#include "engine/io/xdmf_file.hpp"
+#include "engine/runtime/build_info.hpp"
+#include "engine/runtime/error.hpp"
+#include "engine/runtime/mpi_context.hpp"
+
+namespace strata::particles {
+
+namespace {
+const char* const kAll = "/particles/all";
+}  // namespace
+
+H5mdOutput::H5mdOutput(H5Output* out, const MpiContext& mpi, std::int64_t n, const Box& box, const Units& units,
+                       std::vector<Observable> observables)
+    : out_(out), mpi_(mpi), n_(n), box_(box), units_(units), observables_(std::move(observables)) {}
+
+std::string H5mdOutput::xdmf_path(const std::string& h5_path) { return xdmf::path_for(h5_path); }
+
+// An H5MD time-dependent element: a group with step (int64), time and value.
+void H5mdOutput::create_element(const std::string& path, const std::vector<std::int64_t>& frame,
+                                const std::string& units, const std::string& long_name) {
+  H5Output& o = *out_;
+  o.group(path);
+  o.integer_series(path + "/step");
+  o.series(path + "/time", {}, units_.time);
+  o.attribute(path + "/time", "unit", units_.time);
+  o.series(path + "/value", frame, units);
+  o.attribute(path + "/value", "unit", units);
+  o.attribute(path + "/value", "long_name", long_name);
+}
+
+void H5mdOutput::create(const HostParticles& p) {
+  if (out_ == nullptr) return;
+  H5Output& o = *out_;
+  o.group("/h5md");
+  o.attribute("/h5md", "version", std::vector<std::int64_t>{1, 1});
+  o.group("/h5md/creator");
+  o.attribute("/h5md/creator", "name", std::string("strata"));
+  o.attribute("/h5md/creator", "version", build::version_line());
+  o.group("/h5md/author");
+  const char* user = std::getenv("USER");
+  o.attribute("/h5md/author", "name", std::string(user != nullptr && *user != '\0' ? user : "unknown"));
+
+  const std::string box = std::string(kAll) + "/box";
+  o.group(box);
+  o.attribute(box, "dimension", std::int64_t{3});
+  const std::string boundary = box_.periodic ? "periodic" : "none";
+  o.attribute(box, "boundary", std::vector<std::string>(3, boundary));
+  std::vector<double> edges(box_.edges.begin(), box_.edges.end());
+  std::vector<double> origin(box_.origin.begin(), box_.origin.end());
+  o.rows(box + "/edges", mpi_.root() ? edges : std::vector<double>{}, 0, 3, 0);
+  o.attribute(box + "/edges", "unit", units_.length);
+  o.attribute(box + "/edges", "units", units_.length);
+  // Not H5MD: where the box starts (H5MD boxes have no origin).
+  o.attribute(box, "origin", origin);
+
+  const HostParticles share = to_even_share(mpi_, p, n_);
+  const Share mine = even_share(n_, mpi_.rank(), mpi_.size());
+  if (static_cast<std::int64_t>(share.size()) != mine.count)
+    throw std::logic_error("H5mdOutput::create: the particles do not cover the global indices 0..N-1");
+  o.rows(std::string(kAll) + "/id", share.id.empty() ? share.index : share.id, mine.first, n_);
+  o.attribute(std::string(kAll) + "/id", "long_name", std::string("particle id"));
+  int has_mass = share.mass.empty() ? 0 : 1;
+  MPI_Allreduce(MPI_IN_PLACE, &has_mass, 1, MPI_INT, MPI_MAX, mpi_.comm());
+  has_mass_ = has_mass != 0;
+  if (has_mass_) {
+    o.rows(std::string(kAll) + "/mass", share.mass, mine.first, n_, 0);
+    o.attribute(std::string(kAll) + "/mass", "unit", units_.mass);
+    o.attribute(std::string(kAll) + "/mass", "units", units_.mass);
+    o.attribute(std::string(kAll) + "/mass", "long_name", std::string("particle mass"));
+  }
+  const std::vector<std::int64_t> frame{n_, 3};
+  create_element(std::string(kAll) + "/position", frame, units_.length, "position");
+  create_element(std::string(kAll) + "/velocity", frame, units_.velocity, "velocity");
+  o.group("/observables");
+  for (const Observable& ob : observables_) {
+    std::vector<std::int64_t> shape;
+    if (ob.width > 0) shape.push_back(ob.width);
+    create_element("/observables/" + ob.name, shape, ob.units, ob.long_name);
+  }
+  frames_ = rows_ = 0;
+  times_.clear();
+  mpi_.collective([&] { write_xdmf(); });
+}
+
+void H5mdOutput::resume(std::int64_t frames, std::int64_t rows) {
+  if (out_ == nullptr) return;
+  H5Output& o = *out_;
+  if (!o.exists(std::string(kAll) + "/position/value"))
+    throw Error(ExitCode::bad_input, o.path() + ": no /particles/all/position to continue; restart with the output "
+                                                "that belongs to the checkpoint",
+                true);
+  has_mass_ = o.exists(std::string(kAll) + "/mass");
+  for (const char* e : {"position", "velocity"})
+    for (const char* part : {"step", "time", "value"})
+      o.series_truncate(std::string(kAll) + "/" + e + "/" + part, frames);
+  for (const Observable& ob : observables_)
+    for (const char* part : {"step", "time", "value"}) o.series_truncate("/observables/" + ob.name + "/" + part, rows);
+  times_ = o.read(std::string(kAll) + "/position/time");
+  frames_ = static_cast<std::int64_t>(times_.size());
+  rows_ = observables_.empty() ? rows : o.series_length("/observables/" + observables_.front().name + "/time");
+  if (frames_ != frames || rows_ != rows)
+    throw Error(ExitCode::bad_input, o.path() + ": holds fewer trajectory frames (" + std::to_string(frames_) +
+                                         ") or observable rows than its checkpoint recorded; restart with "
+                                         "--restart and the checkpoint that belongs to this output",
+                true);
+  mpi_.collective([&] { write_xdmf(); });
+}
+
+void H5mdOutput::frame(std::int64_t step, double time, const HostParticles& p) {
+  if (out_ == nullptr) return;
+  const HostParticles share = to_even_share(mpi_, p, n_);
+  const Share mine = even_share(n_, mpi_.rank(), mpi_.size());
+  if (static_cast<std::int64_t>(share.size()) != mine.count)
+    throw std::logic_error("H5mdOutput::frame: the particles do not cover the global indices 0..N-1");
+  const std::int64_t start[2] = {mine.first, 0}, count[2] = {mine.count, 3};
+  for (const char* e : {"position", "velocity"}) {
+    const std::string path = std::string(kAll) + "/" + e;
+    out_->series_write(path + "/value", frames_, e[0] == 'p' ? share.position : share.velocity, start, count);
+    out_->series_write(path + "/step", frames_, step);
+    out_->series_write(path + "/time", frames_, time);
+  }
+  ++frames_;
+  times_.push_back(time);
+  mpi_.collective([&] { write_xdmf(); });
+}
+
+void H5mdOutput::observables(std::int64_t step, double time, const std::vector<std::vector<double>>& values) {
+  if (out_ == nullptr) return;
+  if (values.size() != observables_.size()) throw std::logic_error("H5mdOutput::observables: one entry per name");
+  for (std::size_t k = 0; k < observables_.size(); ++k) {
+    const Observable& ob = observables_[k];
+    const std::string path = "/observables/" + ob.name;
+    if (ob.width > 0) {
+      const std::int64_t start = 0, count = ob.width;
+      std::span<const double> local;
+      if (mpi_.root()) local = values[k];
+      out_->series_write(path + "/value", rows_, local, std::span<const std::int64_t>(&start, 1),
+                         std::span<const std::int64_t>(&count, 1));
+    } else {
+      out_->series_write(path + "/value", rows_, values[k].at(0));
+    }
+    out_->series_write(path + "/step", rows_, step);
+    out_->series_write(path + "/time", rows_, time);
+  }
+  ++rows_;
+}
+
+// XDMF 3: a temporal collection with one Polyvertex grid per frame; the
+// geometry is frame f of /particles/all/position/value through a HyperSlab,
+// velocity a node vector the same way, id and mass node scalars. Rank 0
+// writes it to a temporary name and renames it.
+void H5mdOutput::write_xdmf() const {
+  if (!mpi_.root()) return;
+  const std::string h5 = std::filesystem::path(out_->path()).filename().string();
+  const std::string n = std::to_string(n_), frames = std::to_string(times_.size());
+  const auto slab = [&](std::size_t f, const std::string& element) {
+    std::ostringstream s;
+    s << "          <DataItem ItemType=\"HyperSlab\" Dimensions=\"" << n << " 3\" Type=\"HyperSlab\">\n"
+      << "            <DataItem Dimensions=\"3 3\" Format=\"XML\">" << f << " 0 0 1 1 1 1 " << n << " 3</DataItem>\n"
+      << "            <DataItem Dimensions=\"" << frames << " " << n << " 3\" NumberType=\"Float\" Precision=\"8\" "
+      << "Format=\"HDF\">" << h5 << ":" << kAll << "/" << element << "/value</DataItem>\n"
+      << "          </DataItem>\n";
+    return s.str();
+  };
+  std::ostringstream x;
+  x << "<?xml version=\"1.0\" ?>\n"
+    << "<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
+    << "<Xdmf Version=\"3.0\" xmlns:xi=\"http://www.w3.org/2001/XInclude\">\n"
+    << "  <Domain>\n"
+    << "    <Grid Name=\"particles\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+  for (std::size_t f = 0; f < times_.size(); ++f) {
+    x << "      <Grid Name=\"frame " << f << "\" GridType=\"Uniform\">\n"
+      << "        <Time Value=\"" << xdmf::number(times_[f]) << "\"/>\n"
+      << "        <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"" << n << "\" NodesPerElement=\"1\"/>\n"
+      << "        <Geometry GeometryType=\"XYZ\">\n"
+      << slab(f, "position") << "        </Geometry>\n"
+      << "        <Attribute Name=\"velocity\" AttributeType=\"Vector\" Center=\"Node\">\n"
+      << slab(f, "velocity") << "        </Attribute>\n"
+      << "        <Attribute Name=\"id\" AttributeType=\"Scalar\" Center=\"Node\">\n"
+      << "          <DataItem Dimensions=\"" << n << "\" NumberType=\"Int\" Precision=\"8\" Format=\"HDF\">" << h5
+      << ":" << kAll << "/id</DataItem>\n"
+      << "        </Attribute>\n";
+    if (has_mass_)
+      x << "        <Attribute Name=\"mass\" AttributeType=\"Scalar\" Center=\"Node\">\n"
+        << "          <DataItem Dimensions=\"" << n << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << h5
+        << ":" << kAll << "/mass</DataItem>\n"
+        << "        </Attribute>\n";
+    x << "      </Grid>\n";
+  }
+  x << "    </Grid>\n  </Domain>\n</Xdmf>\n";
+  xdmf::write_atomically(xdmf_path(out_->path()), x.str());
+}
+
+}  // namespace strata::particles

@@ -1,0 +1,89 @@
+// Output of a particle model into the run's HDF5 file in the H5MD 1.1 layout
+// (SPEC.md; https://www.nongnu.org/h5md/h5md.html), plus an XDMF sidecar
+// OUT.xmf that ParaView opens:
+//
+//   /h5md                    attribute version = [1, 1]; groups creator
+//                            (name = "strata", version) and author (name)
+//   /particles/all/box       attributes dimension = 3, boundary = 3 x
+//                            "periodic" | "none"; dataset edges [3]
+//   /particles/all/id        [N] int64, fixed (time-independent), row = global index
+//   /particles/all/mass      [N] float64, fixed, when the model has masses
+//   /particles/all/position  {step [F] int64, time [F], value [F, N, 3]}
+//   /particles/all/velocity  the same
+//   /observables/<name>      {step [R] int64, time [R], value [R] or [R, 3]}
+//
+// Every frame is in global-index order whatever the decomposition: rows are
+// routed to the even share of their index and each rank writes its block
+// collectively. Values are float64 in the file for FP32 runs too. Datasets
+// carry H5MD's `unit` and, as the grid output does, CF's `units` and
+// `long_name`. Output is synchronous: a frame is on disk when frame() returns.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/particles/particles.hpp"
+
+namespace strata {
+class H5Output;
+}
+
+namespace strata::particles {
+
+struct Units {
+  std::string length, velocity, time, mass;   // UDUNITS text; "1" for reduced units
+};
+
+struct Observable {
+  std::string name;        // group below /observables: "total_energy"
+  std::string units;       // "1", "J"
+  std::string long_name;   // "total energy"
+  int width = 0;           // 0: a scalar per row; 3: a vector (momentum)
+};
+
+class H5mdOutput {
+ public:
+  // `out` may be null (dry run, validate): nothing is written then.
+  // `n`: particles in the whole system; `name`: the model (author/creator notes).
+  H5mdOutput(H5Output* out, const MpiContext& mpi, std::int64_t n, const Box& box, const Units& units,
+             std::vector<Observable> observables);
+
+  // A fresh run: /h5md, the box, id and (when `p` carries masses) mass, and
+  // empty series. `p`: this rank's particles, any subset and order.
+  // Collective.
+  void create(const HostParticles& p);
+  // A restarted run: keeps the first `frames` trajectory frames and `rows`
+  // observable rows (what its checkpoint had written), drops the rest.
+  // Collective; throws Error (exit 2) when the file holds fewer.
+  void resume(std::int64_t frames, std::int64_t rows);
+
+  // Appends a trajectory frame (position and velocity of every particle).
+  // Collective; rewrites OUT.xmf.
+  void frame(std::int64_t step, double time, const HostParticles& p);
+  // Appends a row of observables: values[k] holds max(width, 1) numbers of
+  // observables()[k]; every rank passes the same (rank 0's are written).
+  void observables(std::int64_t step, double time, const std::vector<std::vector<double>>& values);
+
+  std::int64_t frames() const { return frames_; }
+  std::int64_t rows() const { return rows_; }
+  const std::vector<Observable>& observable_list() const { return observables_; }
+  // OUT.xmf for OUT.h5.
+  static std::string xdmf_path(const std::string& h5_path);
+
+ private:
+  void create_element(const std::string& path, const std::vector<std::int64_t>& frame, const std::string& units,
+                      const std::string& long_name);
+  void write_xdmf() const;
+  H5Output* out_;
+  const MpiContext& mpi_;
+  std::int64_t n_;
+  Box box_;
+  Units units_;
+  std::vector<Observable> observables_;
+  std::vector<double> times_;   // of the frames, for the XDMF sidecar
+  bool has_mass_ = false;
+  std::int64_t frames_ = 0, rows_ = 0;
+};
+
+}  // namespace strata::particles

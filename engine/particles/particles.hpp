@@ -1,0 +1,68 @@
+// The particle layer's host-side view of a rank's particles, and the one
+// collective that moves particles between ranks. Models keep their working
+// arrays on the device in whatever layout their kernels like; they copy to
+// a HostParticles for output, checkpoints and start-up, where particles are
+// identified by their global index.
+//
+// Global index: 0..N-1, dense, the row of the particle in every H5MD frame
+// and checkpoint (so files are in index order whatever the decomposition).
+// The id is what the user sees in /particles/all/id: the index itself, or
+// the ids of the file a run started from (then index = rank of the id in
+// ascending order, so "atoms sorted by id").
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace strata {
+class MpiContext;
+}
+
+namespace strata::particles {
+
+// A simulation box. H5MD `boundary` per axis: "periodic" or "none". For a
+// periodic box positions lie in [origin, origin + edges); for an open one
+// (nbody) edges is only the extent of the initial configuration.
+struct Box {
+  std::array<double, 3> origin{0, 0, 0};
+  std::array<double, 3> edges{1, 1, 1};
+  bool periodic = false;
+};
+
+// Some of one rank's particles, in any order. position and velocity hold 3
+// values per particle (x, y, z); mass 1 and image 3 when not empty (periodic
+// image counts, md's unwrapped trajectories).
+struct HostParticles {
+  std::vector<std::int64_t> index;   // global index, 0..N-1
+  std::vector<std::int64_t> id;      // user id; empty: the index
+  std::vector<double> position, velocity, mass, image;
+
+  std::size_t size() const { return index.size(); }
+  // Checks the arrays' sizes agree (a logic error otherwise).
+  void check_sizes() const;
+  // Reorders by ascending global index (local only).
+  void sort_by_index();
+  // Appends particle i of `from`; `from` must carry the same optional arrays.
+  void push_back_from(const HostParticles& from, std::size_t i);
+};
+
+// The even share of N items of rank r among `ranks`: [first, first + count),
+// the first N % ranks ranks one longer. 64-bit throughout.
+struct Share {
+  std::int64_t first = 0, count = 0;
+};
+Share even_share(std::int64_t n, int rank, int ranks);
+// The rank whose even share holds item i.
+int owner_of(std::int64_t i, std::int64_t n, int ranks);
+
+// Collective: sends particle k of `local` to rank dest[k] (MPI_Alltoallv);
+// returns what this rank received, sorted by global index. All ranks must
+// carry the same optional arrays (mass, image, id present or not).
+HostParticles route(const MpiContext& mpi, const HostParticles& local, const std::vector<int>& dest);
+// Collective: route() to the even share of the global index (what output
+// and checkpoints write: rank r then holds exactly even_share(n, r) rows).
+HostParticles to_even_share(const MpiContext& mpi, const HostParticles& local, std::int64_t n);
+
+}  // namespace strata::particles
