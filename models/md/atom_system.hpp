@@ -98,6 +98,17 @@ class AtomSystem {
     return out;
   }
 
+  // Sets the owned atoms' forces (3 per atom, in the owned order).
+  void upload_forces(const std::vector<double>& f) {
+    const std::size_t n = static_cast<std::size_t>(n_local_);
+    std::vector<T> c(n);
+    Buffer<T>* dst[3] = {&fx_, &fy_, &fz_};
+    for (int a = 0; a < 3; ++a) {
+      for (std::size_t i = 0; i < n; ++i) c[i] = static_cast<T>(f[3 * i + static_cast<std::size_t>(a)]);
+      dst[a]->copy_from_host(c.data(), n);
+    }
+  }
+
   // The rebuild test (one all-reduce): has any atom moved more than skin/2?
   bool needs_rebuild(double skin) const {
     const double local = parallel_reduce(device_, n_local_,

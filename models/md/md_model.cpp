@@ -2,6 +2,7 @@
 // reduced units, with LAMMPS's thermo conventions (models/md/thermo.hpp),
 // spatial decomposition over MPI (models/md/domain.hpp), neighbour lists
 // with a skin (models/md/atom_system.hpp).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -9,6 +10,8 @@
 
 #include "engine/config/config.hpp"
 #include "engine/config/schema.hpp"
+#include "engine/particles/h5md_input.hpp"
+#include "engine/particles/particle_state.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
@@ -18,14 +21,57 @@
 
 namespace strata::md {
 
+// Checkpoints (engine/particles/particle_state.hpp, in global-index order):
+// md/atoms holds positions (as held: not wrapped since the last build),
+// velocities and image counts; md/build holds the positions the neighbour
+// lists were built from (x0) as its positions and the last step's forces as
+// its velocities. A restart rebuilds from x0, so the lists, ghosts and
+// summation orders are those of the interrupted run, and takes the forces
+// as they were (the Langevin part cannot be recomputed): the run continues
+// bitwise on the same decomposition.
 template <class T>
-void MdSimulation<T>::save(StateWriter&) const {
-  throw Error(ExitCode::internal, "md: checkpoints are not implemented yet");
+void MdSimulation<T>::save(StateWriter& w) const {
+  w.scalar("md/step", step_);
+  w.scalar("md/frames", output_->frames());
+  w.scalar("md/rows", output_->rows());
+  w.scalar("md/last_frame_step", last_frame_step_);
+  const HostAtoms h = atoms_.download();
+  particles::save_particles(w, ctx_.mpi, "md/atoms", to_particles(h, *domain_, false), n_);
+  particles::HostParticles build;
+  build.index = h.index;
+  build.position = h.reference;
+  build.velocity = atoms_.host_forces();
+  particles::save_particles(w, ctx_.mpi, "md/build", build, n_);
 }
 
 template <class T>
-void MdSimulation<T>::restore(StateReader&) {
-  throw Error(ExitCode::internal, "md: checkpoints are not implemented yet");
+void MdSimulation<T>::restore(StateReader& r) {
+  step_ = r.integer("md/step");
+  last_frame_step_ = r.integer("md/last_frame_step");
+  output_->resume(r.integer("md/frames"), r.integer("md/rows"));
+  const particles::HostParticles a = particles::restore_particles(r, ctx_.mpi, "md/atoms");
+  const particles::HostParticles b = particles::restore_particles(r, ctx_.mpi, "md/build");
+  // To the owners of the build positions (both shares are the same rows).
+  std::vector<int> dest(b.size());
+  for (std::size_t k = 0; k < b.size(); ++k) dest[k] = domain_->owner(&b.position[3 * k]);
+  const particles::HostParticles mine = particles::route(ctx_.mpi, a, dest);
+  const particles::HostParticles built = particles::route(ctx_.mpi, b, dest);
+  HostAtoms h;
+  h.index = mine.index;
+  h.position = mine.position;
+  h.velocity = mine.velocity;
+  h.reference = built.position;
+  h.image.assign(mine.image.begin(), mine.image.end());
+  atoms_.load(std::move(h), true);
+  // The forces in the rebuilt order (`built` is sorted by index).
+  const HostAtoms now = atoms_.download();
+  std::vector<double> f(3 * now.size());
+  for (std::size_t k = 0; k < now.size(); ++k) {
+    const auto it = std::lower_bound(built.index.begin(), built.index.end(), now.index[k]);
+    const std::size_t row = static_cast<std::size_t>(it - built.index.begin());
+    for (int c = 0; c < 3; ++c) f[3 * k + static_cast<std::size_t>(c)] = built.velocity[3 * row + static_cast<std::size_t>(c)];
+  }
+  atoms_.upload_forces(f);
 }
 
 namespace {
@@ -49,13 +95,55 @@ void check_widths(const Config& c, const Params& p, const Domain& d) {
   c.fail(p.initial == Initial::fcc ? "md.cells" : "md.initial_file", msg);
 }
 
+// initial = "file": the snapshot's atoms, wrapped into its box and sent to
+// their owners.
+struct FileStart {
+  std::unique_ptr<Domain> domain;
+  HostAtoms owned;
+  std::vector<std::int64_t> ids;
+  std::int64_t atoms = 0;
+};
+
+FileStart read_start_file(const RunContext& ctx, const Params& p) {
+  particles::H5mdSnapshot snap = particles::read_h5md(p.initial_file, "md.initial_file", ctx.mpi);
+  if (!snap.has_box)
+    ctx.config->fail("md.initial_file", p.initial_file + " has no /particles/all/box/edges: md needs the periodic box");
+  FileStart s;
+  s.atoms = snap.n;
+  s.domain = std::make_unique<Domain>(ctx.mpi, snap.box.edges);
+  particles::HostParticles& q = snap.particles;
+  q.image.assign(q.position.size(), 0.0);
+  std::vector<int> dest(q.size());
+  for (std::size_t k = 0; k < q.size(); ++k) {
+    for (int a = 0; a < 3; ++a) {
+      const std::size_t e = 3 * k + static_cast<std::size_t>(a);
+      q.position[e] -= snap.box.origin[static_cast<std::size_t>(a)];
+      q.image[e] = wrap_periodic(q.position[e], snap.box.edges[static_cast<std::size_t>(a)]);
+    }
+    dest[k] = s.domain->owner(&q.position[3 * k]);
+  }
+  const particles::HostParticles mine = particles::route(ctx.mpi, q, dest);
+  s.owned.index = mine.index;
+  s.owned.position = mine.position;
+  s.owned.velocity = mine.velocity;
+  s.owned.image.assign(mine.image.begin(), mine.image.end());
+  s.ids = mine.id;
+  return s;
+}
+
 template <class T>
 std::unique_ptr<Simulation> start_md(RunContext& ctx, const Params& p) {
-  if (p.initial != Initial::fcc) throw InputError("md: initial = \"file\" is not available yet");
+  if (p.initial == Initial::file) {
+    FileStart s = read_start_file(ctx, p);
+    check_widths(*ctx.config, p, *s.domain);
+    return std::make_unique<MdSimulation<T>>(ctx, p, std::move(s.domain), std::move(s.owned), s.atoms,
+                                             std::move(s.ids));
+  }
   auto domain = std::make_unique<Domain>(ctx.mpi, fcc_box(p));
   check_widths(*ctx.config, p, *domain);
   HostAtoms owned = fcc_lattice(p, *domain);
-  return std::make_unique<MdSimulation<T>>(ctx, p, std::move(domain), std::move(owned), p.fcc_atoms());
+  return std::make_unique<MdSimulation<T>>(ctx, p, std::move(domain), std::move(owned), p.fcc_atoms(),
+                                           std::vector<std::int64_t>{});
 }
 
 class MdModel final : public Model {

@@ -16,6 +16,8 @@
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/simulation.hpp"
 #include "engine/runtime/timers.hpp"
+#include "engine/particles/h5md_output.hpp"
+#include "engine/particles/particles.hpp"
 #include "kernels/particles/integrate.hpp"
 #include "models/md/atom_system.hpp"
 #include "models/md/params.hpp"
@@ -23,24 +25,56 @@
 
 namespace strata::md {
 
-// The atoms a run starts from, on their owners, and the box.
-struct StartingState {
-  std::array<double, 3> box{0, 0, 0};
-  std::int64_t atoms = 0;
-  HostAtoms owned;
-};
+// Owned atoms as the particle layer takes them (output, checkpoints):
+// positions wrapped into the box (images counted) when `wrap`.
+inline particles::HostParticles to_particles(const HostAtoms& h, const Domain& d, bool wrap) {
+  particles::HostParticles p;
+  p.index = h.index;
+  p.position = h.position;
+  p.velocity = h.velocity;
+  p.image.assign(h.image.begin(), h.image.end());
+  if (wrap)
+    for (std::size_t k = 0; k < p.position.size(); ++k)
+      p.image[k] += wrap_periodic(p.position[k], d.length()[k % 3]);
+  return p;
+}
+
+// The observables stored under /observables, in the order of a thermo row's values.
+inline std::vector<particles::Observable> md_observables() {
+  return {{"temperature", "1", "temperature (3N - 3 degrees of freedom)", 0},
+          {"potential_energy", "1", "potential energy per atom", 0},
+          {"kinetic_energy", "1", "kinetic energy per atom", 0},
+          {"total_energy", "1", "total energy per atom", 0},
+          {"pressure", "1", "pressure (kinetic and pair virial)", 0},
+          {"momentum", "1", "total momentum", 3}};
+}
 
 template <class T>
 class MdSimulation : public Simulation {
  public:
   // `owned`: this rank's atoms (on their owner or not: the first build migrates
   // them one hop, so start-up places them on their owners); `atoms`: N.
-  MdSimulation(RunContext& ctx, const Params& p, std::unique_ptr<Domain> domain, HostAtoms owned, std::int64_t atoms)
+  // `ids`: the user ids of the owned atoms (empty: the index), for /particles/all/id.
+  MdSimulation(RunContext& ctx, const Params& p, std::unique_ptr<Domain> domain, HostAtoms owned, std::int64_t atoms,
+               std::vector<std::int64_t> ids)
       : ctx_(ctx), p_(p), domain_(std::move(domain)), atoms_(ctx.device, *domain_, p.ghost_cutoff()), n_(atoms) {
     lj_ = kernels::particles::LennardJones<T>::make(p.epsilon, p.sigma, p.cutoff, p.shift);
+    particles::Box box;
+    box.edges = domain_->length();
+    box.periodic = true;
+    output_ = std::make_unique<particles::H5mdOutput>(ctx.output, ctx.mpi, atoms, box,
+                                                      particles::Units{"1", "1", "1", "1"}, md_observables());
+    if (!ctx_.restarting) {
+      particles::HostParticles first = to_particles(owned, *domain_, true);
+      first.id = std::move(ids);
+      output_->create(first);
+    }
     atoms_.load(std::move(owned), false);
     forces(0, true);
-    if (!ctx_.restarting) record_thermo();
+    if (!ctx_.restarting) {
+      record_thermo();
+      write_frame();
+    }
   }
 
   std::int64_t steps() const override { return p_.steps; }
@@ -80,6 +114,7 @@ class MdSimulation : public Simulation {
     step_ = next;
     ++steps_this_run_;
     if (thermo) record_thermo();
+    if (step_ == p_.steps || (p_.output_every > 0 && step_ % p_.output_every == 0)) write_frame();
   }
 
   std::optional<std::string> nonfinite() const override {
@@ -163,6 +198,22 @@ class MdSimulation : public Simulation {
     ctx_.out << line;
     rows_.push_back({static_cast<double>(step_), last_.temperature, last_.pe, last_.ke, last_.etotal, last_.pressure,
                      last_.momentum[0], last_.momentum[1], last_.momentum[2]});
+    output_->observables(step_, time(),
+                         {{last_.temperature},
+                          {last_.pe},
+                          {last_.ke},
+                          {last_.etotal},
+                          {last_.pressure},
+                          {last_.momentum[0], last_.momentum[1], last_.momentum[2]}});
+  }
+
+  double time() const { return static_cast<double>(step_) * p_.dt; }
+
+  void write_frame() {
+    if (last_frame_step_ == step_) return;
+    auto t = ctx_.timers.scope("output");
+    output_->frame(step_, time(), to_particles(atoms_.download(), *domain_, true));
+    last_frame_step_ = step_;
   }
 
   RunContext& ctx_;
@@ -176,6 +227,8 @@ class MdSimulation : public Simulation {
   Thermo last_;
   std::vector<std::vector<double>> rows_;
   bool header_printed_ = false;
+  std::unique_ptr<particles::H5mdOutput> output_;
+  std::int64_t last_frame_step_ = -1;
 };
 
 }  // namespace strata::md
