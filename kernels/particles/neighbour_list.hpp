@@ -5,9 +5,13 @@
 // A rank's atoms are its owned atoms [0, n_local) followed by its ghosts
 // (periodic or remote images within the ghost cutoff r_c + skin of its
 // sub-box). The cells cover the sub-box grown by the ghost cutoff, each at
-// least r_c + skin wide, so the 27 cells around an atom hold every atom
-// within r_c + skin of it. The cell order comes from a counting sort
-// (cell_start, cell_atoms), which is deterministic.
+// least (r_c + skin) / reach wide, so the (2 reach + 1)^3 cells around an
+// atom hold every atom within r_c + skin of it (reach 2, as LAMMPS's
+// default bin size of half the cutoff: 290 candidates per atom at the LJ
+// liquid's density instead of 500 with reach 1). The cell order comes from
+// a counting sort (cell_start, cell_atoms), which is deterministic; the
+// build positions are also kept in that order (binned_x, ...), so the
+// candidates of a cell are read contiguously.
 //
 // The lists are full (each owned atom lists every neighbour, owned or
 // ghost), not half lists with Newton's third law: each atom then sums its
@@ -28,6 +32,7 @@ struct CellGrid {
   Real lo[3] = {0, 0, 0};          // corner of cell (0, 0, 0)
   Real inv_width[3] = {1, 1, 1};   // 1 / cell width per axis
   int n[3] = {1, 1, 1};            // cells per axis
+  int reach = 1;                   // cells searched on each side
 
   STRATA_HD STRATA_FORCEINLINE int axis_cell(int a, Real v) const {
     int c = static_cast<int>((v - lo[a]) * inv_width[a]);
@@ -52,10 +57,16 @@ struct CellIndex {
 // Owned atom i's full list: every other atom within sqrt(cutsq), in cell
 // order and, within a cell, in counting-sort order. Row i of `neighbours`
 // holds `capacity` entries; count[i] may exceed it, and the caller then
-// grows the capacity and builds again.
+// grows the capacity and builds again. The append is branch-free (the
+// candidate is written, the count moves only when it is inside; an
+// overflowing row rewrites its last entry, and is rebuilt anyway).
+// Rows hold a multiple of this many entries, padded (capacity is one too).
+inline constexpr int kRowPad = 8;
+
 template <class Real>
 struct BuildNeighbours {
-  const Real *x, *y, *z;
+  const Real *x, *y, *z;                      // build positions, by atom
+  const Real *binned_x, *binned_y, *binned_z;  // the same in cell_atoms order
   CellGrid<Real> grid;
   const int* cell_start;   // cells + 1 offsets into cell_atoms
   const int* cell_atoms;   // atom indices sorted by cell
@@ -67,28 +78,31 @@ struct BuildNeighbours {
   STRATA_HD void operator()(std::int64_t i) const {
     const Real xi = x[i], yi = y[i], zi = z[i];
     const int cx = grid.axis_cell(0, xi), cy = grid.axis_cell(1, yi), cz = grid.axis_cell(2, zi);
+    const int r = grid.reach;
     int* row = neighbours + i * capacity;
+    const std::int64_t last = capacity - 1;
     std::int64_t k = 0;
-    for (int kz = cz - 1; kz <= cz + 1; ++kz) {
+    for (int kz = cz - r; kz <= cz + r; ++kz) {
       if (kz < 0 || kz >= grid.n[2]) continue;
-      for (int ky = cy - 1; ky <= cy + 1; ++ky) {
+      for (int ky = cy - r; ky <= cy + r; ++ky) {
         if (ky < 0 || ky >= grid.n[1]) continue;
-        for (int kx = cx - 1; kx <= cx + 1; ++kx) {
-          if (kx < 0 || kx >= grid.n[0]) continue;
-          const int c = (kz * grid.n[1] + ky) * grid.n[0] + kx;
-          for (int a = cell_start[c]; a < cell_start[c + 1]; ++a) {
-            const int j = cell_atoms[a];
-            if (j == i) continue;
-            const Real dx = xi - x[j], dy = yi - y[j], dz = zi - z[j];
-            if (dx * dx + dy * dy + dz * dz < cutsq) {
-              if (k < capacity) row[k] = j;
-              ++k;
-            }
-          }
+        const int x_lo = cx - r < 0 ? 0 : cx - r, x_hi = cx + r >= grid.n[0] ? grid.n[0] - 1 : cx + r;
+        // Cells x_lo..x_hi of a row are consecutive: one contiguous range.
+        const int base = (kz * grid.n[1] + ky) * grid.n[0];
+        const int end = cell_start[base + x_hi + 1];
+        for (int a = cell_start[base + x_lo]; a < end; ++a) {
+          const Real dx = xi - binned_x[a], dy = yi - binned_y[a], dz = zi - binned_z[a];
+          const int j = cell_atoms[a];
+          const bool inside = (dx * dx + dy * dy + dz * dz < cutsq) & (j != i);
+          row[k < last ? k : last] = j;
+          k += inside ? 1 : 0;
         }
       }
     }
     count[i] = static_cast<int>(k);
+    // Pad the row with i itself to a multiple of kRowPad (PairForces reads
+    // whole groups; a pair with itself weighs nothing).
+    for (std::int64_t p = k; p % kRowPad != 0 && p < capacity; ++p) row[p] = static_cast<int>(i);
   }
 };
 

@@ -38,6 +38,7 @@
 #include "kernels/particles/lennard_jones.hpp"
 #include "kernels/particles/neighbour_list.hpp"
 #include "kernels/particles/pair_forces.hpp"
+#include "kernels/particles/pair_forces_host.hpp"
 #include "kernels/particles/comm_kernels.hpp"
 #include "models/md/domain.hpp"
 
@@ -149,18 +150,15 @@ class AtomSystem {
     }
   }
 
-  // Pair forces (and, when tally, per-atom energy and virial) from the lists.
-  void compute_forces(const kernels::particles::LennardJones<T>& lj, bool tally) {
-    using kernels::particles::PairForces;
+  // Pair forces (and, when tally, per-atom energy and virial) from the
+  // lists. On the host, PairForcesHost: the same operations in the same
+  // order written with vector extensions (the same bits, vectorised).
+  // `reference` forces the plain STRATA_HD kernel on the host (tests).
+  void compute_forces(const kernels::particles::LennardJones<T>& lj, bool tally, bool reference = false) {
     if (tally) {
-      parallel_for(device_, n_local_,
-                   PairForces<T, true>{x_.data(), y_.data(), z_.data(), neighbours_.data(), count_.data(), capacity_,
-                                       lj, fx_.data(), fy_.data(), fz_.data(), energy_.data(), virial_.data()});
+      launch_forces<true>(lj, reference);
     } else {
-      parallel_for(device_, n_local_,
-                   PairForces<T, false>{x_.data(), y_.data(), z_.data(), neighbours_.data(), count_.data(),
-                                        capacity_, lj, fx_.data(), fy_.data(), fz_.data(), energy_.data(),
-                                        virial_.data()});
+      launch_forces<false>(lj, reference);
     }
   }
 
@@ -199,6 +197,18 @@ class AtomSystem {
     double shift[3] = {0, 0, 0};
   };
 
+  template <bool Tally>
+  void launch_forces(const kernels::particles::LennardJones<T>& lj, bool reference) {
+    const kernels::particles::PairForces<T, Tally> k{x_.data(),  y_.data(),  z_.data(),      neighbours_.data(),
+                                                     count_.data(), capacity_, lj,          fx_.data(),
+                                                     fy_.data(),  fz_.data(), energy_.data(), virial_.data()};
+    if (device_.backend == Backend::host && !reference) {
+      host::parallel_for(n_local_, kernels::particles::PairForcesHost<T, Tally>{k});
+    } else {
+      parallel_for(device_, n_local_, k);
+    }
+  }
+
   static MPI_Datatype mpi_type() { return sizeof(T) == 8 ? MPI_DOUBLE : MPI_FLOAT; }
 
   std::vector<double> interleave(const Buffer<T>& a, const Buffer<T>& b, const Buffer<T>& c, std::size_t n) const {
@@ -233,6 +243,7 @@ class AtomSystem {
   Buffer<T> x_, y_, z_, x0_, y0_, z0_, vx_, vy_, vz_, fx_, fy_, fz_, energy_, virial_;
   Buffer<std::int64_t> index_;
   Buffer<int> neighbours_, count_, cell_start_, cell_atoms_, send_index_;
+  Buffer<T> binned_x_, binned_y_, binned_z_;   // build positions in cell order
   Buffer<T> stage_out_, stage_in_;
   std::vector<T> send_host_, recv_host_;
 };

@@ -17,14 +17,16 @@ inline constexpr int kAtomRecord = 13;
 template <class T>
 kernels::particles::CellGrid<T> AtomSystem<T>::cell_grid() const {
   kernels::particles::CellGrid<T> g;
+  g.reach = 2;
+  const double width = ghost_cutoff_ / g.reach;
   for (int a = 0; a < 3; ++a) {
     const double lo = domain_.lo(a) - ghost_cutoff_, extent = domain_.hi(a) - domain_.lo(a) + 2 * ghost_cutoff_;
-    const int n = std::max(1, static_cast<int>(std::floor(extent / ghost_cutoff_)));
+    const int n = std::max(1, static_cast<int>(std::floor(extent / width)));
     g.lo[a] = static_cast<T>(lo);
     g.n[a] = n;
-    // Cells at least ghost_cutoff wide, in T arithmetic as the kernels use it.
+    // Cells at least `width` wide, in T arithmetic as the kernels use it.
     g.inv_width[a] = static_cast<T>(n / extent);
-    while (static_cast<double>(g.inv_width[a]) * ghost_cutoff_ > 1.0) g.inv_width[a] = std::nextafter(g.inv_width[a], T(0));
+    while (static_cast<double>(g.inv_width[a]) * width > 1.0) g.inv_width[a] = std::nextafter(g.inv_width[a], T(0));
   }
   return g;
 }
@@ -236,21 +238,34 @@ void AtomSystem<T>::bin_and_list(const std::vector<double>& keys, const kernels:
   cell_start_.copy_from_host(start.data(), start.size());
   cell_atoms_ = Buffer<int>(device_, std::max<std::size_t>(all, 1));
   cell_atoms_.copy_from_host(atoms.data(), all);
+  {
+    std::vector<T> b(all);
+    Buffer<T>* dst[3] = {&binned_x_, &binned_y_, &binned_z_};
+    for (int c = 0; c < 3; ++c) {
+      if (dst[c]->size() < all) *dst[c] = Buffer<T>(device_, all + all / 4 + 16);
+      for (std::size_t k = 0; k < all; ++k) b[k] = static_cast<T>(keys[3 * static_cast<std::size_t>(atoms[k]) + static_cast<std::size_t>(c)]);
+      dst[c]->copy_from_host(b.data(), all);
+    }
+  }
 
   const T cutsq = static_cast<T>(ghost_cutoff_ * ghost_cutoff_);
+  const auto padded = [](std::int64_t c) {
+    return (c + kernels::particles::kRowPad - 1) / kernels::particles::kRowPad * kernels::particles::kRowPad;
+  };
   if (capacity_ == 0) capacity_ = 64;
   for (;;) {
     const std::size_t need = static_cast<std::size_t>(std::max<std::int64_t>(capacity_ * std::max(n_local_, 1), 1));
     if (neighbours_.size() < need) neighbours_ = Buffer<int>(device_, need);
     parallel_for(device_, n_local_,
-                 kernels::particles::BuildNeighbours<T>{x0_.data(), y0_.data(), z0_.data(), grid, cell_start_.data(),
+                 kernels::particles::BuildNeighbours<T>{x0_.data(), y0_.data(), z0_.data(), binned_x_.data(),
+                                                        binned_y_.data(), binned_z_.data(), grid, cell_start_.data(),
                                                         cell_atoms_.data(), cutsq, neighbours_.data(), count_.data(),
                                                         capacity_});
     std::vector<int> counts(static_cast<std::size_t>(n_local_));
     count_.copy_to_host(counts.data(), counts.size());
     const int most = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
     if (most <= capacity_) break;
-    capacity_ = most + most / 4 + 8;
+    capacity_ = padded(most + most / 4 + 8);
   }
 }
 
