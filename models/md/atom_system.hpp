@@ -185,7 +185,7 @@ class AtomSystem {
   // entries and `ghost_ratio` ghosts per owned atom (the memory plan).
   static double bytes_per_atom(double neighbours, double ghost_ratio) {
     const double all = 1 + ghost_ratio;
-    return all * (6 * sizeof(T) + sizeof(int) * 2)   // x, x0, the cell sort
+    return all * (9 * sizeof(T) + sizeof(int) * 2)   // x, x0, binned x0, the cell sort
            + 8 * sizeof(T) + sizeof(std::int64_t)   // v, f, energy, virial, index
            + (neighbours + 1) * sizeof(int);        // list row and count
   }

@@ -157,14 +157,19 @@ class MdModel final : public Model {
   void check(const Config& c) const override { (void)read_params(c); }
   void plan(const RunContext& ctx) const override {
     const Params p = read_params(*ctx.config);
-    char text[400];
-    std::snprintf(text, sizeof text, "plan: %lld atoms, %lld steps of dt = %.6g, cutoff %.6g + skin %.6g\n",
-                  static_cast<long long>(p.fcc_atoms()), static_cast<long long>(p.steps), p.dt, p.cutoff, p.skin);
+    const std::int64_t n = atoms(ctx, p);
+    char text[600];
+    std::snprintf(text, sizeof text,
+                  "plan: %lld atoms (%s), %lld steps of dt = %.6g, cutoff %.6g + skin %.6g over %d rank(s); "
+                  "memory %.0f bytes per atom (%s)\n",
+                  static_cast<long long>(n), p.initial == Initial::fcc ? "fcc lattice" : p.initial_file.c_str(),
+                  static_cast<long long>(p.steps), p.dt, p.cutoff, p.skin, ctx.mpi.size(),
+                  bytes_per_atom(p, ctx.precision), to_string(ctx.precision).data());
     ctx.out << text;
   }
   MemoryPlan memory(const RunContext& ctx) const override {
     const Params p = read_params(*ctx.config);
-    const double n = static_cast<double>(p.fcc_atoms()) / ctx.mpi.size();
+    const double n = static_cast<double>(atoms(ctx, p)) / ctx.mpi.size();
     const double bytes = n * bytes_per_atom(p, ctx.precision);
     MemoryPlan m;
     if (ctx.device.backend == Backend::cuda) {
@@ -182,6 +187,12 @@ class MdModel final : public Model {
     return start_md<double>(ctx, p);
   }
   std::vector<CheckResult> self_checks(RunContext&) const override { return {}; }
+
+  // The system's atom count (collective for a file: its particle count).
+  static std::int64_t atoms(const RunContext& ctx, const Params& p) {
+    if (p.initial == Initial::fcc) return p.fcc_atoms();
+    return particles::read_h5md(p.initial_file, "md.initial_file", ctx.mpi).n;
+  }
 
   // Neighbours within cutoff + skin at the density, with the list's 25%
   // headroom; ghosts of a sub-box as if it were a cube holding its share.
