@@ -171,3 +171,34 @@ TEMPLATE_TEST_CASE("md pair forces, energy and virial match a direct minimum-ima
     }
   }
 }
+
+// HOOMD-blue's "GPU compare": the CUDA kernels against the host on the same
+// input, where a device is present (one backend only: nothing to compare).
+// Not bitwise: nvcc contracts multiply-adds and CUDA's division rounds as
+// IEEE but the fused operations do not, so the bound is the rounding bound
+// of the direct-sum test, twice (each side within it of the exact sums).
+TEMPLATE_TEST_CASE("md forces on CUDA agree with the host", "[md][gpu]", double, float) {
+  const std::vector<Device> devices = test::devices();
+  if (devices.size() < 2) return;
+  const HostAtoms atoms = random_atoms(180, 11);
+  const Domain domain(test::world(), {kBox, kBox, kBox});
+  const auto lj = kernels::particles::LennardJones<TestType>::make(1.0, 1.0, kCutoff, true);
+  std::vector<std::vector<double>> forces;
+  std::vector<std::vector<std::int64_t>> order;
+  for (const Device& d : devices) {
+    AtomSystem<TestType> system(d, domain, kCutoff + kSkin);
+    system.load(atoms, false);
+    system.compute_forces(lj, true);
+    forces.push_back(system.host_forces());
+    order.push_back(system.download().index);
+  }
+  REQUIRE(order[0] == order[1]);   // the same build, done on the host side
+  const std::vector<double> pos = atoms.position;
+  const Reference ref = direct_sum(pos, 1.0, 1.0, true);
+  const double eps = std::numeric_limits<TestType>::epsilon();
+  for (std::size_t k = 0; k < order[0].size(); ++k)
+    for (int a = 0; a < 3; ++a) {
+      const std::size_t e = 3 * k + static_cast<std::size_t>(a);
+      CHECK(std::abs(forces[0][e] - forces[1][e]) <= 2 * 130 * eps * ref.scale[static_cast<std::size_t>(order[0][k])]);
+    }
+}
