@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -97,6 +98,15 @@ class AtomSystem {
       out[2 * i + 1] = w[i];
     }
     return out;
+  }
+
+  // Test-only, local (no communication): the first owned atom's vx := NaN.
+  void poison_first_velocity() {
+    if (n_local_ == 0) return;
+    std::vector<T> v(static_cast<std::size_t>(n_local_));
+    vx_.copy_to_host(v.data(), v.size());
+    v[0] = std::numeric_limits<T>::quiet_NaN();
+    vx_.copy_from_host(v.data(), v.size());
   }
 
   // Sets the owned atoms' forces (3 per atom, in the owned order).

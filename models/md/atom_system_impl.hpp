@@ -57,16 +57,20 @@ void AtomSystem<T>::rebuild_from_host(bool from_reference) {
 template <class T>
 void AtomSystem<T>::migrate() {
   using detail::kAtomRecord;
+  int lost = 0;   // atoms farther than one sub-box away: the run blew up
   for (int a = 0; a < 3; ++a) {
     if (domain_.procs()[a] == 1) continue;
     const int me = domain_.coord()[a], p = domain_.procs()[a];
     std::vector<double> to_lower, to_upper;
     HostAtoms keep;
     for (std::size_t i = 0; i < host_.size(); ++i) {
-      const int c = domain_.coord_of(a, host_.reference[3 * i + a]);
+      const double v = host_.reference[3 * i + a];
+      int c = std::isfinite(v) ? domain_.coord_of(a, v) : me;   // NaN stays for the health check
+      if (c != me && c != (me + p - 1) % p && c != (me + 1) % p) {
+        lost = 1;
+        c = me;
+      }
       std::vector<double>* out = c == me ? nullptr : c == (me + p - 1) % p ? &to_lower : &to_upper;
-      if (out != nullptr && c != (me + p - 1) % p && c != (me + 1) % p)
-        throw Error(ExitCode::internal, "md: an atom moved more than one sub-domain between neighbour-list builds");
       if (out == nullptr) {
         for (int k = 0; k < 3; ++k) {
           keep.reference.push_back(host_.reference[3 * i + k]);
@@ -103,6 +107,13 @@ void AtomSystem<T>::migrate() {
     exchange(to_upper, domain_.upper(a), domain_.lower(a), 102 + 4 * a);
     host_ = std::move(keep);
   }
+  int any = 0;
+  MPI_Allreduce(&lost, &any, 1, MPI_INT, MPI_MAX, domain_.comm());
+  if (any != 0)
+    throw Error(ExitCode::numerical,
+                "md: an atom moved farther than a neighbouring sub-domain since the last neighbour-list build "
+                "(the run is unstable: md.dt too large for the forces?)",
+                true);
 }
 
 // Owned atoms in cell order (ties by index): neighbours in memory are

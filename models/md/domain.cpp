@@ -33,6 +33,7 @@ double Domain::min_width() const {
 }
 
 int Domain::coord_of(int axis, double v) const {
+  if (!std::isfinite(v)) return 0;   // no owner; callers check finiteness where it matters
   int c = static_cast<int>(std::floor(v / length_[axis] * procs_[axis]));
   c = std::clamp(c, 0, procs_[axis] - 1);
   // The floor may be one off the bounds' own arithmetic: settle on them.

@@ -127,11 +127,21 @@ class MdSimulation : public Simulation {
              std::to_string(step_);
     return std::nullopt;
   }
-  void inject_nonfinite() override {
-    // The first owned atom's vx; reloading from x0 keeps the lists as they are.
-    HostAtoms h = atoms_.download();
-    if (!h.velocity.empty()) h.velocity[0] = std::numeric_limits<double>::quiet_NaN();
-    atoms_.load(std::move(h), true);
+  void inject_nonfinite() override { atoms_.poison_first_velocity(); }
+
+  // The state at the failure: a thermo row and a frame (unless this step's
+  // are written), for the post-mortem.
+  void record_failure() override {
+    if (failure_recorded_) return;
+    failure_recorded_ = true;
+    try {
+      if (last_frame_step_ != step_) {
+        record_thermo();
+        write_frame();
+      }
+    } catch (const std::exception&) {
+      // The verdict is already known; a failing write must not hide it.
+    }
   }
 
   void save(StateWriter& w) const override;
@@ -229,6 +239,7 @@ class MdSimulation : public Simulation {
   bool header_printed_ = false;
   std::unique_ptr<particles::H5mdOutput> output_;
   std::int64_t last_frame_step_ = -1;
+  bool failure_recorded_ = false;
 };
 
 }  // namespace strata::md

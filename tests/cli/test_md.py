@@ -268,6 +268,16 @@ class MdTest(sc.StrataTestCase):
         self.assertExit(res, 2)
         self.assertInOutput("md.cells", res.stderr, res)
 
+    def test_nan_fails_the_run_after_writing_the_state(self):
+        self.write("in.toml", md_input(steps=40, thermo_every=10, extra="\n[health]\nevery_steps = 5\n"))
+        res = self.strata("run", "in.toml", env={"STRATA_TEST_INJECT_NAN": "12:1"}, ranks=2)
+        self.assertExit(res, 3)
+        with h5py.File(self.path("out/run.h5"), "r") as f:
+            self.assertTrue(sc.as_str(f.attrs["status"]).startswith("failed"), sc.as_str(f.attrs["status"]))
+            steps = list(f["particles/all/position/step"][()])
+            self.assertEqual(steps, [0, 15], "the first frame and the failing state")
+            self.assertTrue(np.isnan(f["particles/all/velocity/value"][-1]).any())
+
     def status_complete(self):
         with h5py.File(self.path("out/run.h5"), "r") as f:
             return sc.as_str(f.attrs["status"]) == "complete"
