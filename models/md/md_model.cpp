@@ -18,6 +18,7 @@
 #include "models/md/initial_state.hpp"
 #include "models/md/md_simulation.hpp"
 #include "models/md/params.hpp"
+#include "models/md/self_checks.hpp"
 
 namespace strata::md {
 
@@ -186,7 +187,7 @@ class MdModel final : public Model {
     if (ctx.precision == Precision::fp32) return start_md<float>(ctx, p);
     return start_md<double>(ctx, p);
   }
-  std::vector<CheckResult> self_checks(RunContext&) const override { return {}; }
+  std::vector<CheckResult> self_checks(RunContext& ctx) const override { return md::self_checks(ctx); }
 
   // The system's atom count (collective for a file: its particle count).
   static std::int64_t atoms(const RunContext& ctx, const Params& p) {

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "models/md/atom_system.hpp"
+#include "models/md/direct_sum.hpp"
 #include "tests/support/test_support.hpp"
 
 using namespace strata;
@@ -18,71 +19,12 @@ namespace {
 
 constexpr double kBox = 6.5, kCutoff = 2.5, kSkin = 0.3;
 
-// Atoms placed uniformly at random, none closer than 0.85 sigma to another
-// (the forces stay moderate, as in a liquid).
-HostAtoms random_atoms(int n, unsigned seed) {
-  std::mt19937_64 gen(seed);
-  std::uniform_real_distribution<double> u(0.0, kBox);
-  HostAtoms h;
-  while (static_cast<int>(h.size()) < n) {
-    const double r[3] = {u(gen), u(gen), u(gen)};
-    bool clash = false;
-    for (std::size_t j = 0; j < h.size() && !clash; ++j) {
-      double d2 = 0;
-      for (int a = 0; a < 3; ++a) {
-        double d = r[a] - h.position[3 * j + static_cast<std::size_t>(a)];
-        d -= kBox * std::round(d / kBox);
-        d2 += d * d;
-      }
-      clash = d2 < 0.85 * 0.85;
-    }
-    if (clash) continue;
-    for (double v : r) {
-      h.position.push_back(v);
-      h.velocity.push_back(0);
-    }
-    h.index.push_back(static_cast<std::int64_t>(h.size()));
-  }
-  return h;
-}
+HostAtoms random_atoms(int n, unsigned seed) { return md::random_atoms(n, kBox, 0.85, seed); }
 
-struct Reference {
-  std::vector<double> force, scale;   // per atom: F (3) and sum of |pair force| (the rounding scale)
-  double energy = 0, virial = 0, energy_scale = 0;
-};
+using Reference = DirectSum;
 
-// Direct sum over all pairs with the minimum image, in double.
 Reference direct_sum(const std::vector<double>& pos, double epsilon, double sigma, bool shift) {
-  const std::size_t n = pos.size() / 3;
-  Reference r;
-  r.force.assign(3 * n, 0);
-  r.scale.assign(n, 0);
-  const double rc2 = kCutoff * kCutoff;
-  const double sr6c = std::pow(sigma / kCutoff, 6);
-  const double offset = shift ? 4 * epsilon * (sr6c * sr6c - sr6c) : 0.0;
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = i + 1; j < n; ++j) {
-      double d[3], r2 = 0;
-      for (int a = 0; a < 3; ++a) {
-        d[a] = pos[3 * i + static_cast<std::size_t>(a)] - pos[3 * j + static_cast<std::size_t>(a)];
-        d[a] -= kBox * std::round(d[a] / kBox);
-        r2 += d[a] * d[a];
-      }
-      if (r2 >= rc2) continue;
-      const double sr6 = std::pow(sigma * sigma / r2, 3);
-      const double fr = 24 * epsilon * (2 * sr6 * sr6 - sr6) / r2;   // |F| / r
-      for (int a = 0; a < 3; ++a) {
-        r.force[3 * i + static_cast<std::size_t>(a)] += fr * d[a];
-        r.force[3 * j + static_cast<std::size_t>(a)] -= fr * d[a];
-      }
-      const double mag = std::abs(fr) * std::sqrt(r2);
-      r.scale[i] += mag;
-      r.scale[j] += mag;
-      r.energy += 4 * epsilon * (sr6 * sr6 - sr6) - offset;
-      r.energy_scale += 4 * epsilon * (sr6 * sr6 + sr6) + std::abs(offset) + fr * r2;
-      r.virial += fr * r2;
-    }
-  return r;
+  return md::direct_sum(pos, kBox, epsilon, sigma, kCutoff, shift);
 }
 
 template <class T>
@@ -115,10 +57,8 @@ void check_against_direct(const Device& device, const HostAtoms& atoms, bool dis
         static_cast<T>(h.position[3 * k + static_cast<std::size_t>(a)]);
   const Reference ref = direct_sum(pos, 1.0, 1.0, true);
   const std::vector<double> f = system.host_forces(), ew = system.host_energy_virial();
-  // Rounding bound: each pair term is good to a few ulp (10 operations) and
-  // a sum of m terms adds at most m ulp of the sum of magnitudes; m <= 120.
   const double eps = std::numeric_limits<T>::epsilon();
-  const double per_atom = 130 * eps;
+  const double per_atom = kForceRoundings * eps;
   double energy = 0, virial = 0;
   for (std::size_t k = 0; k < h.size(); ++k) {
     const std::size_t i = static_cast<std::size_t>(h.index[k]);
@@ -199,6 +139,6 @@ TEMPLATE_TEST_CASE("md forces on CUDA agree with the host", "[md][gpu]", double,
   for (std::size_t k = 0; k < order[0].size(); ++k)
     for (int a = 0; a < 3; ++a) {
       const std::size_t e = 3 * k + static_cast<std::size_t>(a);
-      CHECK(std::abs(forces[0][e] - forces[1][e]) <= 2 * 130 * eps * ref.scale[static_cast<std::size_t>(order[0][k])]);
+      CHECK(std::abs(forces[0][e] - forces[1][e]) <= 2 * kForceRoundings * eps * ref.scale[static_cast<std::size_t>(order[0][k])]);
     }
 }
