@@ -96,6 +96,21 @@ void check_widths(const Config& c, const Params& p, const Domain& d) {
   c.fail(p.initial == Initial::fcc ? "md.cells" : "md.initial_file", msg);
 }
 
+// The system a run will have: its atom count and box (collective for a
+// file: the file is read; an input error names the key when it is unfit).
+struct SystemSize {
+  std::int64_t atoms = 0;
+  std::array<double, 3> box{0, 0, 0};
+};
+
+SystemSize system_size(const RunContext& ctx, const Params& p) {
+  if (p.initial == Initial::fcc) return {p.fcc_atoms(), fcc_box(p)};
+  const particles::H5mdSnapshot snap = particles::read_h5md(p.initial_file, "md.initial_file", ctx.mpi);
+  if (!snap.has_box)
+    ctx.config->fail("md.initial_file", p.initial_file + " has no /particles/all/box/edges: md needs the periodic box");
+  return {snap.n, snap.box.edges};
+}
+
 // initial = "file": the snapshot's atoms, wrapped into its box and sent to
 // their owners.
 struct FileStart {
@@ -158,7 +173,7 @@ class MdModel final : public Model {
   void check(const Config& c) const override { (void)read_params(c); }
   void plan(const RunContext& ctx) const override {
     const Params p = read_params(*ctx.config);
-    const std::int64_t n = atoms(ctx, p);
+    const std::int64_t n = system_size(ctx, p).atoms;
     char text[600];
     std::snprintf(text, sizeof text,
                   "plan: %lld atoms (%s), %lld steps of dt = %.6g, cutoff %.6g + skin %.6g over %d rank(s); "
@@ -170,7 +185,10 @@ class MdModel final : public Model {
   }
   MemoryPlan memory(const RunContext& ctx) const override {
     const Params p = read_params(*ctx.config);
-    const double n = static_cast<double>(atoms(ctx, p)) / ctx.mpi.size();
+    const SystemSize size = system_size(ctx, p);
+    // The decomposition is checked here, before any output exists.
+    check_widths(*ctx.config, p, Domain(ctx.mpi, size.box));
+    const double n = static_cast<double>(size.atoms) / ctx.mpi.size();
     const double bytes = n * bytes_per_atom(p, ctx.precision);
     MemoryPlan m;
     if (ctx.device.backend == Backend::cuda) {
@@ -188,12 +206,6 @@ class MdModel final : public Model {
     return start_md<double>(ctx, p);
   }
   std::vector<CheckResult> self_checks(RunContext& ctx) const override { return md::self_checks(ctx); }
-
-  // The system's atom count (collective for a file: its particle count).
-  static std::int64_t atoms(const RunContext& ctx, const Params& p) {
-    if (p.initial == Initial::fcc) return p.fcc_atoms();
-    return particles::read_h5md(p.initial_file, "md.initial_file", ctx.mpi).n;
-  }
 
   // Neighbours within cutoff + skin at the density, with the list's 25%
   // headroom; ghosts of a sub-box as if it were a cube holding its share.
