@@ -160,15 +160,18 @@ class AtomSystem {
     }
   }
 
+  // Tests: run the plain STRATA_HD pair kernel on the host too, not its
+  // vectorised host twin (which must give the same bits).
+  void use_reference_kernels(bool on) { reference_kernels_ = on; }
+
   // Pair forces (and, when tally, per-atom energy and virial) from the
   // lists. On the host, PairForcesHost: the same operations in the same
   // order written with vector extensions (the same bits, vectorised).
-  // `reference` forces the plain STRATA_HD kernel on the host (tests).
-  void compute_forces(const kernels::particles::LennardJones<T>& lj, bool tally, bool reference = false) {
+  void compute_forces(const kernels::particles::LennardJones<T>& lj, bool tally) {
     if (tally) {
-      launch_forces<true>(lj, reference);
+      launch_forces<true>(lj);
     } else {
-      launch_forces<false>(lj, reference);
+      launch_forces<false>(lj);
     }
   }
 
@@ -208,11 +211,11 @@ class AtomSystem {
   };
 
   template <bool Tally>
-  void launch_forces(const kernels::particles::LennardJones<T>& lj, bool reference) {
+  void launch_forces(const kernels::particles::LennardJones<T>& lj) {
     const kernels::particles::PairForces<T, Tally> k{x_.data(),  y_.data(),  z_.data(),      neighbours_.data(),
                                                      count_.data(), capacity_, lj,          fx_.data(),
                                                      fy_.data(),  fz_.data(), energy_.data(), virial_.data()};
-    if (device_.backend == Backend::host && !reference) {
+    if (device_.backend == Backend::host && !reference_kernels_) {
       host::parallel_for(n_local_, kernels::particles::PairForcesHost<T, Tally>{k});
     } else {
       parallel_for(device_, n_local_, k);
@@ -249,6 +252,7 @@ class AtomSystem {
   HostAtoms host_;   // owned atoms during a rebuild; index and image kept in device order after it
   int n_local_ = 0, n_ghost_ = 0;
   std::int64_t capacity_ = 0, rebuilds_ = 0;
+  bool reference_kernels_ = false;
   std::vector<Swap> swaps_;
   Buffer<T> x_, y_, z_, x0_, y0_, z0_, vx_, vy_, vz_, fx_, fy_, fz_, energy_, virial_;
   Buffer<std::int64_t> index_;

@@ -267,11 +267,12 @@ void AtomSystem<T>::bin_and_list(const std::vector<double>& keys, const kernels:
   for (;;) {
     const std::size_t need = static_cast<std::size_t>(std::max<std::int64_t>(capacity_ * std::max(n_local_, 1), 1));
     if (neighbours_.size() < need) neighbours_ = Buffer<int>(device_, need);
-    parallel_for(device_, n_local_,
-                 kernels::particles::BuildNeighbours<T>{x0_.data(), y0_.data(), z0_.data(), binned_x_.data(),
-                                                        binned_y_.data(), binned_z_.data(), grid, cell_start_.data(),
-                                                        cell_atoms_.data(), cutsq, neighbours_.data(), count_.data(),
-                                                        capacity_});
+    const kernels::particles::BuildNeighbours<T> build{x0_.data(),         y0_.data(),         z0_.data(),
+                                                       binned_x_.data(),   binned_y_.data(),   binned_z_.data(),
+                                                       grid,               cell_start_.data(), cell_atoms_.data(),
+                                                       cutsq,              neighbours_.data(), count_.data(),
+                                                       capacity_};
+    parallel_for(device_, n_local_, build);
     std::vector<int> counts(static_cast<std::size_t>(n_local_));
     count_.copy_to_host(counts.data(), counts.size());
     const int most = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
