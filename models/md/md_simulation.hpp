@@ -83,8 +83,6 @@ class MdSimulation : public Simulation {
   double work_done() const override { return static_cast<double>(step_); }
   std::string work_unit() const override { return "steps"; }
   const Thermo& last_thermo() const { return last_; }
-  const std::vector<std::vector<double>>& thermo_rows() const { return rows_; }
-  AtomSystem<T>& atoms() { return atoms_; }
 
   void advance() override {
     using namespace kernels::particles;
@@ -198,7 +196,7 @@ class MdSimulation : public Simulation {
   void record_thermo() {
     auto t = ctx_.timers.scope("thermo");
     last_ = compute_thermo();
-    if (rows_.empty() && !header_printed_) {
+    if (!header_printed_) {
       ctx_.out << "Step Temp E_pair E_mol TotEng Press\n";
       header_printed_ = true;
     }
@@ -206,8 +204,6 @@ class MdSimulation : public Simulation {
     std::snprintf(line, sizeof line, "%10lld %.15g %.15g 0 %.15g %.15g\n", static_cast<long long>(step_),
                   last_.temperature, last_.pe, last_.etotal, last_.pressure);
     ctx_.out << line;
-    rows_.push_back({static_cast<double>(step_), last_.temperature, last_.pe, last_.ke, last_.etotal, last_.pressure,
-                     last_.momentum[0], last_.momentum[1], last_.momentum[2]});
     output_->observables(step_, time(),
                          {{last_.temperature},
                           {last_.pe},
@@ -235,7 +231,6 @@ class MdSimulation : public Simulation {
   std::int64_t step_ = 0, steps_this_run_ = 0;
   double step_seconds_ = 0;
   Thermo last_;
-  std::vector<std::vector<double>> rows_;
   bool header_printed_ = false;
   std::unique_ptr<particles::H5mdOutput> output_;
   std::int64_t last_frame_step_ = -1;
