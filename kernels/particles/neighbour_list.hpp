@@ -45,21 +45,6 @@ struct CellGrid {
   std::int64_t cells() const { return static_cast<std::int64_t>(n[0]) * n[1] * n[2]; }
 };
 
-// The cell of every atom (owned and ghost), for the counting sort.
-template <class Real>
-struct CellIndex {
-  const Real *x, *y, *z;
-  CellGrid<Real> grid;
-  int* cell;
-  STRATA_HD void operator()(std::int64_t i) const { cell[i] = grid.cell_of(x[i], y[i], z[i]); }
-};
-
-// Owned atom i's full list: every other atom within sqrt(cutsq), in cell
-// order and, within a cell, in counting-sort order. Row i of `neighbours`
-// holds `capacity` entries; count[i] may exceed it, and the caller then
-// grows the capacity and builds again. The append is branch-free (the
-// candidate is written, the count moves only when it is inside; an
-// overflowing row rewrites its last entry, and is rebuilt anyway).
 // Rows hold a multiple of this many entries, padded (capacity is one too).
 inline constexpr int kRowPad = 8;
 

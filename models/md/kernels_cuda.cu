@@ -9,7 +9,6 @@
 using namespace strata::kernels::particles;
 
 #define STRATA_MD_INSTANTIATE(T)                                                          \
-  STRATA_CUDA_INSTANTIATE_FOR(CellIndex<T>)                                               \
   STRATA_CUDA_INSTANTIATE_FOR(BuildNeighbours<T>)                                         \
   STRATA_CUDA_INSTANTIATE_FOR(PairForces<T, true>)                                        \
   STRATA_CUDA_INSTANTIATE_FOR(PairForces<T, false>)                                       \
