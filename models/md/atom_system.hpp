@@ -1,0 +1,267 @@
+// A rank's atoms of the md model and the communication that keeps them
+// consistent (LAMMPS's Comm/Neighbor step order, src/verlet.cpp): every
+// step either forwards the ghosts' positions (forward_positions), or, when
+// an atom has moved more than skin/2 since the last build, rebuilds:
+// wraps positions into the box, migrates atoms to the ranks owning them,
+// sorts them by cell, finds the ghosts (six swaps, x then y then z, each
+// forwarding the ghosts of the axes before it, so edges and corners arrive
+// too), bins owned and ghost atoms by counting sort and builds the
+// neighbour lists.
+//
+// Arrays (device buffers, structure of arrays): positions x, y, z of owned
+// atoms [0, n_local) then ghosts; velocities, forces, per-atom energy and
+// virial of owned atoms; x0, y0, z0 the positions at the last build (owned
+// and ghost), which the lists were built from; index, the global atom index
+// 0..N-1 (it keys the Langevin noise and orders the output). Host mirrors of
+// index and image counts stay in the owned atoms' order.
+//
+// Restart: the checkpoint holds x, v and x0 of every atom, and a restored
+// run rebuilds from x0 exactly as the interrupted run built its lists from
+// the same positions, so the lists, ghosts and summation orders are the
+// same and an NVE run continues bitwise (rebuild(from_reference = true)).
+//
+// Sizes: atom counts per rank are int (a rank holds < 2^31 atoms, ghosts
+// included); list offsets i * capacity are 64-bit.
+#pragma once
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "engine/backend/buffer.hpp"
+#include "engine/backend/parallel.hpp"
+#include "engine/runtime/error.hpp"
+#include "kernels/particles/lennard_jones.hpp"
+#include "kernels/particles/neighbour_list.hpp"
+#include "kernels/particles/pair_forces.hpp"
+#include "kernels/particles/pair_forces_host.hpp"
+#include "kernels/particles/comm_kernels.hpp"
+#include "models/md/domain.hpp"
+
+namespace strata::md {
+
+// One rank's owned atoms on the host, in any order (start-up, checkpoints, output).
+struct HostAtoms {
+  std::vector<double> position, velocity, reference;   // 3 per atom; reference: x0 (may be empty)
+  std::vector<std::int64_t> index;
+  std::vector<int> image;                              // 3 per atom
+  std::size_t size() const { return index.size(); }
+};
+
+template <class T>
+class AtomSystem {
+ public:
+  AtomSystem(const Device& device, const Domain& domain, double ghost_cutoff)
+      : device_(device), domain_(domain), ghost_cutoff_(ghost_cutoff) {}
+
+  int n_local() const { return n_local_; }
+  int n_ghost() const { return n_ghost_; }
+  std::int64_t rebuilds() const { return rebuilds_; }
+  std::int64_t list_capacity() const { return capacity_; }
+
+  // Replaces the atoms by `atoms` (any owned set; positions in [0, L) unless
+  // from_reference) and rebuilds everything.
+  void load(HostAtoms atoms, bool from_reference) {
+    host_ = std::move(atoms);
+    if (host_.reference.empty()) host_.reference = host_.position;
+    if (host_.image.empty()) host_.image.assign(host_.position.size(), 0);
+    rebuild_from_host(from_reference);
+  }
+
+  // Owned atoms to the host: positions, velocities, x0, index, images.
+  HostAtoms download() const {
+    HostAtoms h;
+    const std::size_t n = static_cast<std::size_t>(n_local_);
+    h.position = interleave(x_, y_, z_, n);
+    h.velocity = interleave(vx_, vy_, vz_, n);
+    h.reference = interleave(x0_, y0_, z0_, n);
+    h.index = host_.index;
+    h.image = host_.image;
+    return h;
+  }
+
+  // Forces, per-atom energies and virials of the owned atoms (3, 1, 1 per atom).
+  std::vector<double> host_forces() const { return interleave(fx_, fy_, fz_, static_cast<std::size_t>(n_local_)); }
+  std::vector<double> host_energy_virial() const {
+    const std::size_t n = static_cast<std::size_t>(n_local_);
+    std::vector<T> e(n), w(n);
+    energy_.copy_to_host(e.data(), n);
+    virial_.copy_to_host(w.data(), n);
+    std::vector<double> out(2 * n);
+    for (std::size_t i = 0; i < n; ++i) {
+      out[2 * i] = e[i];
+      out[2 * i + 1] = w[i];
+    }
+    return out;
+  }
+
+  // Test-only, local (no communication): the first owned atom's vx := NaN.
+  void poison_first_velocity() {
+    if (n_local_ == 0) return;
+    std::vector<T> v(static_cast<std::size_t>(n_local_));
+    vx_.copy_to_host(v.data(), v.size());
+    v[0] = std::numeric_limits<T>::quiet_NaN();
+    vx_.copy_from_host(v.data(), v.size());
+  }
+
+  // Sets the owned atoms' forces (3 per atom, in the owned order).
+  void upload_forces(const std::vector<double>& f) {
+    const std::size_t n = static_cast<std::size_t>(n_local_);
+    std::vector<T> c(n);
+    Buffer<T>* dst[3] = {&fx_, &fy_, &fz_};
+    for (int a = 0; a < 3; ++a) {
+      for (std::size_t i = 0; i < n; ++i) c[i] = static_cast<T>(f[3 * i + static_cast<std::size_t>(a)]);
+      dst[a]->copy_from_host(c.data(), n);
+    }
+  }
+
+  // The rebuild test (one all-reduce): has any atom moved more than skin/2?
+  bool needs_rebuild(double skin) const {
+    const double local = parallel_reduce(device_, n_local_,
+                                         kernels::particles::Displacement2<T>{x_.data(), y_.data(), z_.data(),
+                                                                              x0_.data(), y0_.data(), z0_.data()},
+                                         0.0, kernels::particles::MaxOf{});
+    double global = 0;
+    MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_MAX, domain_.comm());
+    return global > 0.25 * skin * skin;
+  }
+
+  // Rebuild from the current positions (wrap, migrate, ghosts, lists).
+  void rebuild() {
+    HostAtoms h = download();
+    host_ = std::move(h);
+    rebuild_from_host(false);
+  }
+
+  // Sends the current positions of the ghosts' sources, swap by swap.
+  void forward_positions() {
+    using namespace kernels::particles;
+    for (const Swap& s : swaps_) {
+      const ShiftedCopy<T> copy{x_.data(), y_.data(), z_.data(), send_index_.data() + s.send_offset,
+                                static_cast<T>(s.shift[0]), static_cast<T>(s.shift[1]), static_cast<T>(s.shift[2])};
+      if (s.to == domain_.rank() && s.from == domain_.rank()) {
+        parallel_for(device_, s.send_count, GhostCopy<T>{copy, s.recv_first});
+        continue;
+      }
+      parallel_for(device_, s.send_count, PackPositions<T>{copy, stage_out_.data()});
+      send_host_.resize(3 * static_cast<std::size_t>(s.send_count));
+      recv_host_.resize(3 * static_cast<std::size_t>(s.recv_count));
+      stage_out_.copy_to_host(send_host_.data(), send_host_.size());
+      MPI_Sendrecv(send_host_.data(), 3 * s.send_count, mpi_type(), s.to, s.tag, recv_host_.data(), 3 * s.recv_count,
+                   mpi_type(), s.from, s.tag, domain_.comm(), MPI_STATUS_IGNORE);
+      stage_in_.copy_from_host(recv_host_.data(), recv_host_.size());
+      parallel_for(device_, s.recv_count,
+                   UnpackPositions<T>{stage_in_.data(), x_.data(), y_.data(), z_.data(), s.recv_first});
+    }
+  }
+
+  // Tests: run the plain STRATA_HD pair kernel on the host too, not its
+  // vectorised host twin (which must give the same bits).
+  void use_reference_kernels(bool on) { reference_kernels_ = on; }
+
+  // Pair forces (and, when tally, per-atom energy and virial) from the
+  // lists. On the host, PairForcesHost: the same operations in the same
+  // order written with vector extensions (the same bits, vectorised).
+  void compute_forces(const kernels::particles::LennardJones<T>& lj, bool tally) {
+    if (tally) {
+      launch_forces<true>(lj);
+    } else {
+      launch_forces<false>(lj);
+    }
+  }
+
+  T* x() { return x_.data(); }
+  T* y() { return y_.data(); }
+  T* z() { return z_.data(); }
+  T* vx() { return vx_.data(); }
+  T* vy() { return vy_.data(); }
+  T* vz() { return vz_.data(); }
+  T* fx() { return fx_.data(); }
+  T* fy() { return fy_.data(); }
+  T* fz() { return fz_.data(); }
+  const T* energy() const { return energy_.data(); }
+  const T* virial() const { return virial_.data(); }
+  const T* x() const { return x_.data(); }
+  const T* y() const { return y_.data(); }
+  const T* z() const { return z_.data(); }
+  const T* vx() const { return vx_.data(); }
+  const T* vy() const { return vy_.data(); }
+  const T* vz() const { return vz_.data(); }
+  const std::int64_t* index() const { return index_.data(); }
+
+  // Bytes per owned atom this layout allocates with `neighbours` list
+  // entries and `ghost_ratio` ghosts per owned atom (the memory plan).
+  static double bytes_per_atom(double neighbours, double ghost_ratio) {
+    const double all = 1 + ghost_ratio;
+    return all * (9 * sizeof(T) + sizeof(int) * 2)   // x, x0, binned x0, the cell sort
+           + 8 * sizeof(T) + sizeof(std::int64_t)   // v, f, energy, virial, index
+           + (neighbours + 1) * sizeof(int);        // list row and count
+  }
+
+ private:
+  struct Swap {
+    int to = 0, from = 0, tag = 0;
+    int send_offset = 0, send_count = 0, recv_first = 0, recv_count = 0;
+    double shift[3] = {0, 0, 0};
+  };
+
+  template <bool Tally>
+  void launch_forces(const kernels::particles::LennardJones<T>& lj) {
+    const kernels::particles::PairForces<T, Tally> k{x_.data(),  y_.data(),  z_.data(),      neighbours_.data(),
+                                                     count_.data(), capacity_, lj,          fx_.data(),
+                                                     fy_.data(),  fz_.data(), energy_.data(), virial_.data()};
+    if (device_.backend == Backend::host && !reference_kernels_) {
+      host::parallel_for(n_local_, kernels::particles::PairForcesHost<T, Tally>{k});
+    } else {
+      parallel_for(device_, n_local_, k);
+    }
+  }
+
+  static MPI_Datatype mpi_type() { return sizeof(T) == 8 ? MPI_DOUBLE : MPI_FLOAT; }
+
+  std::vector<double> interleave(const Buffer<T>& a, const Buffer<T>& b, const Buffer<T>& c, std::size_t n) const {
+    std::vector<T> ha(n), hb(n), hc(n);
+    a.copy_to_host(ha.data(), n);
+    b.copy_to_host(hb.data(), n);
+    c.copy_to_host(hc.data(), n);
+    std::vector<double> out(3 * n);
+    for (std::size_t i = 0; i < n; ++i) {
+      out[3 * i] = ha[i];
+      out[3 * i + 1] = hb[i];
+      out[3 * i + 2] = hc[i];
+    }
+    return out;
+  }
+
+  void rebuild_from_host(bool from_reference);
+  void migrate();
+  void sort_by_cell(const kernels::particles::CellGrid<T>& grid);
+  void find_ghosts(std::vector<double>& keys);
+  void upload(const std::vector<double>& keys);
+  void bin_and_list(const std::vector<double>& keys, const kernels::particles::CellGrid<T>& grid);
+  kernels::particles::CellGrid<T> cell_grid() const;
+
+  Device device_;
+  const Domain& domain_;
+  double ghost_cutoff_;
+  HostAtoms host_;   // owned atoms during a rebuild; index and image kept in device order after it
+  int n_local_ = 0, n_ghost_ = 0;
+  std::int64_t capacity_ = 0, rebuilds_ = 0;
+  bool reference_kernels_ = false;
+  std::vector<Swap> swaps_;
+  Buffer<T> x_, y_, z_, x0_, y0_, z0_, vx_, vy_, vz_, fx_, fy_, fz_, energy_, virial_;
+  Buffer<std::int64_t> index_;
+  Buffer<int> neighbours_, count_, cell_start_, cell_atoms_, send_index_;
+  Buffer<T> binned_x_, binned_y_, binned_z_;   // build positions in cell order
+  Buffer<T> stage_out_, stage_in_;
+  std::vector<T> send_host_, recv_host_;
+};
+
+}  // namespace strata::md
+
+#include "models/md/atom_system_impl.hpp"

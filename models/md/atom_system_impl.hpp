@@ -1,0 +1,284 @@
+// AtomSystem's rebuild (host side: wrap, migrate, sort, ghosts, cells).
+#pragma once
+
+#include <cmath>
+#include <cstdio>
+
+namespace strata::md {
+
+namespace detail {
+
+// Doubles per atom in a migration message: key (x0) 3, position 3, velocity
+// 3, index 1, image 3.
+inline constexpr int kAtomRecord = 13;
+
+}  // namespace detail
+
+template <class T>
+kernels::particles::CellGrid<T> AtomSystem<T>::cell_grid() const {
+  kernels::particles::CellGrid<T> g;
+  g.reach = 2;
+  const double width = ghost_cutoff_ / g.reach;
+  for (int a = 0; a < 3; ++a) {
+    const double lo = domain_.lo(a) - ghost_cutoff_, extent = domain_.hi(a) - domain_.lo(a) + 2 * ghost_cutoff_;
+    const int n = std::max(1, static_cast<int>(std::floor(extent / width)));
+    g.lo[a] = static_cast<T>(lo);
+    g.n[a] = n;
+    // Cells at least `width` wide, in T arithmetic as the kernels use it.
+    g.inv_width[a] = static_cast<T>(n / extent);
+    while (static_cast<double>(g.inv_width[a]) * width > 1.0) g.inv_width[a] = std::nextafter(g.inv_width[a], T(0));
+  }
+  return g;
+}
+
+template <class T>
+void AtomSystem<T>::rebuild_from_host(bool from_reference) {
+  ++rebuilds_;
+  const std::size_t n = host_.size();
+  if (!from_reference) {
+    // Positions into [0, L), counting images; the lists are built from these.
+    for (std::size_t i = 0; i < n; ++i)
+      for (int a = 0; a < 3; ++a) host_.image[3 * i + a] += wrap_periodic(host_.position[3 * i + a], domain_.length()[a]);
+    host_.reference = host_.position;
+  }
+  migrate();
+  const auto grid = cell_grid();
+  sort_by_cell(grid);
+  std::vector<double> keys = host_.reference;   // owned then ghost positions at build
+  find_ghosts(keys);
+  upload(keys);
+  bin_and_list(keys, grid);
+  forward_positions();
+}
+
+// Atoms whose x0 left the sub-box go to the neighbour owning them, axis by
+// axis (an atom moves less than skin/2 between builds, so one hop suffices;
+// start-up and restarts place atoms on their owners before load()).
+template <class T>
+void AtomSystem<T>::migrate() {
+  using detail::kAtomRecord;
+  int lost = 0;   // atoms farther than one sub-box away: the run blew up
+  for (int a = 0; a < 3; ++a) {
+    if (domain_.procs()[a] == 1) continue;
+    const int me = domain_.coord()[a], p = domain_.procs()[a];
+    std::vector<double> to_lower, to_upper;
+    HostAtoms keep;
+    for (std::size_t i = 0; i < host_.size(); ++i) {
+      const double v = host_.reference[3 * i + a];
+      int c = std::isfinite(v) ? domain_.coord_of(a, v) : me;   // NaN stays for the health check
+      if (c != me && c != (me + p - 1) % p && c != (me + 1) % p) {
+        lost = 1;
+        c = me;
+      }
+      std::vector<double>* out = c == me ? nullptr : c == (me + p - 1) % p ? &to_lower : &to_upper;
+      if (out == nullptr) {
+        for (int k = 0; k < 3; ++k) {
+          keep.reference.push_back(host_.reference[3 * i + k]);
+          keep.position.push_back(host_.position[3 * i + k]);
+          keep.velocity.push_back(host_.velocity[3 * i + k]);
+          keep.image.push_back(host_.image[3 * i + k]);
+        }
+        keep.index.push_back(host_.index[i]);
+        continue;
+      }
+      for (int k = 0; k < 3; ++k) out->push_back(host_.reference[3 * i + k]);
+      for (int k = 0; k < 3; ++k) out->push_back(host_.position[3 * i + k]);
+      for (int k = 0; k < 3; ++k) out->push_back(host_.velocity[3 * i + k]);
+      out->push_back(static_cast<double>(host_.index[i]));
+      for (int k = 0; k < 3; ++k) out->push_back(host_.image[3 * i + k]);
+    }
+    auto exchange = [&](std::vector<double>& out, int to, int from, int tag) {
+      int send = static_cast<int>(out.size()), recv = 0;
+      MPI_Sendrecv(&send, 1, MPI_INT, to, tag, &recv, 1, MPI_INT, from, tag, domain_.comm(), MPI_STATUS_IGNORE);
+      std::vector<double> in(static_cast<std::size_t>(recv));
+      MPI_Sendrecv(out.data(), send, MPI_DOUBLE, to, tag + 1, in.data(), recv, MPI_DOUBLE, from, tag + 1,
+                   domain_.comm(), MPI_STATUS_IGNORE);
+      for (std::size_t r = 0; r + kAtomRecord <= in.size(); r += kAtomRecord) {
+        for (int k = 0; k < 3; ++k) {
+          keep.reference.push_back(in[r + k]);
+          keep.position.push_back(in[r + 3 + k]);
+          keep.velocity.push_back(in[r + 6 + k]);
+          keep.image.push_back(static_cast<int>(in[r + 10 + k]));
+        }
+        keep.index.push_back(static_cast<std::int64_t>(in[r + 9]));
+      }
+    };
+    exchange(to_lower, domain_.lower(a), domain_.upper(a), 100 + 4 * a);
+    exchange(to_upper, domain_.upper(a), domain_.lower(a), 102 + 4 * a);
+    host_ = std::move(keep);
+  }
+  int any = 0;
+  MPI_Allreduce(&lost, &any, 1, MPI_INT, MPI_MAX, domain_.comm());
+  if (any != 0)
+    throw Error(ExitCode::numerical,
+                "md: an atom moved farther than a neighbouring sub-domain since the last neighbour-list build "
+                "(the run is unstable: md.dt too large for the forces?)",
+                true);
+}
+
+// Owned atoms in cell order (ties by index): neighbours in memory are
+// neighbours in space, and the order is fixed by the positions alone.
+template <class T>
+void AtomSystem<T>::sort_by_cell(const kernels::particles::CellGrid<T>& grid) {
+  const std::size_t n = host_.size();
+  std::vector<int> cell(n);
+  for (std::size_t i = 0; i < n; ++i)
+    cell[i] = grid.cell_of(static_cast<T>(host_.reference[3 * i]), static_cast<T>(host_.reference[3 * i + 1]),
+                           static_cast<T>(host_.reference[3 * i + 2]));
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return cell[a] != cell[b] ? cell[a] < cell[b] : host_.index[a] < host_.index[b];
+  });
+  HostAtoms sorted;
+  sorted.reference.resize(3 * n);
+  sorted.position.resize(3 * n);
+  sorted.velocity.resize(3 * n);
+  sorted.image.resize(3 * n);
+  sorted.index.resize(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t i = order[k];
+    for (int a = 0; a < 3; ++a) {
+      sorted.reference[3 * k + a] = host_.reference[3 * i + a];
+      sorted.position[3 * k + a] = host_.position[3 * i + a];
+      sorted.velocity[3 * k + a] = host_.velocity[3 * i + a];
+      sorted.image[3 * k + a] = host_.image[3 * i + a];
+    }
+    sorted.index[k] = host_.index[i];
+  }
+  host_ = std::move(sorted);
+  n_local_ = static_cast<int>(n);
+}
+
+// Six swaps (LAMMPS's Comm::borders): along each axis, the atoms (owned and
+// ghosts of earlier axes) within the ghost cutoff of the lower face go to the
+// lower neighbour, those near the upper face to the upper one, shifted by
+// a box length across the periodic seam. Appends the ghosts' build
+// positions to `keys` and records each swap for forward_positions().
+template <class T>
+void AtomSystem<T>::find_ghosts(std::vector<double>& keys) {
+  swaps_.clear();
+  std::vector<int> sends;
+  const double rg = ghost_cutoff_;
+  for (int a = 0; a < 3; ++a) {
+    const std::size_t candidates = keys.size() / 3;
+    for (int side = 0; side < 2; ++side) {
+      Swap s;
+      s.to = side == 0 ? domain_.lower(a) : domain_.upper(a);
+      s.from = side == 0 ? domain_.upper(a) : domain_.lower(a);
+      s.tag = 200 + 2 * a + side;
+      const bool seam = side == 0 ? domain_.coord()[a] == 0 : domain_.coord()[a] == domain_.procs()[a] - 1;
+      s.shift[a] = seam ? (side == 0 ? domain_.length()[a] : -domain_.length()[a]) : 0.0;
+      s.send_offset = static_cast<int>(sends.size());
+      std::vector<double> out;
+      for (std::size_t i = 0; i < candidates; ++i) {
+        const double v = keys[3 * i + a];
+        if (side == 0 ? v < domain_.lo(a) + rg : v >= domain_.hi(a) - rg) {
+          sends.push_back(static_cast<int>(i));
+          for (int k = 0; k < 3; ++k) out.push_back(keys[3 * i + k] + s.shift[k]);
+        }
+      }
+      s.send_count = static_cast<int>(sends.size()) - s.send_offset;
+      int recv = 0;
+      MPI_Sendrecv(&s.send_count, 1, MPI_INT, s.to, s.tag, &recv, 1, MPI_INT, s.from, s.tag, domain_.comm(),
+                   MPI_STATUS_IGNORE);
+      std::vector<double> in(3 * static_cast<std::size_t>(recv));
+      MPI_Sendrecv(out.data(), static_cast<int>(out.size()), MPI_DOUBLE, s.to, s.tag + 10, in.data(),
+                   static_cast<int>(in.size()), MPI_DOUBLE, s.from, s.tag + 10, domain_.comm(), MPI_STATUS_IGNORE);
+      s.recv_first = static_cast<int>(keys.size() / 3);
+      s.recv_count = recv;
+      keys.insert(keys.end(), in.begin(), in.end());
+      swaps_.push_back(s);
+    }
+  }
+  n_ghost_ = static_cast<int>(keys.size() / 3) - n_local_;
+  send_index_ = Buffer<int>(device_, std::max<std::size_t>(sends.size(), 1));
+  send_index_.copy_from_host(sends.data(), sends.size());
+  std::size_t stage = 1;
+  for (const Swap& s : swaps_) stage = std::max<std::size_t>({stage, 3 * static_cast<std::size_t>(s.send_count),
+                                                             3 * static_cast<std::size_t>(s.recv_count)});
+  if (stage_out_.size() < stage) {
+    stage_out_ = Buffer<T>(device_, stage + stage / 4);
+    stage_in_ = Buffer<T>(device_, stage + stage / 4);
+  }
+}
+
+template <class T>
+void AtomSystem<T>::upload(const std::vector<double>& keys) {
+  const std::size_t n = static_cast<std::size_t>(n_local_), all = keys.size() / 3;
+  if (x_.size() < all || vx_.size() < n || vx_.size() == 0) {
+    const std::size_t cap_all = all + all / 4 + 16, cap = n + n / 4 + 16;
+    for (Buffer<T>* b : {&x_, &y_, &z_, &x0_, &y0_, &z0_}) *b = Buffer<T>(device_, cap_all);
+    for (Buffer<T>* b : {&vx_, &vy_, &vz_, &fx_, &fy_, &fz_, &energy_, &virial_}) *b = Buffer<T>(device_, cap);
+    index_ = Buffer<std::int64_t>(device_, cap);
+    count_ = Buffer<int>(device_, cap);
+    neighbours_ = Buffer<int>();
+  }
+  std::vector<T> a(all), b(all), c(all);
+  auto put = [&](const std::vector<double>& src, std::size_t count, Buffer<T>& bx, Buffer<T>& by, Buffer<T>& bz) {
+    for (std::size_t i = 0; i < count; ++i) {
+      a[i] = static_cast<T>(src[3 * i]);
+      b[i] = static_cast<T>(src[3 * i + 1]);
+      c[i] = static_cast<T>(src[3 * i + 2]);
+    }
+    bx.copy_from_host(a.data(), count);
+    by.copy_from_host(b.data(), count);
+    bz.copy_from_host(c.data(), count);
+  };
+  put(keys, all, x0_, y0_, z0_);
+  put(host_.position, n, x_, y_, z_);
+  put(host_.velocity, n, vx_, vy_, vz_);
+  index_.copy_from_host(host_.index.data(), n);
+}
+
+// Counting sort of owned and ghost atoms by the cell of their build
+// position, then the lists; grown and rebuilt while a row overflows.
+template <class T>
+void AtomSystem<T>::bin_and_list(const std::vector<double>& keys, const kernels::particles::CellGrid<T>& grid) {
+  const std::size_t all = keys.size() / 3;
+  const std::int64_t cells = grid.cells();
+  std::vector<int> cell(all), start(static_cast<std::size_t>(cells) + 1, 0), atoms(all);
+  for (std::size_t i = 0; i < all; ++i) {
+    cell[i] = grid.cell_of(static_cast<T>(keys[3 * i]), static_cast<T>(keys[3 * i + 1]), static_cast<T>(keys[3 * i + 2]));
+    ++start[static_cast<std::size_t>(cell[i]) + 1];
+  }
+  for (std::int64_t c = 0; c < cells; ++c) start[static_cast<std::size_t>(c) + 1] += start[static_cast<std::size_t>(c)];
+  std::vector<int> fill(start.begin(), start.end() - 1);
+  for (std::size_t i = 0; i < all; ++i) atoms[static_cast<std::size_t>(fill[static_cast<std::size_t>(cell[i])]++)] = static_cast<int>(i);
+  cell_start_ = Buffer<int>(device_, start.size());
+  cell_start_.copy_from_host(start.data(), start.size());
+  cell_atoms_ = Buffer<int>(device_, std::max<std::size_t>(all, 1));
+  cell_atoms_.copy_from_host(atoms.data(), all);
+  {
+    std::vector<T> b(all);
+    Buffer<T>* dst[3] = {&binned_x_, &binned_y_, &binned_z_};
+    for (int c = 0; c < 3; ++c) {
+      if (dst[c]->size() < all) *dst[c] = Buffer<T>(device_, all + all / 4 + 16);
+      for (std::size_t k = 0; k < all; ++k) b[k] = static_cast<T>(keys[3 * static_cast<std::size_t>(atoms[k]) + static_cast<std::size_t>(c)]);
+      dst[c]->copy_from_host(b.data(), all);
+    }
+  }
+
+  const T cutsq = static_cast<T>(ghost_cutoff_ * ghost_cutoff_);
+  const auto padded = [](std::int64_t c) {
+    return (c + kernels::particles::kRowPad - 1) / kernels::particles::kRowPad * kernels::particles::kRowPad;
+  };
+  if (capacity_ == 0) capacity_ = 64;
+  for (;;) {
+    const std::size_t need = static_cast<std::size_t>(std::max<std::int64_t>(capacity_ * std::max(n_local_, 1), 1));
+    if (neighbours_.size() < need) neighbours_ = Buffer<int>(device_, need);
+    const kernels::particles::BuildNeighbours<T> build{x0_.data(),         y0_.data(),         z0_.data(),
+                                                       binned_x_.data(),   binned_y_.data(),   binned_z_.data(),
+                                                       grid,               cell_start_.data(), cell_atoms_.data(),
+                                                       cutsq,              neighbours_.data(), count_.data(),
+                                                       capacity_};
+    parallel_for(device_, n_local_, build);
+    std::vector<int> counts(static_cast<std::size_t>(n_local_));
+    count_.copy_to_host(counts.data(), counts.size());
+    const int most = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
+    if (most <= capacity_) break;
+    capacity_ = padded(most + most / 4 + 8);
+  }
+}
+
+}  // namespace strata::md

@@ -1,0 +1,240 @@
+// md's running instance: velocity Verlet (optionally with the Langevin
+// force) over an AtomSystem, thermo rows every thermo_every steps, printed
+// on rank 0 in LAMMPS's thermo_style one columns.
+#pragma once
+
+#include <chrono>
+#include <limits>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/backend/cuda_runtime.hpp"
+#include "engine/runtime/model.hpp"
+#include "engine/runtime/mpi_context.hpp"
+#include "engine/runtime/simulation.hpp"
+#include "engine/runtime/timers.hpp"
+#include "engine/particles/h5md_output.hpp"
+#include "engine/particles/particles.hpp"
+#include "kernels/particles/integrate.hpp"
+#include "models/md/atom_system.hpp"
+#include "models/md/params.hpp"
+#include "models/md/thermo.hpp"
+
+namespace strata::md {
+
+// Owned atoms as the particle layer takes them (output, checkpoints):
+// positions wrapped into the box (images counted) when `wrap`.
+inline particles::HostParticles to_particles(const HostAtoms& h, const Domain& d, bool wrap) {
+  particles::HostParticles p;
+  p.index = h.index;
+  p.position = h.position;
+  p.velocity = h.velocity;
+  p.image.assign(h.image.begin(), h.image.end());
+  if (wrap)
+    for (std::size_t k = 0; k < p.position.size(); ++k)
+      p.image[k] += wrap_periodic(p.position[k], d.length()[k % 3]);
+  return p;
+}
+
+// The observables stored under /observables, in the order of a thermo row's values.
+inline std::vector<particles::Observable> md_observables() {
+  return {{"temperature", "1", "temperature (3N - 3 degrees of freedom)", 0},
+          {"potential_energy", "1", "potential energy per atom", 0},
+          {"kinetic_energy", "1", "kinetic energy per atom", 0},
+          {"total_energy", "1", "total energy per atom", 0},
+          {"pressure", "1", "pressure (kinetic and pair virial)", 0},
+          {"momentum", "1", "total momentum", 3}};
+}
+
+template <class T>
+class MdSimulation : public Simulation {
+ public:
+  // `owned`: this rank's atoms (on their owner or not: the first build migrates
+  // them one hop, so start-up places them on their owners); `atoms`: N.
+  // `ids`: the user ids of the owned atoms (empty: the index), for /particles/all/id.
+  MdSimulation(RunContext& ctx, const Params& p, std::unique_ptr<Domain> domain, HostAtoms owned, std::int64_t atoms,
+               std::vector<std::int64_t> ids)
+      : ctx_(ctx), p_(p), domain_(std::move(domain)), atoms_(ctx.device, *domain_, p.ghost_cutoff()), n_(atoms) {
+    lj_ = kernels::particles::LennardJones<T>::make(p.epsilon, p.sigma, p.cutoff, p.shift);
+    particles::Box box;
+    box.edges = domain_->length();
+    box.periodic = true;
+    output_ = std::make_unique<particles::H5mdOutput>(ctx.output, ctx.mpi, atoms, box,
+                                                      particles::Units{"1", "1", "1", "1"}, md_observables());
+    if (!ctx_.restarting) {
+      particles::HostParticles first = to_particles(owned, *domain_, true);
+      first.id = std::move(ids);
+      output_->create(first);
+    }
+    atoms_.load(std::move(owned), false);
+    forces(0, true);
+    if (!ctx_.restarting) {
+      record_thermo();
+      write_frame();
+    }
+  }
+
+  std::int64_t steps() const override { return p_.steps; }
+  std::int64_t steps_done() const override { return step_; }
+  double work_total() const override { return static_cast<double>(p_.steps); }
+  double work_done() const override { return static_cast<double>(step_); }
+  std::string work_unit() const override { return "steps"; }
+  const Thermo& last_thermo() const { return last_; }
+
+  void advance() override {
+    using namespace kernels::particles;
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::int64_t next = step_ + 1;
+    const bool thermo = next % p_.thermo_every == 0 || next == p_.steps;
+    ctx_.mpi.collective([&] {
+      const Device& dev = ctx_.device;
+      const T dt = static_cast<T>(p_.dt), half = static_cast<T>(0.5 * p_.dt);
+      parallel_for(dev, atoms_.n_local(),
+                   KickDrift<T>{atoms_.x(), atoms_.y(), atoms_.z(), atoms_.vx(), atoms_.vy(), atoms_.vz(),
+                                atoms_.fx(), atoms_.fy(), atoms_.fz(), dt, half});
+      {
+        auto t = ctx_.timers.scope("neighbours");
+        if (atoms_.needs_rebuild(p_.skin)) {
+          atoms_.rebuild();
+        } else {
+          atoms_.forward_positions();
+        }
+      }
+      forces(next, thermo);
+      parallel_for(dev, atoms_.n_local(),
+                   Kick<T>{atoms_.vx(), atoms_.vy(), atoms_.vz(), atoms_.fx(), atoms_.fy(), atoms_.fz(), half});
+    });
+    if (ctx_.device.backend == Backend::cuda) cuda::synchronize();
+    step_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    step_ = next;
+    ++steps_this_run_;
+    if (thermo) record_thermo();
+    if (step_ == p_.steps || (p_.output_every > 0 && step_ % p_.output_every == 0)) write_frame();
+  }
+
+  std::optional<std::string> nonfinite() const override {
+    const double bad = parallel_reduce(
+        ctx_.device, atoms_.n_local(),
+        kernels::particles::NonFiniteAtom<T>{atoms_.x(), atoms_.y(), atoms_.z(), atoms_.vx(), atoms_.vy(), atoms_.vz()},
+        0.0, Plus{});
+    if (bad > 0)
+      return std::to_string(static_cast<long long>(bad)) + " atom(s) with a non-finite position or velocity at step " +
+             std::to_string(step_);
+    return std::nullopt;
+  }
+  void inject_nonfinite() override { atoms_.poison_first_velocity(); }
+
+  // The state at the failure: a thermo row and a frame (unless this step's
+  // are written), for the post-mortem.
+  void record_failure() override {
+    if (failure_recorded_) return;
+    failure_recorded_ = true;
+    try {
+      if (last_frame_step_ != step_) {
+        record_thermo();
+        write_frame();
+      }
+    } catch (const std::exception&) {
+      // The verdict is already known; a failing write must not hide it.
+    }
+  }
+
+  void save(StateWriter& w) const override;
+  void restore(StateReader& r) override;
+
+  Performance finish() override {
+    const double seconds = ctx_.mpi.max(step_seconds_);
+    const double atom_steps = static_cast<double>(n_) * static_cast<double>(steps_this_run_);
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "md: %lld atoms, %lld steps, %lld neighbour-list builds; %.4g s, %.4g atom-steps/s\n",
+                  static_cast<long long>(n_), static_cast<long long>(step_),
+                  static_cast<long long>(atoms_.rebuilds()), seconds, seconds > 0 ? atom_steps / seconds : 0.0);
+    ctx_.out << line;
+    Performance perf;
+    perf.figures = {{"atoms", "", static_cast<double>(n_)},
+                    {"steps", "", static_cast<double>(step_)},
+                    {"steps_this_run", "", static_cast<double>(steps_this_run_)},
+                    {"compute_seconds", "s", seconds},
+                    {"atom_steps_per_second", "1/s", seconds > 0 ? atom_steps / seconds : 0.0}};
+    return perf;
+  }
+
+ protected:
+  // Pair forces for step `step` (plus the Langevin force keyed by it).
+  void forces(std::int64_t step, bool tally) {
+    auto t = ctx_.timers.scope("forces");
+    atoms_.compute_forces(lj_, tally);
+    if (p_.thermostat == Thermostat::langevin) {
+      const T gamma = static_cast<T>(1.0 / p_.damp);
+      const T strength = static_cast<T>(std::sqrt(2.0 * p_.temperature / (p_.damp * p_.dt)));
+      parallel_for(ctx_.device, atoms_.n_local(),
+                   kernels::particles::LangevinForce<T>{atoms_.vx(), atoms_.vy(), atoms_.vz(), atoms_.index(),
+                                                        atoms_.fx(), atoms_.fy(), atoms_.fz(),
+                                                        rng::philox_key(p_.seed), static_cast<std::uint64_t>(step),
+                                                        gamma, strength});
+    }
+  }
+
+  Thermo compute_thermo() const {
+    using kernels::particles::AtomValue;
+    const Device& dev = ctx_.device;
+    const MPI_Comm comm = domain_->comm();
+    const std::int64_t n = atoms_.n_local();
+    const double v2 = exact_sum(dev, comm, n, AtomValue<T>{atoms_.vx(), atoms_.vy(), atoms_.vz(), true});
+    const double pe = exact_sum(dev, comm, n, AtomValue<T>{atoms_.energy()});
+    const double w = exact_sum(dev, comm, n, AtomValue<T>{atoms_.virial()});
+    const double momentum[3] = {exact_sum(dev, comm, n, AtomValue<T>{atoms_.vx()}),
+                                exact_sum(dev, comm, n, AtomValue<T>{atoms_.vy()}),
+                                exact_sum(dev, comm, n, AtomValue<T>{atoms_.vz()})};
+    return thermo_from_sums(v2, pe, w, momentum, n_, domain_->volume());
+  }
+
+  void record_thermo() {
+    auto t = ctx_.timers.scope("thermo");
+    last_ = compute_thermo();
+    if (!header_printed_) {
+      ctx_.out << "Step Temp E_pair E_mol TotEng Press\n";
+      header_printed_ = true;
+    }
+    char line[256];
+    std::snprintf(line, sizeof line, "%10lld %.15g %.15g 0 %.15g %.15g\n", static_cast<long long>(step_),
+                  last_.temperature, last_.pe, last_.etotal, last_.pressure);
+    ctx_.out << line;
+    output_->observables(step_, time(),
+                         {{last_.temperature},
+                          {last_.pe},
+                          {last_.ke},
+                          {last_.etotal},
+                          {last_.pressure},
+                          {last_.momentum[0], last_.momentum[1], last_.momentum[2]}});
+  }
+
+  double time() const { return static_cast<double>(step_) * p_.dt; }
+
+  void write_frame() {
+    if (last_frame_step_ == step_) return;
+    auto t = ctx_.timers.scope("output");
+    output_->frame(step_, time(), to_particles(atoms_.download(), *domain_, true));
+    last_frame_step_ = step_;
+  }
+
+  RunContext& ctx_;
+  Params p_;
+  std::unique_ptr<Domain> domain_;
+  AtomSystem<T> atoms_;
+  std::int64_t n_ = 0;
+  kernels::particles::LennardJones<T> lj_{};
+  std::int64_t step_ = 0, steps_this_run_ = 0;
+  double step_seconds_ = 0;
+  Thermo last_;
+  bool header_printed_ = false;
+  std::unique_ptr<particles::H5mdOutput> output_;
+  std::int64_t last_frame_step_ = -1;
+  bool failure_recorded_ = false;
+};
+
+}  // namespace strata::md

@@ -1,0 +1,81 @@
+// Thermodynamics in LAMMPS's conventions for `thermo_style one` in
+// `units lj` (compute temp, compute pe, compute pressure; thermo_modify
+// norm yes, the lj default), with unit masses and k_B = 1:
+//   T     = sum m v^2 / dof,  dof = 3N - 3 (the centre of mass fixed)
+//   E_pair = PE / N,  TotEng = (PE + KE) / N,  KE = sum m v^2 / 2
+//   Press = (dof T + W) / (3 V),  W = sum over pairs of r_ij . F_ij
+// Sums over atoms are exact (kernels/particles/atom_sums.hpp), so the
+// values do not depend on the decomposition, thread count or atom order.
+#pragma once
+
+#include <mpi.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "engine/backend/parallel.hpp"
+#include "kernels/particles/atom_sums.hpp"
+#include "kernels/particles/neighbour_list.hpp"
+
+namespace strata::md {
+
+// The exact sum over every rank's atoms [0, n) of f(i): a global maximum
+// fixes a common power-of-two scale, then 128-bit integer sums (as
+// engine/grid's global_sum). NaN when any value is not finite.
+template <class F>
+double exact_sum(const Device& device, MPI_Comm comm, std::int64_t n, const F& f) {
+  using namespace kernels::particles;
+  const double local_max = parallel_reduce(device, n, AbsOf<F>{f}, 0.0, MaxOf{});
+  const int bad_local = std::isfinite(local_max) ? 0 : 1;
+  int bad = 0;
+  double m = 0;
+  MPI_Allreduce(&bad_local, &bad, 1, MPI_INT, MPI_MAX, comm);
+  if (bad) return std::numeric_limits<double>::quiet_NaN();
+  MPI_Allreduce(&local_max, &m, 1, MPI_DOUBLE, MPI_MAX, comm);
+  if (m == 0) return 0.0;
+  int e = 0;
+  std::frexp(m, &e);   // m < 2^e
+  // Each term below 2^62: any atom count fits the 128-bit sum.
+  const int shift = 62 - e;
+  const double scale = std::ldexp(1.0, shift);
+  const Fixed128 local = parallel_reduce(device, n, QuantisedAtom<F>{f, scale}, Fixed128{}, Fixed128Plus{});
+  std::uint64_t mine[2] = {local.lo, static_cast<std::uint64_t>(local.hi)};
+  int ranks = 1;
+  MPI_Comm_size(comm, &ranks);
+  std::vector<std::uint64_t> all(2 * static_cast<std::size_t>(ranks));
+  MPI_Allgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, comm);
+  Fixed128 total;
+  for (std::size_t r = 0; r < all.size(); r += 2) {
+    Fixed128 part;
+    part.lo = all[r];
+    part.hi = static_cast<std::int64_t>(all[r + 1]);
+    total = total + part;
+  }
+  return std::ldexp(total.to_double(), -shift);
+}
+
+struct Thermo {
+  double temperature = 0, pe = 0, ke = 0, etotal = 0, pressure = 0;   // energies per atom
+  double momentum[3] = {0, 0, 0};                                      // total, sum m v
+  double virial = 0;                                                   // W, whole system
+};
+
+// From the whole system's sums: sum v^2, PE, W and momentum; N atoms in volume V.
+inline Thermo thermo_from_sums(double v2, double pe, double w, const double* momentum, std::int64_t n,
+                               double volume) {
+  Thermo t;
+  const double natoms = static_cast<double>(n);
+  const double dof = 3.0 * natoms - 3.0;
+  t.temperature = dof > 0 ? v2 / dof : 0.0;
+  t.ke = 0.5 * v2 / natoms;
+  t.pe = pe / natoms;
+  t.etotal = t.pe + t.ke;
+  t.pressure = (dof * t.temperature + w) / (3.0 * volume);
+  t.virial = w;
+  for (int a = 0; a < 3; ++a) t.momentum[a] = momentum[a];
+  return t;
+}
+
+}  // namespace strata::md
