@@ -81,7 +81,11 @@ std::string type_name(const toml::node& n) {
 std::string expected_name(const Param& p) {
   switch (p.type) {
     case ParamType::integer: return "an integer";
-    case ParamType::real: return "a real number";
+    case ParamType::real: {
+      std::string words;
+      for (const auto& w : p.choices) words += " or \"" + w + "\"";
+      return "a real number" + words;
+    }
     case ParamType::boolean: return "true or false";
     case ParamType::string: return "a string";
     case ParamType::choice: return "a string";
@@ -369,6 +373,13 @@ void Config::validate_value(const Param& p, toml::node& v, const std::string& ke
     }
     case ParamType::real: {
       double x = 0;
+      if (const auto* w = v.as_string()) {
+        // A real that also takes words (a lookback's strike = "floating").
+        for (const std::string& c : p.choices) {
+          if (c == w->get()) return;
+        }
+        wrong_type();
+      }
       if (auto* f = v.as_floating_point()) {
         x = f->get();
       } else if (auto* i = v.as_integer()) {
@@ -457,6 +468,12 @@ double Config::real(std::string_view key) const {
   if (const auto* f = n->as_floating_point()) return f->get();
   if (const auto* i = n->as_integer()) return static_cast<double>(i->get());
   missing(key, "real");
+}
+
+std::optional<std::string> Config::word(std::string_view key) const {
+  const toml::node* n = node(key);
+  if (n != nullptr && n->is_string()) return n->as_string()->get();
+  return std::nullopt;
 }
 
 bool Config::boolean(std::string_view key) const {

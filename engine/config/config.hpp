@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +59,8 @@ class Config {
   std::vector<std::string> strings(std::string_view key) const;
   std::vector<std::int64_t> integers(std::string_view key) const;
   std::size_t count(std::string_view list_key) const;   // entries of an array of tables
+  // The word a real key holds instead of a number (Param::choices), if any.
+  std::optional<std::string> word(std::string_view key) const;
 
   // "FILE:LINE", "--set KEY=VALUE" or "default" for where a key's value came from.
   std::string where(std::string_view key) const;

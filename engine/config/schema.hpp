@@ -33,7 +33,7 @@ struct Param {
   ParamValue default_value;          // monostate: required
   std::string unit;                  // "" for dimensionless
   Range range;                       // numbers; for table_list: number of entries
-  std::vector<std::string> choices;  // choice: allowed values
+  std::vector<std::string> choices;  // choice: allowed values; real: words allowed besides numbers
   std::string doc;
   // May differ between a checkpoint and the run that restarts from it: how
   // long to run (`pricing.paths`), where to write, how often to checkpoint.

@@ -19,12 +19,24 @@ struct Asset {
   std::string model;   // gbm
 };
 
+// A barrier's side and kind, from barrier_type ("down-and-out", ...).
+struct BarrierKind {
+  bool up = false, knock_in = false;
+};
+
 struct Instrument {
   std::string name;
-  std::string type;     // european
+  std::string type;     // european | digital | asian | barrier | lookback
   bool call = true;
   double strike = 0, maturity = 0;
   int asset = 0;        // index into Portfolio::assets
+  double cash = 1;      // digital: paid when in the money
+  int fixings = 0;      // asian, discrete barrier/lookback: dates T/n, 2T/n, ..., T
+  bool geometric = false;                 // asian average
+  double barrier = 0, rebate = 0;         // barrier level; rebate (out: when hit, in: at T if never hit)
+  BarrierKind kind{};
+  bool continuous = true;                 // barrier/lookback monitoring
+  bool floating = false;                  // lookback: strike = "floating"
 };
 
 struct Portfolio {
@@ -35,12 +47,32 @@ struct Portfolio {
   bool antithetic = false;
   std::int64_t chunk_paths = 0;  // 0: chosen by backend
   std::uint64_t seed = 0;
+  int steps_per_year = 252;
 };
 
 void declare_schema(Schema& s);
 Portfolio read_portfolio(const Config& c);   // throws InputError naming the key
 
-// Black-Scholes price of an instrument (all of today's types have one).
-double reference_price(const Portfolio& p, const Instrument& i);
+// Whether the instrument is priced by exact terminal sampling (a European
+// call or put under GBM: today's single-draw sampler).
+bool terminal_only(const Portfolio& p, const Instrument& i);
+
+// The times (years, ascending, the last = maturity) at which the
+// instrument's paths are sampled: maturity cut into
+// ceil(maturity * steps_per_year) equal steps, refined to hit every fixing
+// exactly; one step for a European or digital under GBM (exact).
+std::vector<double> time_grid(const Portfolio& p, const Instrument& i);
+
+// Grid indices (1-based: index k is the state after step k) of the
+// instrument's fixings on its time grid.
+std::vector<int> fixing_steps(const Instrument& i, const std::vector<double>& grid);
+
+// Instruments on the same asset and the same time grid share their paths.
+struct PathGroup {
+  int asset = 0;
+  std::vector<double> grid;
+  std::vector<std::size_t> instruments;   // indices into Portfolio::instruments
+};
+std::vector<PathGroup> path_groups(const Portfolio& p);   // terminal_only instruments excluded
 
 }  // namespace strata::pricing

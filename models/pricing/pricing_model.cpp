@@ -2,6 +2,8 @@
 // standard errors, 95% confidence intervals and closed-form references.
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <optional>
 #include <string>
 
 #include "engine/io/h5_output.hpp"
@@ -15,6 +17,7 @@
 #include "kernels/pricing/sample_blocks.hpp"
 #include "models/pricing/monte_carlo.hpp"
 #include "models/pricing/portfolio.hpp"
+#include "models/pricing/references.hpp"
 
 namespace strata::pricing {
 namespace {
@@ -23,18 +26,23 @@ std::string format_table(const Portfolio& p, const std::vector<Estimate>& est) {
   std::string text;
   char line[320];
   std::snprintf(line, sizeof line, "%-16s %-9s %-4s %8s %7s %14s %11s %25s %14s %9s\n", "instrument", "type", "opt",
-                "strike", "T", "price", "stderr", "95% CI", "Black-Scholes", "diff/se");
+                "strike", "T", "price", "stderr", "95% CI", "reference", "diff/se");
   text += line;
   for (std::size_t i = 0; i < est.size(); ++i) {
     const Instrument& in = p.instruments[i];
     const Estimate& e = est[i];
-    const double ref = reference_price(p, in);
-    const double z = e.standard_error > 0 ? (e.price - ref) / e.standard_error : 0.0;
-    char ci[64];
+    const std::optional<Reference> ref = reference_for(p, in);
+    char ci[64], ref_text[32] = "-", z_text[32] = "-", strike[32] = "floating";
     std::snprintf(ci, sizeof ci, "[%.6f, %.6f]", e.ci95_low, e.ci95_high);
-    std::snprintf(line, sizeof line, "%-16s %-9s %-4s %8.3f %7.3f %14.8f %11.3e %25s %14.8f %+9.2f\n",
-                  in.name.c_str(), in.type.c_str(), in.call ? "call" : "put", in.strike, in.maturity, e.price,
-                  e.standard_error, ci, ref, z);
+    if (ref) {
+      std::snprintf(ref_text, sizeof ref_text, "%.8f", ref->price);
+      const double z = e.standard_error > 0 ? (e.price - ref->price) / e.standard_error : 0.0;
+      std::snprintf(z_text, sizeof z_text, "%+.2f", z);
+    }
+    if (!in.floating) std::snprintf(strike, sizeof strike, "%.3f", in.strike);
+    std::snprintf(line, sizeof line, "%-16s %-9s %-4s %8s %7.3f %14.8f %11.3e %25s %14s %9s\n", in.name.c_str(),
+                  in.type.c_str(), in.call ? "call" : "put", strike, in.maturity, e.price, e.standard_error, ci,
+                  ref_text, z_text);
     text += line;
   }
   return text;
@@ -54,24 +62,28 @@ void write_results(H5Output& out, const Portfolio& p, const std::vector<Estimate
     out.scalar(g + "/ci95_low", e.ci95_low, "currency");
     out.scalar(g + "/ci95_high", e.ci95_high, "currency");
     out.scalar(g + "/paths", e.paths, "paths");
-    out.scalar(g + "/reference_price", reference_price(p, in), "currency");
-    out.attribute(g + "/reference_price", "method", std::string("Black-Scholes-Merton closed form"));
+    const std::optional<Reference> r = reference_for(p, in);
+    if (r) {
+      out.scalar(g + "/reference_price", r->price, "currency");
+      out.attribute(g + "/reference_price", "method", r->method);
+    }
     out.attribute(g, "type", in.type);
     out.attribute(g, "option", std::string(in.call ? "call" : "put"));
-    out.attribute(g, "strike", in.strike);
+    out.attribute(g, "strike", in.floating ? std::numeric_limits<double>::quiet_NaN() : in.strike);
     out.attribute(g, "maturity", in.maturity);
     out.attribute(g, "assets", std::vector<std::string>{p.assets[static_cast<std::size_t>(in.asset)].name});
     name.push_back(in.name);
     type.push_back(in.type);
     option.push_back(in.call ? "call" : "put");
-    strike.push_back(in.strike);
+    strike.push_back(in.floating ? std::numeric_limits<double>::quiet_NaN() : in.strike);
     maturity.push_back(in.maturity);
     price.push_back(e.price);
     se.push_back(e.standard_error);
     lo.push_back(e.ci95_low);
     hi.push_back(e.ci95_high);
     paths.push_back(e.paths);
-    ref.push_back(reference_price(p, in));
+    // NaN where no closed form exists.
+    ref.push_back(r ? r->price : std::numeric_limits<double>::quiet_NaN());
   }
   summary.columns = {{"name", "", name},          {"type", "", type},          {"option", "", option},
                      {"strike", "currency", strike}, {"maturity", "years", maturity}, {"price", "currency", price},
@@ -94,8 +106,8 @@ class PricingModel final : public Model {
  public:
   std::string_view name() const override { return "pricing"; }
   std::string_view summary() const override {
-    return "Monte Carlo option pricing: European calls and puts under GBM, with standard errors and "
-           "Black-Scholes references";
+    return "Monte Carlo option pricing: European, digital, Asian, barrier and lookback options under GBM, "
+           "with standard errors and closed-form references";
   }
   void declare(Schema& s) const override { declare_schema(s); }
   void check(const Config& c) const override { (void)read_portfolio(c); }
@@ -113,6 +125,17 @@ class PricingModel final : public Model {
                   static_cast<long long>(plan.first_block), static_cast<long long>(plan.last_block),
                   static_cast<long long>(plan.chunk_blocks), static_cast<double>(plan.device_bytes) / (1 << 20));
     ctx.out << text;
+    for (const PathGroup& g : path_groups(p)) {
+      const std::int64_t nb = PathGroupRun::launch_blocks(g, p.antithetic, ctx.precision, ctx.device, plan.chunk_blocks);
+      std::snprintf(text, sizeof text,
+                    "      path group on %s: %zu instrument(s), %zu steps per path to T = %g; launches of %lld "
+                    "blocks, %.1f MiB\n",
+                    p.assets[static_cast<std::size_t>(g.asset)].name.c_str(), g.instruments.size(), g.grid.size(),
+                    g.grid.back(), static_cast<long long>(nb),
+                    static_cast<double>(nb) * static_cast<double>(PathGroupRun::bytes_per_block(g, p.antithetic, ctx.precision)) /
+                        (1 << 20));
+      ctx.out << text;
+    }
   }
 
   MemoryPlan memory(const RunContext& ctx) const override {
@@ -177,7 +200,7 @@ class PricingModel final : public Model {
         CheckResult r;
         r.name = used[i]->name;
         r.value = est[i].price;
-        r.reference = reference_price(p, p.instruments[i]);
+        r.reference = reference_for(p, p.instruments[i])->price;
         r.tolerance = z * est[i].standard_error;
         r.pass = std::fabs(r.value - r.reference) <= r.tolerance;
         char d[96];
