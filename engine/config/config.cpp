@@ -91,6 +91,8 @@ std::string expected_name(const Param& p) {
     case ParamType::choice: return "a string";
     case ParamType::string_list: return "a list of strings";
     case ParamType::integer_list: return "a list of integers";
+    case ParamType::real_list: return "a list of real numbers";
+    case ParamType::real_matrix: return "a list of lists of real numbers";
     case ParamType::table_list: return "an array of tables ([[" + p.key + "]])";
   }
   return "?";
@@ -433,6 +435,33 @@ void Config::validate_value(const Param& p, toml::node& v, const std::string& ke
       }
       return;
     }
+    case ParamType::real_list:
+    case ParamType::real_matrix: {
+      const auto* a = v.as_array();
+      if (a == nullptr) wrong_type();
+      auto number = [&](const toml::node& e) {
+        double x = 0;
+        if (const auto* f = e.as_floating_point()) {
+          x = f->get();
+        } else if (const auto* i = e.as_integer()) {
+          x = static_cast<double>(i->get());
+        } else {
+          bad("expected " + expected_name(p) + ", found " + type_name(e) + " in it");
+        }
+        if (!std::isfinite(x)) bad("must be finite");
+        check_range(x);
+      };
+      for (const auto& e : *a) {
+        if (p.type == ParamType::real_list) {
+          number(e);
+          continue;
+        }
+        const auto* row = e.as_array();
+        if (row == nullptr) bad("expected " + expected_name(p) + ", found " + type_name(e) + " in it");
+        for (const auto& x : *row) number(x);
+      }
+      return;
+    }
     case ParamType::table_list: {
       const auto* a = v.as_array();
       if (a == nullptr || (!a->empty() && !a->is_array_of_tables())) wrong_type();
@@ -501,6 +530,34 @@ std::vector<std::int64_t> Config::integers(std::string_view key) const {
   if (n == nullptr || !n->is_array()) missing(key, "list");
   std::vector<std::int64_t> out;
   for (const auto& e : *n->as_array()) out.push_back(e.as_integer()->get());
+  return out;
+}
+
+namespace {
+
+double number_of(const toml::node& e) {
+  if (const auto* f = e.as_floating_point()) return f->get();
+  return static_cast<double>(e.as_integer()->get());
+}
+
+}  // namespace
+
+std::vector<double> Config::reals(std::string_view key) const {
+  const toml::node* n = node(key);
+  if (n == nullptr || !n->is_array()) missing(key, "list");
+  std::vector<double> out;
+  for (const auto& e : *n->as_array()) out.push_back(number_of(e));
+  return out;
+}
+
+std::vector<std::vector<double>> Config::real_rows(std::string_view key) const {
+  const toml::node* n = node(key);
+  if (n == nullptr || !n->is_array()) missing(key, "list");
+  std::vector<std::vector<double>> out;
+  for (const auto& row : *n->as_array()) {
+    out.emplace_back();
+    for (const auto& e : *row.as_array()) out.back().push_back(number_of(e));
+  }
   return out;
 }
 

@@ -1,6 +1,6 @@
-// Payoffs evaluated on one simulated path, stored as log prices on the
-// group's time grid: x[0] = ln S_0, x[k] = ln S(t_k), k = 1..n, read as
-// x[k * stride]. Every instrument of a path group reads the same path.
+// Payoffs evaluated on one simulated path, stored as log prices of the
+// group's assets on its time grid: x(k, a) = ln S_a(t_k), k = 0..n (t_0 = 0).
+// Every instrument of a path group reads the same path.
 #pragma once
 
 #include <cmath>
@@ -10,15 +10,19 @@
 
 namespace strata::kernels::pricing {
 
-enum class PayoffKind : int { european, digital, asian, barrier, lookback };
+enum class PayoffKind : int { european, digital, asian, barrier, lookback, basket };
+enum class BasketKind : int { average, max, min };
 
 // One instrument, as the kernels see it; built on the host in double and
 // converted to Real.
 template <class Real>
 struct PayoffSpec {
   PayoffKind kind;
+  int asset;          // the group's asset it is written on (single-asset payoffs)
+  BasketKind basket;  // basket: of the group's assets, with weights[weight_begin + a] for an average
+  int weight_begin;
   bool call;
-  bool geometric;     // asian
+  bool geometric;     // asian, basket average
   bool up, knock_in;  // barrier
   bool continuous;    // barrier, lookback monitoring
   bool floating;      // lookback
@@ -33,14 +37,17 @@ struct PayoffSpec {
 // The path of one lane, and what the group knows about its grid.
 template <class Real>
 struct PathView {
-  const Real* x;            // x[k * stride]
+  const Real* x;            // x(k, a) at x[(k * assets + a) * stride]
+  const Real* variance;     // per step k: the variance of x over it (sigma^2 dt), same layout
   std::int64_t stride;
+  int assets;
   int steps;
-  const Real* variance;     // per step: the log price's variance over the step (sigma^2 dt)
   const int* fix_steps;
+  const Real* weights;
   const double* discount_at;   // e^{-r t_k}, k = 1..n at [k - 1]
 
-  STRATA_HD Real at(int k) const { return x[k * stride]; }
+  STRATA_HD Real at(int k, int a) const { return x[(static_cast<std::int64_t>(k) * assets + a) * stride]; }
+  STRATA_HD Real var(int k, int a) const { return variance[(static_cast<std::int64_t>(k) * assets + a) * stride]; }
 };
 
 template <class Real>
@@ -76,14 +83,15 @@ STRATA_HD inline double barrier_value(const PayoffSpec<Real>& p, const PathView<
   double survive = 1.0, rebate_paid = 0.0;
   if (p.continuous) {
     for (int k = 0; k < v.steps && survive > 0.0; ++k) {
-      const double cross = static_cast<double>(bridge_crossing(v.at(k), v.at(k + 1), h, v.variance[k], p.up));
+      const double cross =
+          static_cast<double>(bridge_crossing(v.at(k, p.asset), v.at(k + 1, p.asset), h, v.var(k, p.asset), p.up));
       rebate_paid += survive * cross * v.discount_at[k];
       survive *= 1.0 - cross;
     }
   } else {
     for (int f = 0; f < p.fixings; ++f) {
       const int k = v.fix_steps[p.fix_begin + f];
-      const Real xk = v.at(k);
+      const Real xk = v.at(k, p.asset);
       if (p.up ? xk >= h : xk <= h) {
         survive = 0.0;
         rebate_paid = v.discount_at[k - 1];
@@ -91,7 +99,7 @@ STRATA_HD inline double barrier_value(const PayoffSpec<Real>& p, const PathView<
       }
     }
   }
-  const double pay = p.discount * static_cast<double>(vanilla(p.call, std::exp(v.at(v.steps)), p.strike));
+  const double pay = p.discount * static_cast<double>(vanilla(p.call, std::exp(v.at(v.steps, p.asset)), p.strike));
   const double rebate = static_cast<double>(p.rebate);
   if (p.knock_in) return (1.0 - survive) * pay + survive * rebate * p.discount;
   return survive * pay + rebate * rebate_paid;
@@ -103,15 +111,15 @@ STRATA_HD inline double barrier_value(const PayoffSpec<Real>& p, const PathView<
 // discrete and continuous path-dependent options", Finance Stoch. 3).
 template <class Real>
 STRATA_HD inline double lookback_value(const PayoffSpec<Real>& p, const PathView<Real>& v) {
-  Real hi = v.at(0), lo = v.at(0);
+  Real hi = v.at(0, p.asset), lo = hi;
   const int n = p.continuous ? v.steps : p.fixings;
   for (int j = 1; j <= n; ++j) {
-    const Real xk = v.at(p.continuous ? j : v.fix_steps[p.fix_begin + j - 1]);
+    const Real xk = v.at(p.continuous ? j : v.fix_steps[p.fix_begin + j - 1], p.asset);
     hi = xk > hi ? xk : hi;
     lo = xk < lo ? xk : lo;
   }
   const Real max_s = std::exp(hi + p.lookback_shift), min_s = std::exp(lo - p.lookback_shift);
-  const Real st = std::exp(v.at(v.steps));
+  const Real st = std::exp(v.at(v.steps, p.asset));
   Real pay;
   if (p.floating) {
     pay = p.call ? st - min_s : max_s - st;
@@ -121,14 +129,32 @@ STRATA_HD inline double lookback_value(const PayoffSpec<Real>& p, const PathView
   return p.discount * static_cast<double>(pay);
 }
 
+// Basket at maturity: weighted average (arithmetic, or geometric: exp of
+// the weighted mean log), maximum or minimum of the group's assets.
+template <class Real>
+STRATA_HD inline double basket_value(const PayoffSpec<Real>& p, const PathView<Real>& v) {
+  Real b = p.basket == BasketKind::average ? Real(0) : std::exp(v.at(v.steps, 0));
+  for (int a = 0; a < v.assets; ++a) {
+    const Real xa = v.at(v.steps, a);
+    if (p.basket == BasketKind::average) {
+      b += v.weights[p.weight_begin + a] * (p.geometric ? xa : std::exp(xa));
+    } else {
+      const Real s = std::exp(xa);
+      b = p.basket == BasketKind::max ? (s > b ? s : b) : (s < b ? s : b);
+    }
+  }
+  if (p.basket == BasketKind::average && p.geometric) b = std::exp(b);
+  return p.discount * static_cast<double>(vanilla(p.call, b, p.strike));
+}
+
 // Discounted payoff of instrument p on path v.
 template <class Real>
 STRATA_HD inline double path_payoff(const PayoffSpec<Real>& p, const PathView<Real>& v) {
   switch (p.kind) {
     case PayoffKind::european:
-      return p.discount * static_cast<double>(vanilla(p.call, std::exp(v.at(v.steps)), p.strike));
+      return p.discount * static_cast<double>(vanilla(p.call, std::exp(v.at(v.steps, p.asset)), p.strike));
     case PayoffKind::digital: {
-      const Real st = std::exp(v.at(v.steps));
+      const Real st = std::exp(v.at(v.steps, p.asset));
       const bool pays = p.call ? st > p.strike : st < p.strike;
       return pays ? p.discount * static_cast<double>(p.cash) : 0.0;
     }
@@ -136,7 +162,7 @@ STRATA_HD inline double path_payoff(const PayoffSpec<Real>& p, const PathView<Re
       // Arithmetic: mean of S at the fixings; geometric: exp of the mean log.
       Real sum = Real(0);
       for (int f = 0; f < p.fixings; ++f) {
-        const Real xk = v.at(v.fix_steps[p.fix_begin + f]);
+        const Real xk = v.at(v.fix_steps[p.fix_begin + f], p.asset);
         sum += p.geometric ? xk : std::exp(xk);
       }
       const Real mean = sum / static_cast<Real>(p.fixings);
@@ -147,6 +173,8 @@ STRATA_HD inline double path_payoff(const PayoffSpec<Real>& p, const PathView<Re
       return barrier_value(p, v);
     case PayoffKind::lookback:
       return lookback_value(p, v);
+    case PayoffKind::basket:
+      return basket_value(p, v);
   }
   return 0.0;
 }

@@ -6,7 +6,7 @@
 #include "kernels/pricing/sample_blocks.hpp"
 
 using strata::kernels::pricing::EuropeanGbm;
-using strata::kernels::pricing::GbmPathGroup;
+using strata::kernels::pricing::PathGroupKernel;
 using strata::kernels::pricing::GroupLaneTree;
 using strata::kernels::pricing::LaneMoments;
 using strata::kernels::pricing::LaneTree;
@@ -14,6 +14,6 @@ using strata::kernels::pricing::LaneTree;
 STRATA_CUDA_INSTANTIATE_FOR(LaneMoments<EuropeanGbm<double>>)
 STRATA_CUDA_INSTANTIATE_FOR(LaneMoments<EuropeanGbm<float>>)
 STRATA_CUDA_INSTANTIATE_FOR(LaneTree)
-STRATA_CUDA_INSTANTIATE_FOR(GbmPathGroup<double>)
-STRATA_CUDA_INSTANTIATE_FOR(GbmPathGroup<float>)
+STRATA_CUDA_INSTANTIATE_FOR(PathGroupKernel<double>)
+STRATA_CUDA_INSTANTIATE_FOR(PathGroupKernel<float>)
 STRATA_CUDA_INSTANTIATE_FOR(GroupLaneTree)

@@ -33,12 +33,28 @@ void declare_schema(Schema& s) {
   s.string("pricing.asset[].name", std::nullopt, "unique name, used by instruments' `assets`");
   s.real("pricing.asset[].spot", std::nullopt, "currency", Range{0.0, {}, true}, "spot price today");
   s.real("pricing.asset[].dividend", 0.0, "1/year", Range{-1.0, 1.0}, "continuous dividend yield");
-  s.choice("pricing.asset[].model", "gbm", {"gbm"}, "price dynamics: geometric Brownian motion");
-  s.real("pricing.asset[].vol", std::nullopt, "1/sqrt(year)", Range{0.0, 5.0}, "volatility (gbm)");
+  s.choice("pricing.asset[].model", "gbm", {"gbm", "heston", "merton"},
+           "price dynamics: geometric Brownian motion, Heston stochastic variance, Merton log-normal jumps");
+  s.real("pricing.asset[].vol", 0.0, "1/sqrt(year)", Range{0.0, 5.0}, "volatility (gbm, merton; required there)");
+  s.real("pricing.asset[].v0", 0.0, "1/year", Range{0.0, 25.0}, "heston: initial variance");
+  s.real("pricing.asset[].kappa", 0.0, "1/year", Range{0.0, 1000.0}, "heston: mean-reversion rate (> 0)");
+  s.real("pricing.asset[].theta", 0.0, "1/year", Range{0.0, 25.0}, "heston: long-run variance (> 0)");
+  s.real("pricing.asset[].xi", 0.0, "1/year", Range{0.0, 100.0},
+         "heston: volatility of variance (> 0; 2 kappa theta < xi^2, Feller violated, is allowed)");
+  s.real("pricing.asset[].rho", 0.0, "", Range{-1.0, 1.0}, "heston: correlation of the asset and its variance");
+  s.choice("pricing.asset[].scheme", "qe", {"qe", "full-truncation"},
+           "heston: Andersen's quadratic-exponential scheme or full-truncation log-Euler");
+  s.real("pricing.asset[].jump_intensity", 0.0, "1/year", Range{0.0, 1000.0}, "merton: jumps per year");
+  s.real("pricing.asset[].jump_mean", 0.0, "", Range{-5.0, 5.0}, "merton: mean of the log jump size");
+  s.real("pricing.asset[].jump_vol", 0.0, "", Range{0.0, 5.0}, "merton: standard deviation of the log jump size");
+  s.real_matrix("pricing.correlation", "", Range{-1.0, 1.0},
+                "correlation of the assets' Brownian motions, one row per [[pricing.asset]] in order (symmetric "
+                "positive definite); empty: independent. For Heston assets it correlates the asset Brownian "
+                "motions; each asset's rho couples it to its variance");
 
   s.table_list("pricing.instrument", Range{1.0, {}}, "options to price, one [[pricing.instrument]] table each");
   s.string("pricing.instrument[].name", std::nullopt, "unique name; names the output group /pricing/<name>");
-  s.choice("pricing.instrument[].type", "european", {"european", "digital", "asian", "barrier", "lookback"},
+  s.choice("pricing.instrument[].type", "european", {"european", "digital", "asian", "barrier", "lookback", "basket"},
            "payoff type");
   s.choice("pricing.instrument[].option", "", {"call", "put"}, "call or put");
   s.real("pricing.instrument[].strike", std::nullopt, "currency", Range{0.0, {}, true},
@@ -50,7 +66,12 @@ void declare_schema(Schema& s) {
   s.integer("pricing.instrument[].fixings", 12, "dates", Range{1.0, 100000.0},
             "asian, and barrier or lookback with monitoring = \"discrete\": fixing dates, equally spaced, the "
             "last at maturity");
-  s.choice("pricing.instrument[].average", "arithmetic", {"arithmetic", "geometric"}, "asian: kind of average");
+  s.choice("pricing.instrument[].average", "arithmetic", {"arithmetic", "geometric"},
+           "asian (over the fixings), basket with basket = \"average\" (over the assets): kind of average");
+  s.choice("pricing.instrument[].basket", "average", {"average", "max", "min"},
+           "basket: the weighted average, the best or the worst of its assets at maturity");
+  s.real_list("pricing.instrument[].weights", "", Range{{}, {}},
+              "basket average: one weight per asset of `assets` (default: equal weights summing to 1)");
   s.real("pricing.instrument[].barrier", 0.0, "currency", Range{0.0, {}}, "barrier: the barrier level (> 0)");
   s.choice("pricing.instrument[].barrier_type", "down-and-out", {"down-and-out", "down-and-in", "up-and-out", "up-and-in"},
            "barrier: side and kind");
@@ -77,6 +98,61 @@ bool plain_name(const std::string& n) {
 
 constexpr const char* kNameRule = "names use letters, digits, '_', '-', '.' (at most 63, not 'summary')";
 
+// Given in the input file or by --set, rather than filled in as a default.
+bool given(const Config& c, const std::string& key) {
+  const std::string w = c.where(key);
+  return w.size() < 9 || w.compare(w.size() - 9, 9, "(default)") != 0;
+}
+
+// A key of another type or model is a mistake, not something to ignore.
+// (Compared with its default, so the stored /config, which lists every
+// key, reads back.)
+void reject_foreign(const Config& c, const std::string& prefix, const std::string& owner,
+                    std::initializer_list<std::pair<const char*, bool>> belongs, const std::string& schema_prefix) {
+  for (const auto& [key, ok] : belongs) {
+    if (ok) continue;
+    const Param* param = c.schema().find(schema_prefix + key);
+    const std::string full = prefix + key;
+    bool is_default = true;
+    switch (param->type) {
+      case ParamType::real: is_default = c.real(full) == std::get<double>(param->default_value); break;
+      case ParamType::integer: is_default = c.integer(full) == std::get<std::int64_t>(param->default_value); break;
+      case ParamType::real_list: is_default = c.reals(full).empty(); break;
+      default: is_default = c.string(full) == std::get<std::string>(param->default_value); break;
+    }
+    if (!is_default) {
+      c.fail(full, "does not apply to " + owner +
+                       (std::string(key) == "fixings" ? " (fixings: asian, or discrete monitoring)" : ""));
+    }
+  }
+}
+
+// pricing.correlation: n x n, symmetric, unit diagonal, positive definite
+// (its Cholesky factorisation succeeds).
+void read_correlation(const Config& c, Portfolio& p) {
+  const std::vector<std::vector<double>> rows = c.real_rows("pricing.correlation");
+  if (rows.empty()) return;
+  const std::size_t n = p.assets.size();
+  const std::string key = "pricing.correlation";
+  if (rows.size() != n) {
+    c.fail(key, "needs " + std::to_string(n) + " rows, one per [[pricing.asset]]; has " + std::to_string(rows.size()));
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (rows[i].size() != n) c.fail(key, "row " + std::to_string(i + 1) + " needs " + std::to_string(n) + " entries");
+    if (rows[i][i] != 1.0) c.fail(key, "the diagonal must be 1 (row " + std::to_string(i + 1) + ")");
+    for (std::size_t j = 0; j < i; ++j) {
+      if (rows[i][j] != rows[j][i]) {
+        c.fail(key, "not symmetric: entry (" + std::to_string(i + 1) + ", " + std::to_string(j + 1) + ") differs from (" +
+                        std::to_string(j + 1) + ", " + std::to_string(i + 1) + ")");
+      }
+    }
+  }
+  for (const auto& r : rows) p.correlation.insert(p.correlation.end(), r.begin(), r.end());
+  std::vector<int> all(n);
+  for (std::size_t i = 0; i < n; ++i) all[i] = static_cast<int>(i);
+  if (cholesky_of(p, all).empty()) c.fail(key, "not positive definite (its Cholesky factorisation fails)");
+}
+
 }  // namespace
 
 Portfolio read_portfolio(const Config& c) {
@@ -94,8 +170,33 @@ Portfolio read_portfolio(const Config& c) {
     for (const Asset& b : p.assets) {
       if (b.name == a.name) c.fail(k + "name", "two assets have this name");
     }
+    a.v0 = c.real(k + "v0");
+    a.kappa = c.real(k + "kappa");
+    a.theta = c.real(k + "theta");
+    a.xi = c.real(k + "xi");
+    a.rho = c.real(k + "rho");
+    a.qe = c.string(k + "scheme") == "qe";
+    a.jump_intensity = c.real(k + "jump_intensity");
+    a.jump_mean = c.real(k + "jump_mean");
+    a.jump_vol = c.real(k + "jump_vol");
+    const bool heston = a.model == "heston", merton = a.model == "merton";
+    reject_foreign(c, k, "model " + a.model,
+                   {{"vol", !heston}, {"v0", heston}, {"kappa", heston}, {"theta", heston}, {"xi", heston},
+                    {"rho", heston}, {"scheme", heston}, {"jump_intensity", merton}, {"jump_mean", merton},
+                    {"jump_vol", merton}},
+                   "pricing.asset[].");
+    if (!heston && !given(c, k + "vol")) c.fail(k + "vol", "required for model " + a.model);
+    if (heston) {
+      for (const char* key : {"v0", "kappa", "theta", "xi"}) {
+        if (!given(c, k + key)) c.fail(k + key, "required for model heston");
+      }
+      if (!(a.kappa > 0)) c.fail(k + "kappa", "heston needs kappa > 0");
+      if (!(a.theta > 0)) c.fail(k + "theta", "heston needs theta > 0");
+      if (!(a.xi > 0)) c.fail(k + "xi", "heston needs xi > 0");
+    }
     p.assets.push_back(a);
   }
+  read_correlation(c, p);
   for (std::size_t i = 0; i < c.count("pricing.instrument"); ++i) {
     const std::string k = "pricing.instrument." + std::to_string(i) + ".";
     Instrument in;
@@ -123,41 +224,46 @@ Portfolio read_portfolio(const Config& c) {
     in.kind.knock_in = barrier_type.size() > 3 && barrier_type.compare(barrier_type.size() - 3, 3, "-in") == 0;
     in.continuous = c.string(k + "monitoring") == "continuous";
 
-    // A key of another payoff type is a mistake, not something to ignore.
-    // (Compared with the default, so the stored /config, which lists every
-    // key, reads back.)
     const bool discrete = !in.continuous;
-    const std::pair<const char*, bool> belongs[] = {
-        {"cash", in.type == "digital"},
-        {"fixings", in.type == "asian" || ((in.type == "barrier" || in.type == "lookback") && discrete)},
-        {"average", in.type == "asian"},
-        {"barrier", in.type == "barrier"},
-        {"barrier_type", in.type == "barrier"},
-        {"monitoring", in.type == "barrier" || in.type == "lookback"},
-        {"rebate", in.type == "barrier"},
-    };
-    const Schema& schema = c.schema();
-    for (const auto& [key, ok] : belongs) {
-      if (ok) continue;
-      const Param* param = schema.find(std::string("pricing.instrument[].") + key);
-      const std::string full = k + key;
-      const bool is_default = param->type == ParamType::real      ? c.real(full) == std::get<double>(param->default_value)
-                              : param->type == ParamType::integer ? c.integer(full) == std::get<std::int64_t>(param->default_value)
-                                                                  : c.string(full) == std::get<std::string>(param->default_value);
-      if (!is_default) {
-        c.fail(full, std::string("does not apply to a ") + in.type + " option" +
-                         (std::string(key) == "fixings" ? " (fixings: asian, or discrete monitoring)" : ""));
-      }
-    }
+    reject_foreign(c, k, "a " + in.type + " option",
+                   {{"cash", in.type == "digital"},
+                    {"fixings", in.type == "asian" || ((in.type == "barrier" || in.type == "lookback") && discrete)},
+                    {"average", in.type == "asian" || in.type == "basket"},
+                    {"barrier", in.type == "barrier"},
+                    {"barrier_type", in.type == "barrier"},
+                    {"monitoring", in.type == "barrier" || in.type == "lookback"},
+                    {"rebate", in.type == "barrier"},
+                    {"basket", in.type == "basket"},
+                    {"weights", in.type == "basket"}},
+                   "pricing.instrument[].");
     if (in.type == "barrier" && !(in.barrier > 0)) c.fail(k + "barrier", "a barrier option needs a barrier > 0");
 
+    in.basket = c.string(k + "basket");
+    in.weights = c.reals(k + "weights");
+    if (in.basket != "average" && given(c, k + "average")) c.fail(k + "average", "applies to basket = \"average\" only");
     const std::vector<std::string> names = c.strings(k + "assets");
-    if (names.size() != 1) c.fail(k + "assets", "a " + in.type + " option is written on exactly one asset");
-    in.asset = -1;
-    for (std::size_t a = 0; a < p.assets.size(); ++a) {
-      if (p.assets[a].name == names[0]) in.asset = static_cast<int>(a);
+    const bool basket = in.type == "basket";
+    if (!basket && names.size() != 1) c.fail(k + "assets", "a " + in.type + " option is written on exactly one asset");
+    if (basket && (names.size() < 2 || names.size() > 8)) c.fail(k + "assets", "a basket holds 2 to 8 assets");
+    for (const std::string& name : names) {
+      int found = -1;
+      for (std::size_t a = 0; a < p.assets.size(); ++a) {
+        if (p.assets[a].name == name) found = static_cast<int>(a);
+      }
+      if (found < 0) c.fail(k + "assets", "no [[pricing.asset]] is named \"" + name + "\"");
+      for (int b : in.basket_assets) {
+        if (b == found) c.fail(k + "assets", "\"" + name + "\" is named twice");
+      }
+      in.basket_assets.push_back(found);
     }
-    if (in.asset < 0) c.fail(k + "assets", "no [[pricing.asset]] is named \"" + names[0] + "\"");
+    in.asset = in.basket_assets.front();
+    if (!basket) in.basket_assets.clear();
+    if (basket && in.basket == "average") {
+      if (in.weights.empty()) in.weights.assign(names.size(), 1.0 / static_cast<double>(names.size()));
+      if (in.weights.size() != names.size()) c.fail(k + "weights", "needs one weight per asset (" + std::to_string(names.size()) + ")");
+    } else if (!in.weights.empty()) {
+      c.fail(k + "weights", "applies to basket = \"average\" only");
+    }
     p.instruments.push_back(in);
   }
   p.steps_per_year = static_cast<int>(c.integer("pricing.steps_per_year"));
@@ -168,10 +274,34 @@ bool terminal_only(const Portfolio& p, const Instrument& i) {
   return i.type == "european" && p.assets[static_cast<std::size_t>(i.asset)].model == "gbm";
 }
 
+std::vector<int> assets_of(const Instrument& i) {
+  return i.basket_assets.empty() ? std::vector<int>{i.asset} : i.basket_assets;
+}
+
+std::vector<double> cholesky_of(const Portfolio& p, const std::vector<int>& assets) {
+  const std::size_t n = assets.size(), all = p.assets.size();
+  std::vector<double> l(n * n, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j <= i; ++j) {
+      const auto ai = static_cast<std::size_t>(assets[i]), aj = static_cast<std::size_t>(assets[j]);
+      double sum = p.correlation.empty() ? (i == j ? 1.0 : 0.0) : p.correlation[ai * all + aj];
+      for (std::size_t k = 0; k < j; ++k) sum -= l[i * n + k] * l[j * n + k];
+      if (i == j) {
+        if (!(sum > 1e-12)) return {};
+        l[i * n + i] = std::sqrt(sum);
+      } else {
+        l[i * n + j] = sum / l[j * n + j];
+      }
+    }
+  }
+  return l;
+}
+
 std::vector<double> time_grid(const Portfolio& p, const Instrument& i) {
   const double t = i.maturity;
-  const bool exact = p.assets[static_cast<std::size_t>(i.asset)].model == "gbm" &&
-                     (i.type == "european" || i.type == "digital");
+  bool all_gbm = true;
+  for (int a : assets_of(i)) all_gbm = all_gbm && p.assets[static_cast<std::size_t>(a)].model == "gbm";
+  const bool exact = all_gbm && (i.type == "european" || i.type == "digital" || i.type == "basket");
   if (exact) return {t};
   // ceil, forgiving the rounding of maturity * steps_per_year (1.0 * 252 is
   // 252 steps, not 253).
@@ -211,13 +341,13 @@ std::vector<int> fixing_steps(const Instrument& i, const std::vector<double>& gr
 
 std::vector<PathGroup> path_groups(const Portfolio& p) {
   std::vector<PathGroup> groups;
-  std::map<std::pair<int, std::vector<double>>, std::size_t> index;
+  std::map<std::pair<std::vector<int>, std::vector<double>>, std::size_t> index;
   for (std::size_t i = 0; i < p.instruments.size(); ++i) {
     const Instrument& in = p.instruments[i];
     if (terminal_only(p, in)) continue;
     std::vector<double> grid = time_grid(p, in);
-    auto [it, fresh] = index.try_emplace({in.asset, grid}, groups.size());
-    if (fresh) groups.push_back({in.asset, std::move(grid), {}});
+    auto [it, fresh] = index.try_emplace({assets_of(in), grid}, groups.size());
+    if (fresh) groups.push_back({assets_of(in), std::move(grid), {}});
     groups[it->second].instruments.push_back(i);
   }
   return groups;

@@ -16,7 +16,10 @@ namespace strata::pricing {
 struct Asset {
   std::string name;
   double spot = 0, dividend = 0, vol = 0;
-  std::string model;   // gbm
+  std::string model;   // gbm | heston | merton
+  double v0 = 0, kappa = 0, theta = 0, xi = 0, rho = 0;   // heston
+  bool qe = true;                                         // heston scheme: QE, else full truncation
+  double jump_intensity = 0, jump_mean = 0, jump_vol = 0; // merton
 };
 
 // A barrier's side and kind, from barrier_type ("down-and-out", ...).
@@ -26,10 +29,11 @@ struct BarrierKind {
 
 struct Instrument {
   std::string name;
-  std::string type;     // european | digital | asian | barrier | lookback
+  std::string type;     // european | digital | asian | barrier | lookback | basket
   bool call = true;
   double strike = 0, maturity = 0;
-  int asset = 0;        // index into Portfolio::assets
+  int asset = 0;        // index into Portfolio::assets (a basket's first)
+  std::vector<int> basket_assets{};   // basket: every asset, in the order given
   double cash = 1;      // digital: paid when in the money
   int fixings = 0;      // asian, discrete barrier/lookback: dates T/n, 2T/n, ..., T
   bool geometric = false;                 // asian average
@@ -37,6 +41,8 @@ struct Instrument {
   BarrierKind kind{};
   bool continuous = true;                 // barrier/lookback monitoring
   bool floating = false;                  // lookback: strike = "floating"
+  std::string basket = "average";         // basket: average | max | min
+  std::vector<double> weights{};            // basket average: one per asset (default equal)
 };
 
 struct Portfolio {
@@ -48,7 +54,15 @@ struct Portfolio {
   std::int64_t chunk_paths = 0;  // 0: chosen by backend
   std::uint64_t seed = 0;
   int steps_per_year = 252;
+  std::vector<double> correlation;   // n x n row-major over assets; empty: independent
 };
+
+// The assets an instrument's paths need (a basket's list, else its asset).
+std::vector<int> assets_of(const Instrument& i);
+
+// Lower Cholesky factor of the correlation of `assets` (row-major); identity
+// when the portfolio has none.
+std::vector<double> cholesky_of(const Portfolio& p, const std::vector<int>& assets);
 
 void declare_schema(Schema& s);
 Portfolio read_portfolio(const Config& c);   // throws InputError naming the key
@@ -67,9 +81,9 @@ std::vector<double> time_grid(const Portfolio& p, const Instrument& i);
 // instrument's fixings on its time grid.
 std::vector<int> fixing_steps(const Instrument& i, const std::vector<double>& grid);
 
-// Instruments on the same asset and the same time grid share their paths.
+// Instruments on the same assets and the same time grid share their paths.
 struct PathGroup {
-  int asset = 0;
+  std::vector<int> assets;
   std::vector<double> grid;
   std::vector<std::size_t> instruments;   // indices into Portfolio::instruments
 };

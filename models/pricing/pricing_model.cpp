@@ -126,11 +126,13 @@ class PricingModel final : public Model {
                   static_cast<long long>(plan.chunk_blocks), static_cast<double>(plan.device_bytes) / (1 << 20));
     ctx.out << text;
     for (const PathGroup& g : path_groups(p)) {
+      std::string names;
+      for (int a : g.assets) names += (names.empty() ? "" : "+") + p.assets[static_cast<std::size_t>(a)].name;
       const std::int64_t nb = PathGroupRun::launch_blocks(g, p.antithetic, ctx.precision, ctx.device, plan.chunk_blocks);
       std::snprintf(text, sizeof text,
                     "      path group on %s: %zu instrument(s), %zu steps per path to T = %g; launches of %lld "
                     "blocks, %.1f MiB\n",
-                    p.assets[static_cast<std::size_t>(g.asset)].name.c_str(), g.instruments.size(), g.grid.size(),
+                    names.c_str(), g.instruments.size(), g.grid.size(),
                     g.grid.back(), static_cast<long long>(nb),
                     static_cast<double>(nb) * static_cast<double>(PathGroupRun::bytes_per_block(g, p.antithetic, ctx.precision)) /
                         (1 << 20));
