@@ -471,10 +471,65 @@ void Config::validate_value(const Param& p, toml::node& v, const std::string& ke
   }
 }
 
+namespace {
+
+// toml++ writes every float with 17 significant digits (0.05 becomes
+// 0.050000000000000003). Rewrite each float outside quotes in the shortest
+// form that reads back to the same double, as a person would write it.
+std::string shortest_floats(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  char quote = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (quote != 0) {
+      out += c;
+      if (c == '\\' && quote == '"' && i + 1 < text.size()) {
+        out += text[++i];
+      } else if (c == quote) {
+        quote = 0;
+      }
+      ++i;
+      continue;
+    }
+    if (c == '\'' || c == '"') {
+      quote = c;
+      out += c;
+      ++i;
+      continue;
+    }
+    const bool starts = (c >= '0' && c <= '9') || (c == '-' && i + 1 < text.size() && text[i + 1] >= '0' && text[i + 1] <= '9');
+    const char prev = out.empty() ? ' ' : out.back();
+    if (starts && (prev == ' ' || prev == '[' || prev == ',' || prev == '=')) {
+      std::size_t j = i + 1;
+      while (j < text.size() && std::strchr("0123456789.eE+-_", text[j]) != nullptr) ++j;
+      const std::string token = text.substr(i, j - i);
+      double v = 0;
+      const bool is_float = token.find_first_of(".eE") != std::string::npos && token.find('_') == std::string::npos;
+      const auto r = std::from_chars(token.data(), token.data() + token.size(), v);
+      if (is_float && r.ec == std::errc() && r.ptr == token.data() + token.size()) {
+        char buf[64];
+        std::string shortest(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+        if (shortest.find_first_of(".eEn") == std::string::npos) shortest += ".0";   // stays a TOML float
+        out += shortest;
+      } else {
+        out += token;
+      }
+      i = j;
+      continue;
+    }
+    out += c;
+    ++i;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string Config::to_toml() const {
   std::ostringstream s;
   s << table_ << "\n";
-  return s.str();
+  return shortest_floats(s.str());
 }
 
 namespace {
