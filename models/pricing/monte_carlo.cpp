@@ -102,12 +102,8 @@ PortfolioRun::PortfolioRun(const Portfolio& p, const SamplePlan& plan, const Dev
                            const MpiContext& mpi)
     : p_(p), plan_(plan), device_(device), precision_(precision), mpi_(mpi) {
   shifts_.assign(p.instruments.size(), 0.0);
-  for (std::size_t i = 0; i < p.instruments.size(); ++i) {
-    if (terminal_only(p, p.instruments[i])) {
-      terminal_.push_back(i);
-      shifts_[i] = shift_for(p, p.instruments[i]);
-    }
-  }
+  terminal_ = lone_europeans(p);
+  for (std::size_t i : terminal_) shifts_[i] = shift_for(p, p.instruments[i]);
   groups_ = path_groups(p);
   chunk_moments_.resize(static_cast<std::size_t>(plan.chunk_blocks * kMoments));
   // Any rank's allocation failure becomes every rank's.
@@ -116,11 +112,20 @@ PortfolioRun::PortfolioRun(const Portfolio& p, const SamplePlan& plan, const Dev
       lanes_ = Buffer<double>(device, static_cast<std::size_t>(plan.chunk_blocks * kLanes * kMoments));
       blocks_ = Buffer<double>(device, static_cast<std::size_t>(plan.chunk_blocks * kMoments));
     }
+    std::size_t work = 0, lanes = 0, blocks = 0;
     for (const PathGroup& g : groups_) {
       const std::int64_t nb = PathGroupRun::launch_blocks(g, p.antithetic, precision, device, plan.chunk_blocks);
       group_runs_.emplace_back(p, g, device, precision, nb);
-      for (std::size_t j = 0; j < g.instruments.size(); ++j) shifts_[g.instruments[j]] = group_runs_.back().shifts()[j];
+      const PathGroupRun& run = group_runs_.back();
+      for (std::size_t j = 0; j < g.instruments.size(); ++j) shifts_[g.instruments[j]] = run.shifts()[j];
+      work = std::max(work, run.work_doubles());
+      lanes = std::max(lanes, run.lane_doubles());
+      blocks = std::max(blocks, run.block_doubles());
     }
+    // One scratch for all groups: memory is the largest group's launch.
+    scratch_.work = Buffer<double>(device, work);
+    scratch_.lanes = Buffer<double>(device, lanes);
+    scratch_.blocks = Buffer<double>(device, blocks);
   });
   reset_ranges({{plan.first_block, plan.last_block}}, 0);
 }
@@ -152,7 +157,7 @@ void PortfolioRun::compute_piece(std::int64_t first, std::int64_t nb) {
   }
   // Every instrument of a group from the same paths.
   for (std::size_t g = 0; g < groups_.size(); ++g) {
-    group_runs_[g].compute(first, nb, plan_.samples, group_moments_);
+    group_runs_[g].compute(first, nb, plan_.samples, scratch_, group_moments_);
     for (std::size_t j = 0; j < groups_[g].instruments.size(); ++j) {
       const double* m = group_moments_.data() + static_cast<std::ptrdiff_t>(j) * nb * kMoments;
       scan(groups_[g].instruments[j], m, first, nb);

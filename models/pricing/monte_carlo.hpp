@@ -82,6 +82,7 @@ class PortfolioRun {
   std::vector<std::size_t> terminal_;           // instruments sampled at maturity only (European GBM)
   std::vector<PathGroup> groups_;               // the others, by shared paths
   std::vector<PathGroupRun> group_runs_;
+  GroupScratch scratch_;
   std::vector<double> group_moments_;
   std::vector<TreeSum> sums_;
   std::vector<BlockRange> ranges_;              // this rank's blocks still to compute, in order

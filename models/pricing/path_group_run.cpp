@@ -96,10 +96,10 @@ double typical_vol(const Asset& a) { return a.model == "heston" ? std::sqrt(a.th
 template <class Real>
 struct PathGroupRun::Data {
   PathGroupKernel<Real> kernel{};
-  Buffer<Real> cholesky, dt, sqrt_dt, weights, paths, variance;
+  Buffer<Real> cholesky, dt, sqrt_dt, weights;
   Buffer<AssetStep<Real>> assets;
   Buffer<int> fix_steps;
-  Buffer<double> discount_at, shifts, lanes, blocks;
+  Buffer<double> discount_at, shifts;
   Buffer<PayoffSpec<Real>> payoffs;
   std::int64_t max_blocks = 0;
 };
@@ -215,12 +215,10 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
     for (const auto& s : specs) real_specs.push_back(spec_as<Real>(s));
     data->payoffs = upload(device, real_specs);
     const std::size_t lanes = static_cast<std::size_t>(max_blocks * kLanes);
-    const std::size_t cells = lanes * (static_cast<std::size_t>(steps) + 1) * static_cast<std::size_t>(n_assets) *
-                              (p.antithetic ? 2 : 1);
-    data->paths = Buffer<Real>(device, cells);
-    data->variance = Buffer<Real>(device, cells);
-    data->lanes = Buffer<double>(device, lanes * specs.size() * kMoments);
-    data->blocks = Buffer<double>(device, static_cast<std::size_t>(max_blocks) * specs.size() * kMoments);
+    cells_ = lanes * (static_cast<std::size_t>(steps) + 1) * static_cast<std::size_t>(n_assets) * (p.antithetic ? 2 : 1);
+    work_doubles_ = (2 * cells_ * sizeof(Real) + sizeof(double) - 1) / sizeof(double);
+    lane_doubles_ = lanes * specs.size() * kMoments;
+    block_doubles_ = static_cast<std::size_t>(max_blocks) * specs.size() * kMoments;
     auto& k = data->kernel;
     k.key = rng::philox_key(p.seed);
     k.steps = steps;
@@ -237,9 +235,6 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
     k.payoffs = data->payoffs.data();
     k.shifts = data->shifts.data();
     k.n_payoffs = static_cast<int>(specs.size());
-    k.paths = data->paths.data();
-    k.variance = data->variance.data();
-    k.lanes = data->lanes.data();
   };
   if (precision == Precision::fp32) {
     build(fp32_, 0.0f);
@@ -253,10 +248,13 @@ PathGroupRun::PathGroupRun(PathGroupRun&&) noexcept = default;
 
 namespace {
 
-template <class Data>
+template <class Real, class Data>
 void compute_group(Data& data, const Device& device, std::int64_t first, std::int64_t nb, std::int64_t n_samples,
-                   std::vector<double>& out) {
+                   std::size_t cells, GroupScratch& scratch, std::vector<double>& out) {
   auto kernel = data.kernel;
+  kernel.paths = reinterpret_cast<Real*>(scratch.work.data());
+  kernel.variance = kernel.paths + cells;
+  kernel.lanes = scratch.lanes.data();
   const std::int64_t n_payoffs = kernel.n_payoffs;
   out.assign(static_cast<std::size_t>(n_payoffs * nb * kMoments), 0.0);
   std::vector<double> piece_out;
@@ -266,9 +264,9 @@ void compute_group(Data& data, const Device& device, std::int64_t first, std::in
     kernel.n_samples = n_samples;
     kernel.n_lanes = n * kLanes;
     parallel_for(device, n * kLanes, kernel);
-    parallel_for(device, n_payoffs * n, GroupLaneTree{data.lanes.data(), data.blocks.data(), n * kLanes, n});
+    parallel_for(device, n_payoffs * n, GroupLaneTree{scratch.lanes.data(), scratch.blocks.data(), n * kLanes, n});
     piece_out.resize(static_cast<std::size_t>(n_payoffs * n * kMoments));
-    data.blocks.copy_to_host(piece_out.data(), piece_out.size());
+    scratch.blocks.copy_to_host(piece_out.data(), piece_out.size());
     for (std::int64_t j = 0; j < n_payoffs; ++j) {
       std::copy_n(piece_out.begin() + j * n * kMoments, n * kMoments, out.begin() + (j * nb + off) * kMoments);
     }
@@ -277,11 +275,12 @@ void compute_group(Data& data, const Device& device, std::int64_t first, std::in
 
 }  // namespace
 
-void PathGroupRun::compute(std::int64_t first, std::int64_t nb, std::int64_t n_samples, std::vector<double>& out) {
+void PathGroupRun::compute(std::int64_t first, std::int64_t nb, std::int64_t n_samples, GroupScratch& scratch,
+                           std::vector<double>& out) {
   if (fp32_) {
-    compute_group(*fp32_, device_, first, nb, n_samples, out);
+    compute_group<float>(*fp32_, device_, first, nb, n_samples, cells_, scratch, out);
   } else {
-    compute_group(*fp64_, device_, first, nb, n_samples, out);
+    compute_group<double>(*fp64_, device_, first, nb, n_samples, cells_, scratch, out);
   }
 }
 

@@ -8,9 +8,17 @@
 #include <vector>
 
 #include "engine/backend/backend.hpp"
+#include "engine/backend/buffer.hpp"
 #include "models/pricing/portfolio.hpp"
 
 namespace strata::pricing {
+
+// Device working memory, shared by the groups (they run one after the
+// other): paths and step variances (as doubles, or floats in the same
+// bytes), lane moments, block moments.
+struct GroupScratch {
+  Buffer<double> work, lanes, blocks;
+};
 
 class PathGroupRun {
  public:
@@ -21,7 +29,12 @@ class PathGroupRun {
 
   // Moments of blocks [first, first + nb) of every instrument of the group:
   // out[(kMoments * (j * nb + b)) + m] for its j-th instrument.
-  void compute(std::int64_t first, std::int64_t nb, std::int64_t n_samples, std::vector<double>& out);
+  void compute(std::int64_t first, std::int64_t nb, std::int64_t n_samples, GroupScratch& scratch,
+               std::vector<double>& out);
+  // Doubles of each scratch buffer a launch of this group needs.
+  std::size_t work_doubles() const { return work_doubles_; }
+  std::size_t lane_doubles() const { return lane_doubles_; }
+  std::size_t block_doubles() const { return block_doubles_; }
   const std::vector<double>& shifts() const { return shifts_; }
 
   // Device bytes per block of a launch (path storage and lane moments).
@@ -37,6 +50,8 @@ class PathGroupRun {
   std::unique_ptr<Data<float>> fp32_;
   std::vector<double> shifts_;
   Device device_;
+  std::size_t cells_ = 0;   // path cells of a launch (the variances follow them)
+  std::size_t work_doubles_ = 0, lane_doubles_ = 0, block_doubles_ = 0;
 };
 
 }  // namespace strata::pricing

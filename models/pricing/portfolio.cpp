@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
+#include <unordered_set>
 
 #include "engine/config/config.hpp"
 #include "engine/config/schema.hpp"
+#include "engine/runtime/error.hpp"
+#include "models/pricing/instrument_fields.hpp"
 
 namespace strata::pricing {
 
@@ -52,7 +56,11 @@ void declare_schema(Schema& s) {
                 "positive definite); empty: independent. For Heston assets it correlates the asset Brownian "
                 "motions; each asset's rho couples it to its variance");
 
-  s.table_list("pricing.instrument", Range{1.0, {}}, "options to price, one [[pricing.instrument]] table each");
+  s.table_list("pricing.instrument", Range{0.0, {}},
+               "options to price, one [[pricing.instrument]] table each (and/or rows of pricing.portfolio_file)");
+  s.string("pricing.portfolio_file", std::string(),
+           "CSV of instruments, one a row, header = [[pricing.instrument]] keys (lists separated by ';'), "
+           "relative to the input file; priced with the inline instruments");
   s.string("pricing.instrument[].name", std::nullopt, "unique name; names the output group /pricing/<name>");
   s.choice("pricing.instrument[].type", "european", {"european", "digital", "asian", "barrier", "lookback", "basket"},
            "payoff type");
@@ -83,8 +91,6 @@ void declare_schema(Schema& s) {
          "maturity when a knock-in barrier never was");
 }
 
-namespace {
-
 // Names become HDF5 group names and table cells: keep them plain.
 bool plain_name(const std::string& n) {
   if (n.empty() || n.size() > 63 || n == "summary") return false;
@@ -96,7 +102,9 @@ bool plain_name(const std::string& n) {
   return n != "." && n != "..";
 }
 
-constexpr const char* kNameRule = "names use letters, digits, '_', '-', '.' (at most 63, not 'summary')";
+const char* const kNameRule = "names use letters, digits, '_', '-', '.' (at most 63, not 'summary')";
+
+namespace {
 
 // Given in the input file or by --set, rather than filled in as a default.
 bool given(const Config& c, const std::string& key) {
@@ -197,76 +205,29 @@ Portfolio read_portfolio(const Config& c) {
     p.assets.push_back(a);
   }
   read_correlation(c, p);
-  for (std::size_t i = 0; i < c.count("pricing.instrument"); ++i) {
-    const std::string k = "pricing.instrument." + std::to_string(i) + ".";
-    Instrument in;
-    in.name = c.string(k + "name");
-    in.type = c.string(k + "type");
-    in.call = c.string(k + "option") == "call";
-    in.maturity = c.real(k + "maturity");
-    if (!plain_name(in.name)) c.fail(k + "name", kNameRule);
-    for (const Instrument& j : p.instruments) {
-      if (j.name == in.name) c.fail(k + "name", "two instruments have this name");
-    }
-    if (c.word(k + "strike")) {
-      if (in.type != "lookback") c.fail(k + "strike", "only a lookback's strike may be \"floating\"");
-      in.floating = true;
-    } else {
-      in.strike = c.real(k + "strike");
-    }
-    in.cash = c.real(k + "cash");
-    in.fixings = static_cast<int>(c.integer(k + "fixings"));
-    in.geometric = c.string(k + "average") == "geometric";
-    in.barrier = c.real(k + "barrier");
-    in.rebate = c.real(k + "rebate");
-    const std::string barrier_type = c.string(k + "barrier_type");
-    in.kind.up = barrier_type.rfind("up", 0) == 0;
-    in.kind.knock_in = barrier_type.size() > 3 && barrier_type.compare(barrier_type.size() - 3, 3, "-in") == 0;
-    in.continuous = c.string(k + "monitoring") == "continuous";
-
-    const bool discrete = !in.continuous;
-    reject_foreign(c, k, "a " + in.type + " option",
-                   {{"cash", in.type == "digital"},
-                    {"fixings", in.type == "asian" || ((in.type == "barrier" || in.type == "lookback") && discrete)},
-                    {"average", in.type == "asian" || in.type == "basket"},
-                    {"barrier", in.type == "barrier"},
-                    {"barrier_type", in.type == "barrier"},
-                    {"monitoring", in.type == "barrier" || in.type == "lookback"},
-                    {"rebate", in.type == "barrier"},
-                    {"basket", in.type == "basket"},
-                    {"weights", in.type == "basket"}},
-                   "pricing.instrument[].");
-    if (in.type == "barrier" && !(in.barrier > 0)) c.fail(k + "barrier", "a barrier option needs a barrier > 0");
-
-    in.basket = c.string(k + "basket");
-    in.weights = c.reals(k + "weights");
-    if (in.basket != "average" && given(c, k + "average")) c.fail(k + "average", "applies to basket = \"average\" only");
-    const std::vector<std::string> names = c.strings(k + "assets");
-    const bool basket = in.type == "basket";
-    if (!basket && names.size() != 1) c.fail(k + "assets", "a " + in.type + " option is written on exactly one asset");
-    if (basket && (names.size() < 2 || names.size() > 8)) c.fail(k + "assets", "a basket holds 2 to 8 assets");
-    for (const std::string& name : names) {
-      int found = -1;
-      for (std::size_t a = 0; a < p.assets.size(); ++a) {
-        if (p.assets[a].name == name) found = static_cast<int>(a);
-      }
-      if (found < 0) c.fail(k + "assets", "no [[pricing.asset]] is named \"" + name + "\"");
-      for (int b : in.basket_assets) {
-        if (b == found) c.fail(k + "assets", "\"" + name + "\" is named twice");
-      }
-      in.basket_assets.push_back(found);
-    }
-    in.asset = in.basket_assets.front();
-    if (!basket) in.basket_assets.clear();
-    if (basket && in.basket == "average") {
-      if (in.weights.empty()) in.weights.assign(names.size(), 1.0 / static_cast<double>(names.size()));
-      if (in.weights.size() != names.size()) c.fail(k + "weights", "needs one weight per asset (" + std::to_string(names.size()) + ")");
-    } else if (!in.weights.empty()) {
-      c.fail(k + "weights", "applies to basket = \"average\" only");
-    }
-    p.instruments.push_back(in);
-  }
   p.steps_per_year = static_cast<int>(c.integer("pricing.steps_per_year"));
+  std::unordered_set<std::string> names;
+  for (std::size_t i = 0; i < c.count("pricing.instrument"); ++i) {
+    p.instruments.push_back(read_instrument(*config_fields(c, i), p, c.schema()));
+    if (!names.insert(p.instruments.back().name).second) {
+      c.fail("pricing.instrument." + std::to_string(i) + ".name", "two instruments have this name");
+    }
+  }
+  const std::string file = c.string("pricing.portfolio_file");
+  if (!file.empty()) {
+    // Relative to the input file's folder, like any path a person writes in it.
+    std::filesystem::path path(file);
+    if (path.is_relative()) path = std::filesystem::path(c.path()).parent_path() / path;
+    for (Instrument& in : read_portfolio_csv(path.string(), c.schema(), p)) {
+      if (!names.insert(in.name).second) {
+        throw InputError(path.string() + ": instrument \"" + in.name + "\": two instruments have this name");
+      }
+      p.instruments.push_back(std::move(in));
+    }
+  }
+  if (p.instruments.empty()) {
+    c.fail("pricing.portfolio_file", "no instruments: give [[pricing.instrument]] tables or a portfolio file");
+  }
   return p;
 }
 
@@ -339,18 +300,42 @@ std::vector<int> fixing_steps(const Instrument& i, const std::vector<double>& gr
   return steps;
 }
 
-std::vector<PathGroup> path_groups(const Portfolio& p) {
+namespace {
+
+std::vector<PathGroup> all_groups(const Portfolio& p) {
   std::vector<PathGroup> groups;
   std::map<std::pair<std::vector<int>, std::vector<double>>, std::size_t> index;
   for (std::size_t i = 0; i < p.instruments.size(); ++i) {
     const Instrument& in = p.instruments[i];
-    if (terminal_only(p, in)) continue;
     std::vector<double> grid = time_grid(p, in);
     auto [it, fresh] = index.try_emplace({assets_of(in), grid}, groups.size());
     if (fresh) groups.push_back({assets_of(in), std::move(grid), {}});
     groups[it->second].instruments.push_back(i);
   }
   return groups;
+}
+
+bool lone_european(const Portfolio& p, const PathGroup& g) {
+  return g.instruments.size() == 1 && terminal_only(p, p.instruments[g.instruments.front()]);
+}
+
+}  // namespace
+
+std::vector<PathGroup> path_groups(const Portfolio& p) {
+  std::vector<PathGroup> groups;
+  for (PathGroup& g : all_groups(p)) {
+    if (!lone_european(p, g)) groups.push_back(std::move(g));
+  }
+  return groups;
+}
+
+std::vector<std::size_t> lone_europeans(const Portfolio& p) {
+  std::vector<std::size_t> out;
+  for (const PathGroup& g : all_groups(p)) {
+    if (lone_european(p, g)) out.push_back(g.instruments.front());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace strata::pricing

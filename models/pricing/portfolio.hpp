@@ -65,10 +65,15 @@ std::vector<int> assets_of(const Instrument& i);
 std::vector<double> cholesky_of(const Portfolio& p, const std::vector<int>& assets);
 
 void declare_schema(Schema& s);
+
+// Names become HDF5 group names and table cells: letters, digits, '_', '-',
+// '.', at most 63, not "summary".
+bool plain_name(const std::string& n);
+extern const char* const kNameRule;
 Portfolio read_portfolio(const Config& c);   // throws InputError naming the key
 
-// Whether the instrument is priced by exact terminal sampling (a European
-// call or put under GBM: today's single-draw sampler).
+// Whether the instrument may be priced by exact terminal sampling (a
+// European call or put under GBM: the single-draw sampler).
 bool terminal_only(const Portfolio& p, const Instrument& i);
 
 // The times (years, ascending, the last = maturity) at which the
@@ -82,11 +87,14 @@ std::vector<double> time_grid(const Portfolio& p, const Instrument& i);
 std::vector<int> fixing_steps(const Instrument& i, const std::vector<double>& grid);
 
 // Instruments on the same assets and the same time grid share their paths.
+// A European under GBM alone on its asset and maturity keeps the
+// single-draw sampler; with others it joins their one-step group.
 struct PathGroup {
   std::vector<int> assets;
   std::vector<double> grid;
   std::vector<std::size_t> instruments;   // indices into Portfolio::instruments
 };
-std::vector<PathGroup> path_groups(const Portfolio& p);   // terminal_only instruments excluded
+std::vector<PathGroup> path_groups(const Portfolio& p);   // without the lone Europeans
+std::vector<std::size_t> lone_europeans(const Portfolio& p);
 
 }  // namespace strata::pricing
