@@ -247,7 +247,7 @@ Instrument read_instrument(const InstrumentFields& f, const Portfolio& p, const 
 
   in.basket = f.text("basket");
   in.weights = f.reals("weights");
-  if (in.basket != "average" && f.given("average")) f.fail("average", "applies to basket = \"average\" only");
+  if (in.basket != "average" && in.geometric) f.fail("average", "applies to basket = \"average\" only");
   const std::vector<std::string> names = f.strings("assets");
   const bool basket = in.type == "basket";
   if (!basket && names.size() != 1) f.fail("assets", "a " + in.type + " option is written on exactly one asset");

@@ -42,6 +42,20 @@ class PricingModels(sc.PricingBook):
     def test_bitwise_identical_for_ranks_and_chunks(self):
         self.check_same_bits()
 
+    def test_stored_config_reruns_to_the_same_bits(self):
+        self.results("np1")
+        with h5py.File(self.runs["np1"][1], "r") as f:
+            text = sc.read_config_text(f)
+            want = sc.result_bits(f)
+        path = os.path.join(self.tmp, "stored.toml")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        out = os.path.join(self.tmp, "rerun.h5")
+        res = sc.run_strata(["run", path, "-o", out], self.tmp)
+        self.assertEqual(res.returncode, 0, res.describe())
+        with h5py.File(out, "r") as f:
+            self.assertEqual(sc.result_bits(f), want)
+
 
 class PricingModelInput(sc.BadPricingInput):
     """Correlation matrices and model keys that cannot be right: exit 2, named."""
