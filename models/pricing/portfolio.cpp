@@ -31,7 +31,15 @@ void declare_schema(Schema& s) {
 
   s.integer("pricing.steps_per_year", 252, "1/year", Range{1.0, 1e6},
             "time steps per year of the path grid of path-dependent payoffs (refined to hit every fixing); "
-            "a European or digital under GBM is sampled exactly in one step");
+            "a European, digital or basket on GBM assets is sampled exactly in one step");
+
+  s.real_matrix("pricing.correlation", "", Range{-1.0, 1.0},
+                "correlation of the assets' Brownian motions, one row per [[pricing.asset]] in order (symmetric "
+                "positive definite); empty: independent. For Heston assets it correlates the asset Brownian "
+                "motions; each asset's rho couples it to its variance");
+  s.string("pricing.portfolio_file", std::string(),
+           "CSV of instruments, one a row, header = [[pricing.instrument]] keys (lists separated by ';'), "
+           "relative to the input file; priced with the inline instruments");
 
   s.table_list("pricing.asset", Range{1.0, {}}, "underlying assets, one [[pricing.asset]] table each");
   s.string("pricing.asset[].name", std::nullopt, "unique name, used by instruments' `assets`");
@@ -51,16 +59,9 @@ void declare_schema(Schema& s) {
   s.real("pricing.asset[].jump_intensity", 0.0, "1/year", Range{0.0, 1000.0}, "merton: jumps per year");
   s.real("pricing.asset[].jump_mean", 0.0, "", Range{-5.0, 5.0}, "merton: mean of the log jump size");
   s.real("pricing.asset[].jump_vol", 0.0, "", Range{0.0, 5.0}, "merton: standard deviation of the log jump size");
-  s.real_matrix("pricing.correlation", "", Range{-1.0, 1.0},
-                "correlation of the assets' Brownian motions, one row per [[pricing.asset]] in order (symmetric "
-                "positive definite); empty: independent. For Heston assets it correlates the asset Brownian "
-                "motions; each asset's rho couples it to its variance");
 
   s.table_list("pricing.instrument", Range{0.0, {}},
                "options to price, one [[pricing.instrument]] table each (and/or rows of pricing.portfolio_file)");
-  s.string("pricing.portfolio_file", std::string(),
-           "CSV of instruments, one a row, header = [[pricing.instrument]] keys (lists separated by ';'), "
-           "relative to the input file; priced with the inline instruments");
   s.string("pricing.instrument[].name", std::nullopt, "unique name; names the output group /pricing/<name>");
   s.choice("pricing.instrument[].type", "european", {"european", "digital", "asian", "barrier", "lookback", "basket"},
            "payoff type");

@@ -106,8 +106,8 @@ class PricingModel final : public Model {
  public:
   std::string_view name() const override { return "pricing"; }
   std::string_view summary() const override {
-    return "Monte Carlo option pricing: European, digital, Asian, barrier and lookback options under GBM, "
-           "with standard errors and closed-form references";
+    return "Monte Carlo option pricing: European, digital, Asian, barrier, lookback and basket options under "
+           "GBM, Heston and Merton jump diffusion, with standard errors and closed-form references";
   }
   void declare(Schema& s) const override { declare_schema(s); }
   void check(const Config& c) const override { (void)read_portfolio(c); }
