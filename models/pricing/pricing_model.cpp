@@ -208,7 +208,7 @@ class PricingModel final : public Model {
       add(lbf);
       add(Instrument{"lookback fixed put K=95", "lookback", false, 95, 1.0, 0});
     }
-    // Models and baskets: Heston by both schemes, Merton, Stulz max and the
+    // Models and baskets: Heston by both schemes, Merton, Stulz max/min and the
     // geometric basket on correlated GBM assets (50 steps a year: the
     // schemes' bias there is below half a standard error at 2^15 paths).
     Portfolio models;
@@ -244,7 +244,11 @@ class PricingModel final : public Model {
       geo.basket_assets = {3, 4};
       geo.geometric = true;
       geo.weights = {0.5, 0.5};
+      Instrument mn{"basket min put, rho=0.6", "basket", false, 100, 1.0, 3};
+      mn.basket_assets = {3, 4};
+      mn.basket = "min";
       models.instruments.push_back(mx);
+      models.instruments.push_back(mn);
       models.instruments.push_back(geo);
     }
     const int k = static_cast<int>(std::size(cases) + path_cases.size() + models.instruments.size());
