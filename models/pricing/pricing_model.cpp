@@ -71,7 +71,9 @@ void write_results(H5Output& out, const Portfolio& p, const std::vector<Estimate
     out.attribute(g, "option", std::string(in.call ? "call" : "put"));
     out.attribute(g, "strike", in.floating ? std::numeric_limits<double>::quiet_NaN() : in.strike);
     out.attribute(g, "maturity", in.maturity);
-    out.attribute(g, "assets", std::vector<std::string>{p.assets[static_cast<std::size_t>(in.asset)].name});
+    std::vector<std::string> asset_names;
+    for (int a : assets_of(in)) asset_names.push_back(p.assets[static_cast<std::size_t>(a)].name);
+    out.attribute(g, "assets", asset_names);
     name.push_back(in.name);
     type.push_back(in.type);
     option.push_back(in.call ? "call" : "put");
