@@ -104,8 +104,10 @@ STRATA_HD inline Real step_asset(const AssetStep<Real>& a, Real dt, Real sqrt_dt
       } else {
         const Real p = (psi - Real(1)) / (psi + Real(1));
         const Real beta = (Real(1) - p) / m;
-        const Real u = normal_cdf_r(zv);
-        vn = u <= p ? Real(0) : std::log((Real(1) - p) / (Real(1) - u)) / beta;
+        // U = Phi(zv); 1 - U computed as Phi(-zv), accurate in the tail
+        // that sets the large variances (1 - U in fp32 would be 0 there).
+        const Real tail = normal_cdf_r(-zv);
+        vn = tail >= Real(1) - p ? Real(0) : std::log((Real(1) - p) / tail) / beta;
       }
       const Real k0 = -a.rho * a.kappa * a.theta * dt / a.xi;
       const Real g = a.kappa * a.rho / a.xi - Real(0.5);
