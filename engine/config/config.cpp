@@ -81,12 +81,18 @@ std::string type_name(const toml::node& n) {
 std::string expected_name(const Param& p) {
   switch (p.type) {
     case ParamType::integer: return "an integer";
-    case ParamType::real: return "a real number";
+    case ParamType::real: {
+      std::string words;
+      for (const auto& w : p.choices) words += " or \"" + w + "\"";
+      return "a real number" + words;
+    }
     case ParamType::boolean: return "true or false";
     case ParamType::string: return "a string";
     case ParamType::choice: return "a string";
     case ParamType::string_list: return "a list of strings";
     case ParamType::integer_list: return "a list of integers";
+    case ParamType::real_list: return "a list of real numbers";
+    case ParamType::real_matrix: return "a list of lists of real numbers";
     case ParamType::table_list: return "an array of tables ([[" + p.key + "]])";
   }
   return "?";
@@ -369,6 +375,13 @@ void Config::validate_value(const Param& p, toml::node& v, const std::string& ke
     }
     case ParamType::real: {
       double x = 0;
+      if (const auto* w = v.as_string()) {
+        // A real that also takes words (a lookback's strike = "floating").
+        for (const std::string& c : p.choices) {
+          if (c == w->get()) return;
+        }
+        wrong_type();
+      }
       if (auto* f = v.as_floating_point()) {
         x = f->get();
       } else if (auto* i = v.as_integer()) {
@@ -422,6 +435,33 @@ void Config::validate_value(const Param& p, toml::node& v, const std::string& ke
       }
       return;
     }
+    case ParamType::real_list:
+    case ParamType::real_matrix: {
+      const auto* a = v.as_array();
+      if (a == nullptr) wrong_type();
+      auto number = [&](const toml::node& e) {
+        double x = 0;
+        if (const auto* f = e.as_floating_point()) {
+          x = f->get();
+        } else if (const auto* i = e.as_integer()) {
+          x = static_cast<double>(i->get());
+        } else {
+          bad("expected " + expected_name(p) + ", found " + type_name(e) + " in it");
+        }
+        if (!std::isfinite(x)) bad("must be finite");
+        check_range(x);
+      };
+      for (const auto& e : *a) {
+        if (p.type == ParamType::real_list) {
+          number(e);
+          continue;
+        }
+        const auto* row = e.as_array();
+        if (row == nullptr) bad("expected " + expected_name(p) + ", found " + type_name(e) + " in it");
+        for (const auto& x : *row) number(x);
+      }
+      return;
+    }
     case ParamType::table_list: {
       const auto* a = v.as_array();
       if (a == nullptr || (!a->empty() && !a->is_array_of_tables())) wrong_type();
@@ -431,10 +471,65 @@ void Config::validate_value(const Param& p, toml::node& v, const std::string& ke
   }
 }
 
+namespace {
+
+// toml++ writes every float with 17 significant digits (0.05 becomes
+// 0.050000000000000003). Rewrite each float outside quotes in the shortest
+// form that reads back to the same double, as a person would write it.
+std::string shortest_floats(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  char quote = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (quote != 0) {
+      out += c;
+      if (c == '\\' && quote == '"' && i + 1 < text.size()) {
+        out += text[++i];
+      } else if (c == quote) {
+        quote = 0;
+      }
+      ++i;
+      continue;
+    }
+    if (c == '\'' || c == '"') {
+      quote = c;
+      out += c;
+      ++i;
+      continue;
+    }
+    const bool starts = (c >= '0' && c <= '9') || (c == '-' && i + 1 < text.size() && text[i + 1] >= '0' && text[i + 1] <= '9');
+    const char prev = out.empty() ? ' ' : out.back();
+    if (starts && (prev == ' ' || prev == '[' || prev == ',' || prev == '=')) {
+      std::size_t j = i + 1;
+      while (j < text.size() && std::strchr("0123456789.eE+-_", text[j]) != nullptr) ++j;
+      const std::string token = text.substr(i, j - i);
+      double v = 0;
+      const bool is_float = token.find_first_of(".eE") != std::string::npos && token.find('_') == std::string::npos;
+      const auto r = std::from_chars(token.data(), token.data() + token.size(), v);
+      if (is_float && r.ec == std::errc() && r.ptr == token.data() + token.size()) {
+        char buf[64];
+        std::string shortest(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+        if (shortest.find_first_of(".eEn") == std::string::npos) shortest += ".0";   // stays a TOML float
+        out += shortest;
+      } else {
+        out += token;
+      }
+      i = j;
+      continue;
+    }
+    out += c;
+    ++i;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string Config::to_toml() const {
   std::ostringstream s;
   s << table_ << "\n";
-  return s.str();
+  return shortest_floats(s.str());
 }
 
 namespace {
@@ -457,6 +552,12 @@ double Config::real(std::string_view key) const {
   if (const auto* f = n->as_floating_point()) return f->get();
   if (const auto* i = n->as_integer()) return static_cast<double>(i->get());
   missing(key, "real");
+}
+
+std::optional<std::string> Config::word(std::string_view key) const {
+  const toml::node* n = node(key);
+  if (n != nullptr && n->is_string()) return n->as_string()->get();
+  return std::nullopt;
 }
 
 bool Config::boolean(std::string_view key) const {
@@ -484,6 +585,34 @@ std::vector<std::int64_t> Config::integers(std::string_view key) const {
   if (n == nullptr || !n->is_array()) missing(key, "list");
   std::vector<std::int64_t> out;
   for (const auto& e : *n->as_array()) out.push_back(e.as_integer()->get());
+  return out;
+}
+
+namespace {
+
+double number_of(const toml::node& e) {
+  if (const auto* f = e.as_floating_point()) return f->get();
+  return static_cast<double>(e.as_integer()->get());
+}
+
+}  // namespace
+
+std::vector<double> Config::reals(std::string_view key) const {
+  const toml::node* n = node(key);
+  if (n == nullptr || !n->is_array()) missing(key, "list");
+  std::vector<double> out;
+  for (const auto& e : *n->as_array()) out.push_back(number_of(e));
+  return out;
+}
+
+std::vector<std::vector<double>> Config::real_rows(std::string_view key) const {
+  const toml::node* n = node(key);
+  if (n == nullptr || !n->is_array()) missing(key, "list");
+  std::vector<std::vector<double>> out;
+  for (const auto& row : *n->as_array()) {
+    out.emplace_back();
+    for (const auto& e : *row.as_array()) out.back().push_back(number_of(e));
+  }
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,7 +58,11 @@ class Config {
   std::string string(std::string_view key) const;
   std::vector<std::string> strings(std::string_view key) const;
   std::vector<std::int64_t> integers(std::string_view key) const;
+  std::vector<double> reals(std::string_view key) const;                    // real_list
+  std::vector<std::vector<double>> real_rows(std::string_view key) const;   // real_matrix
   std::size_t count(std::string_view list_key) const;   // entries of an array of tables
+  // The word a real key holds instead of a number (Param::choices), if any.
+  std::optional<std::string> word(std::string_view key) const;
 
   // "FILE:LINE", "--set KEY=VALUE" or "default" for where a key's value came from.
   std::string where(std::string_view key) const;

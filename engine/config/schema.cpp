@@ -17,6 +17,8 @@ std::string_view to_string(ParamType t) {
     case ParamType::choice: return "choice";
     case ParamType::string_list: return "list of strings";
     case ParamType::integer_list: return "list of integers";
+    case ParamType::real_list: return "list of reals";
+    case ParamType::real_matrix: return "list of lists of reals";
     case ParamType::table_list: return "array of tables";
   }
   return "?";
@@ -115,6 +117,14 @@ Param& Schema::string_list(std::string key, std::optional<std::vector<std::strin
   ParamValue v;
   if (def) v = *def;
   return add({std::move(key), ParamType::string_list, v, "", {}, {}, std::move(doc)});
+}
+
+Param& Schema::real_list(std::string key, std::string unit, Range range, std::string doc) {
+  return add({std::move(key), ParamType::real_list, std::vector<std::int64_t>{}, std::move(unit), range, {}, std::move(doc)});
+}
+
+Param& Schema::real_matrix(std::string key, std::string unit, Range range, std::string doc) {
+  return add({std::move(key), ParamType::real_matrix, std::vector<std::int64_t>{}, std::move(unit), range, {}, std::move(doc)});
 }
 
 Param& Schema::integer_list(std::string key, std::vector<std::int64_t> def, Range range, std::string doc) {

@@ -13,7 +13,7 @@
 
 namespace strata {
 
-enum class ParamType { integer, real, boolean, string, choice, string_list, integer_list, table_list };
+enum class ParamType { integer, real, boolean, string, choice, string_list, integer_list, real_list, real_matrix, table_list };
 
 std::string_view to_string(ParamType t);
 
@@ -33,7 +33,7 @@ struct Param {
   ParamValue default_value;          // monostate: required
   std::string unit;                  // "" for dimensionless
   Range range;                       // numbers; for table_list: number of entries
-  std::vector<std::string> choices;  // choice: allowed values
+  std::vector<std::string> choices;  // choice: allowed values; real: words allowed besides numbers
   std::string doc;
   // May differ between a checkpoint and the run that restarts from it: how
   // long to run (`pricing.paths`), where to write, how often to checkpoint.
@@ -55,6 +55,10 @@ class Schema {
   Param& string_list(std::string key, std::optional<std::vector<std::string>> def, std::string doc);
   // A list of integers, each within `range` (e.g. a decomposition [px, py]).
   Param& integer_list(std::string key, std::vector<std::int64_t> def, Range range, std::string doc);
+  // Lists of reals (weights) and lists of lists (a correlation matrix), each
+  // number within `range`; the default is empty.
+  Param& real_list(std::string key, std::string unit, Range range, std::string doc);
+  Param& real_matrix(std::string key, std::string unit, Range range, std::string doc);
   Param& table_list(std::string key, Range count, std::string doc);
 
   void merge(const Schema& other);

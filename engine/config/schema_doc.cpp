@@ -12,6 +12,11 @@ std::string type_text(const Param& p) {
     for (const auto& c : p.choices) s += (s.empty() ? "" : " | ") + ("\"" + c + "\"");
     return s;
   }
+  if (p.type == ParamType::real && !p.choices.empty()) {
+    std::string s = "real";
+    for (const auto& c : p.choices) s += " | \"" + c + "\"";
+    return s;
+  }
   return std::string(to_string(p.type));
 }
 

@@ -2,12 +2,18 @@
 // the templates are instantiated where they are called).
 #include "engine/backend/cuda_parallel.cuh"
 #include "kernels/pricing/european.hpp"
+#include "kernels/pricing/path_group.hpp"
 #include "kernels/pricing/sample_blocks.hpp"
 
 using strata::kernels::pricing::EuropeanGbm;
+using strata::kernels::pricing::PathGroupKernel;
+using strata::kernels::pricing::GroupLaneTree;
 using strata::kernels::pricing::LaneMoments;
 using strata::kernels::pricing::LaneTree;
 
 STRATA_CUDA_INSTANTIATE_FOR(LaneMoments<EuropeanGbm<double>>)
 STRATA_CUDA_INSTANTIATE_FOR(LaneMoments<EuropeanGbm<float>>)
 STRATA_CUDA_INSTANTIATE_FOR(LaneTree)
+STRATA_CUDA_INSTANTIATE_FOR(PathGroupKernel<double>)
+STRATA_CUDA_INSTANTIATE_FOR(PathGroupKernel<float>)
+STRATA_CUDA_INSTANTIATE_FOR(GroupLaneTree)

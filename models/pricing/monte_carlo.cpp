@@ -13,6 +13,7 @@
 #include "engine/runtime/tree_sum.hpp"
 #include "kernels/pricing/european.hpp"
 #include "kernels/pricing/sample_blocks.hpp"
+#include "models/pricing/path_group_run.hpp"
 
 namespace strata::pricing {
 
@@ -42,6 +43,15 @@ SamplePlan plan_samples(const Portfolio& p, const Device& device, const MpiConte
   if (p.antithetic) chunk_samples = std::max<std::int64_t>(1, chunk_samples / 2);
   plan.chunk_blocks = std::clamp<std::int64_t>(chunk_samples / kSamplesPerBlock, 1, std::max<std::int64_t>(1, r.size()));
   plan.device_bytes = static_cast<std::size_t>(plan.chunk_blocks) * (kLanes + 1) * kMoments * sizeof(double);
+  // Path groups run one after the other, each in launches that fit its
+  // budget: the largest one adds its working memory (planned for fp64, the
+  // larger).
+  std::size_t groups = 0;
+  for (const PathGroup& g : path_groups(p)) {
+    const std::int64_t nb = PathGroupRun::launch_blocks(g, p.antithetic, Precision::fp64, device, plan.chunk_blocks);
+    groups = std::max(groups, static_cast<std::size_t>(nb) * PathGroupRun::bytes_per_block(g, p.antithetic, Precision::fp64));
+  }
+  plan.device_bytes += groups;
   return plan;
 }
 
@@ -91,12 +101,31 @@ double shift_for(const Portfolio& p, const Instrument& in) {
 PortfolioRun::PortfolioRun(const Portfolio& p, const SamplePlan& plan, const Device& device, Precision precision,
                            const MpiContext& mpi)
     : p_(p), plan_(plan), device_(device), precision_(precision), mpi_(mpi) {
-  for (const Instrument& in : p.instruments) shifts_.push_back(shift_for(p, in));
+  shifts_.assign(p.instruments.size(), 0.0);
+  terminal_ = lone_europeans(p);
+  for (std::size_t i : terminal_) shifts_[i] = shift_for(p, p.instruments[i]);
+  groups_ = path_groups(p);
   chunk_moments_.resize(static_cast<std::size_t>(plan.chunk_blocks * kMoments));
   // Any rank's allocation failure becomes every rank's.
   mpi.collective([&] {
-    lanes_ = Buffer<double>(device, static_cast<std::size_t>(plan.chunk_blocks * kLanes * kMoments));
-    blocks_ = Buffer<double>(device, static_cast<std::size_t>(plan.chunk_blocks * kMoments));
+    if (!terminal_.empty()) {
+      lanes_ = Buffer<double>(device, static_cast<std::size_t>(plan.chunk_blocks * kLanes * kMoments));
+      blocks_ = Buffer<double>(device, static_cast<std::size_t>(plan.chunk_blocks * kMoments));
+    }
+    std::size_t work = 0, lanes = 0, blocks = 0;
+    for (const PathGroup& g : groups_) {
+      const std::int64_t nb = PathGroupRun::launch_blocks(g, p.antithetic, precision, device, plan.chunk_blocks);
+      group_runs_.emplace_back(p, g, device, precision, nb);
+      const PathGroupRun& run = group_runs_.back();
+      for (std::size_t j = 0; j < g.instruments.size(); ++j) shifts_[g.instruments[j]] = run.shifts()[j];
+      work = std::max(work, run.work_doubles());
+      lanes = std::max(lanes, run.lane_doubles());
+      blocks = std::max(blocks, run.block_doubles());
+    }
+    // One scratch for all groups: memory is the largest group's launch.
+    scratch_.work = Buffer<double>(device, work);
+    scratch_.lanes = Buffer<double>(device, lanes);
+    scratch_.blocks = Buffer<double>(device, blocks);
   });
   reset_ranges({{plan.first_block, plan.last_block}}, 0);
 }
@@ -116,22 +145,31 @@ void PortfolioRun::reset_ranges(std::vector<BlockRange> ranges, std::int64_t ste
 
 template <class Real>
 void PortfolioRun::compute_piece(std::int64_t first, std::int64_t nb) {
-  for (std::size_t i = 0; i < p_.instruments.size(); ++i) {
+  for (std::size_t i : terminal_) {
     const LaneMoments<EuropeanGbm<Real>> lane_fn{sampler_for<Real>(p_, p_.instruments[i]), first, plan_.samples,
                                                  shifts_[i], lanes_.data()};
     parallel_for(device_, nb * kLanes, lane_fn);
     parallel_for(device_, nb, LaneTree{lanes_.data(), blocks_.data()});
     // The only transfer of the chunk: kMoments doubles per block.
     blocks_.copy_to_host(chunk_moments_.data(), static_cast<std::size_t>(nb * kMoments));
-    scan(i, first, nb);
+    scan(i, chunk_moments_.data(), first, nb);
     sums_[i].add(chunk_moments_.data(), nb);
+  }
+  // Every instrument of a group from the same paths.
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    group_runs_[g].compute(first, nb, plan_.samples, scratch_, group_moments_);
+    for (std::size_t j = 0; j < groups_[g].instruments.size(); ++j) {
+      const double* m = group_moments_.data() + static_cast<std::ptrdiff_t>(j) * nb * kMoments;
+      scan(groups_[g].instruments[j], m, first, nb);
+      sums_[groups_[g].instruments[j]].add(m, nb);
+    }
   }
 }
 
-void PortfolioRun::scan(std::size_t instrument, std::int64_t first, std::int64_t nb) {
+void PortfolioRun::scan(std::size_t instrument, const double* moments, std::int64_t first, std::int64_t nb) {
   if (first_bad_) return;
   for (std::int64_t k = 0; k < nb * kMoments; ++k) {
-    if (!std::isfinite(chunk_moments_[static_cast<std::size_t>(k)])) {
+    if (!std::isfinite(moments[k])) {
       first_bad_ = "non-finite payoff sums of instrument " + p_.instruments[instrument].name + " in block " +
                    std::to_string(first + k / kMoments) + " (a payoff or the underlying overflowed?)";
       return;
@@ -143,7 +181,7 @@ void PortfolioRun::inject_nonfinite() {
   // Through the same scan as real data, so the test covers the detection.
   std::int64_t first = ranges_.empty() ? 0 : ranges_.front().first;
   chunk_moments_[0] = std::numeric_limits<double>::quiet_NaN();
-  scan(0, first, 1);
+  scan(0, chunk_moments_.data(), first, 1);
 }
 
 void PortfolioRun::advance() {

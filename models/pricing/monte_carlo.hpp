@@ -11,6 +11,7 @@
 #include "engine/backend/backend.hpp"
 #include "engine/backend/buffer.hpp"
 #include "engine/runtime/tree_sum.hpp"
+#include "models/pricing/path_group_run.hpp"
 #include "models/pricing/portfolio.hpp"
 
 namespace strata {
@@ -69,7 +70,7 @@ class PortfolioRun {
  private:
   template <class Real>
   void compute_piece(std::int64_t first, std::int64_t nb);
-  void scan(std::size_t instrument, std::int64_t first, std::int64_t nb);
+  void scan(std::size_t instrument, const double* moments, std::int64_t first, std::int64_t nb);
   void reset_ranges(std::vector<BlockRange> ranges, std::int64_t steps_done);
 
   const Portfolio& p_;
@@ -78,6 +79,11 @@ class PortfolioRun {
   Precision precision_;
   const MpiContext& mpi_;
   std::vector<double> shifts_;
+  std::vector<std::size_t> terminal_;           // instruments sampled at maturity only (European GBM)
+  std::vector<PathGroup> groups_;               // the others, by shared paths
+  std::vector<PathGroupRun> group_runs_;
+  GroupScratch scratch_;
+  std::vector<double> group_moments_;
   std::vector<TreeSum> sums_;
   std::vector<BlockRange> ranges_;              // this rank's blocks still to compute, in order
   std::size_t range_ = 0;                       // cursor: ranges_[range_].first + offset_

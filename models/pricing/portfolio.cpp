@@ -1,8 +1,15 @@
 #include "models/pricing/portfolio.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <unordered_set>
+
 #include "engine/config/config.hpp"
 #include "engine/config/schema.hpp"
-#include "kernels/pricing/black_scholes.hpp"
+#include "engine/runtime/error.hpp"
+#include "models/pricing/instrument_fields.hpp"
 
 namespace strata::pricing {
 
@@ -22,23 +29,68 @@ void declare_schema(Schema& s) {
             "Results do not depend on it")
       .restart_safe = true;
 
+  s.integer("pricing.steps_per_year", 252, "1/year", Range{1.0, 1e6},
+            "time steps per year of the path grid of path-dependent payoffs (refined to hit every fixing); "
+            "a European, digital or basket on GBM assets is sampled exactly in one step");
+
+  s.real_matrix("pricing.correlation", "", Range{-1.0, 1.0},
+                "correlation of the assets' Brownian motions, one row per [[pricing.asset]] in order (symmetric "
+                "positive definite); empty: independent. For Heston assets it correlates the asset Brownian "
+                "motions; each asset's rho couples it to its variance");
+  s.string("pricing.portfolio_file", std::string(),
+           "CSV of instruments, one a row, header = [[pricing.instrument]] keys (lists separated by ';'), "
+           "relative to the input file; priced with the inline instruments");
+
   s.table_list("pricing.asset", Range{1.0, {}}, "underlying assets, one [[pricing.asset]] table each");
   s.string("pricing.asset[].name", std::nullopt, "unique name, used by instruments' `assets`");
   s.real("pricing.asset[].spot", std::nullopt, "currency", Range{0.0, {}, true}, "spot price today");
   s.real("pricing.asset[].dividend", 0.0, "1/year", Range{-1.0, 1.0}, "continuous dividend yield");
-  s.choice("pricing.asset[].model", "gbm", {"gbm"}, "price dynamics: geometric Brownian motion");
-  s.real("pricing.asset[].vol", std::nullopt, "1/sqrt(year)", Range{0.0, 5.0}, "volatility (gbm)");
+  s.choice("pricing.asset[].model", "gbm", {"gbm", "heston", "merton"},
+           "price dynamics: geometric Brownian motion, Heston stochastic variance, Merton log-normal jumps");
+  s.real("pricing.asset[].vol", 0.0, "1/sqrt(year)", Range{0.0, 5.0}, "volatility (gbm, merton; required there)");
+  s.real("pricing.asset[].v0", 0.0, "1/year", Range{0.0, 25.0}, "heston: initial variance");
+  s.real("pricing.asset[].kappa", 0.0, "1/year", Range{0.0, 1000.0}, "heston: mean-reversion rate (> 0)");
+  s.real("pricing.asset[].theta", 0.0, "1/year", Range{0.0, 25.0}, "heston: long-run variance (> 0)");
+  s.real("pricing.asset[].xi", 0.0, "1/year", Range{0.0, 100.0},
+         "heston: volatility of variance (> 0; 2 kappa theta < xi^2, Feller violated, is allowed)");
+  s.real("pricing.asset[].rho", 0.0, "", Range{-1.0, 1.0}, "heston: correlation of the asset and its variance");
+  s.choice("pricing.asset[].scheme", "qe", {"qe", "full-truncation"},
+           "heston: Andersen's quadratic-exponential scheme or full-truncation log-Euler");
+  s.real("pricing.asset[].jump_intensity", 0.0, "1/year", Range{0.0, 1000.0}, "merton: jumps per year");
+  s.real("pricing.asset[].jump_mean", 0.0, "", Range{-5.0, 5.0}, "merton: mean of the log jump size");
+  s.real("pricing.asset[].jump_vol", 0.0, "", Range{0.0, 5.0}, "merton: standard deviation of the log jump size");
 
-  s.table_list("pricing.instrument", Range{1.0, {}}, "options to price, one [[pricing.instrument]] table each");
+  s.table_list("pricing.instrument", Range{0.0, {}},
+               "options to price, one [[pricing.instrument]] table each (and/or rows of pricing.portfolio_file)");
   s.string("pricing.instrument[].name", std::nullopt, "unique name; names the output group /pricing/<name>");
-  s.choice("pricing.instrument[].type", "european", {"european"}, "payoff type");
+  s.choice("pricing.instrument[].type", "european", {"european", "digital", "asian", "barrier", "lookback", "basket"},
+           "payoff type");
   s.choice("pricing.instrument[].option", "", {"call", "put"}, "call or put");
-  s.real("pricing.instrument[].strike", std::nullopt, "currency", Range{0.0, {}, true}, "strike price");
+  s.real("pricing.instrument[].strike", std::nullopt, "currency", Range{0.0, {}, true},
+         "strike price; a lookback's strike = \"floating\" pays S_T - min (call) or max - S_T (put)")
+      .choices = {"floating"};
   s.real("pricing.instrument[].maturity", std::nullopt, "years", Range{0.0, 100.0, true}, "time to maturity");
   s.string_list("pricing.instrument[].assets", std::nullopt, "the asset(s) it is written on, by name");
+  s.real("pricing.instrument[].cash", 1.0, "currency", Range{0.0, {}}, "digital: cash paid when in the money");
+  s.integer("pricing.instrument[].fixings", 12, "dates", Range{1.0, 100000.0},
+            "asian, and barrier or lookback with monitoring = \"discrete\": fixing dates, equally spaced, the "
+            "last at maturity");
+  s.choice("pricing.instrument[].average", "arithmetic", {"arithmetic", "geometric"},
+           "asian (over the fixings), basket with basket = \"average\" (over the assets): kind of average");
+  s.choice("pricing.instrument[].basket", "average", {"average", "max", "min"},
+           "basket: the weighted average, the best or the worst of its assets at maturity");
+  s.real_list("pricing.instrument[].weights", "", Range{{}, {}},
+              "basket average: one weight per asset of `assets` (default: equal weights summing to 1)");
+  s.real("pricing.instrument[].barrier", 0.0, "currency", Range{0.0, {}}, "barrier: the barrier level (> 0)");
+  s.choice("pricing.instrument[].barrier_type", "down-and-out", {"down-and-out", "down-and-in", "up-and-out", "up-and-in"},
+           "barrier: side and kind");
+  s.choice("pricing.instrument[].monitoring", "continuous", {"continuous", "discrete"},
+           "barrier, lookback: continuous (barrier: Brownian-bridge crossing probability between grid points; "
+           "lookback: Broadie-Glasserman-Kou shift of the grid extreme) or discrete (at the fixings)");
+  s.real("pricing.instrument[].rebate", 0.0, "currency", Range{0.0, {}},
+         "barrier: paid when a knock-out barrier is hit (at the end of the step or fixing it is hit in), or at "
+         "maturity when a knock-in barrier never was");
 }
-
-namespace {
 
 // Names become HDF5 group names and table cells: keep them plain.
 bool plain_name(const std::string& n) {
@@ -51,7 +103,64 @@ bool plain_name(const std::string& n) {
   return n != "." && n != "..";
 }
 
-constexpr const char* kNameRule = "names use letters, digits, '_', '-', '.' (at most 63, not 'summary')";
+const char* const kNameRule = "names use letters, digits, '_', '-', '.' (at most 63, not 'summary')";
+
+namespace {
+
+// Given in the input file or by --set, rather than filled in as a default.
+bool given(const Config& c, const std::string& key) {
+  const std::string w = c.where(key);
+  return w.size() < 9 || w.compare(w.size() - 9, 9, "(default)") != 0;
+}
+
+// A key of another type or model is a mistake, not something to ignore.
+// (Compared with its default, so the stored /config, which lists every
+// key, reads back.)
+void reject_foreign(const Config& c, const std::string& prefix, const std::string& owner,
+                    std::initializer_list<std::pair<const char*, bool>> belongs, const std::string& schema_prefix) {
+  for (const auto& [key, ok] : belongs) {
+    if (ok) continue;
+    const Param* param = c.schema().find(schema_prefix + key);
+    const std::string full = prefix + key;
+    bool is_default = true;
+    switch (param->type) {
+      case ParamType::real: is_default = c.real(full) == std::get<double>(param->default_value); break;
+      case ParamType::integer: is_default = c.integer(full) == std::get<std::int64_t>(param->default_value); break;
+      case ParamType::real_list: is_default = c.reals(full).empty(); break;
+      default: is_default = c.string(full) == std::get<std::string>(param->default_value); break;
+    }
+    if (!is_default) {
+      c.fail(full, "does not apply to " + owner +
+                       (std::string(key) == "fixings" ? " (fixings: asian, or discrete monitoring)" : ""));
+    }
+  }
+}
+
+// pricing.correlation: n x n, symmetric, unit diagonal, positive definite
+// (its Cholesky factorisation succeeds).
+void read_correlation(const Config& c, Portfolio& p) {
+  const std::vector<std::vector<double>> rows = c.real_rows("pricing.correlation");
+  if (rows.empty()) return;
+  const std::size_t n = p.assets.size();
+  const std::string key = "pricing.correlation";
+  if (rows.size() != n) {
+    c.fail(key, "needs " + std::to_string(n) + " rows, one per [[pricing.asset]]; has " + std::to_string(rows.size()));
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (rows[i].size() != n) c.fail(key, "row " + std::to_string(i + 1) + " needs " + std::to_string(n) + " entries");
+    if (rows[i][i] != 1.0) c.fail(key, "the diagonal must be 1 (row " + std::to_string(i + 1) + ")");
+    for (std::size_t j = 0; j < i; ++j) {
+      if (rows[i][j] != rows[j][i]) {
+        c.fail(key, "not symmetric: entry (" + std::to_string(i + 1) + ", " + std::to_string(j + 1) + ") differs from (" +
+                        std::to_string(j + 1) + ", " + std::to_string(i + 1) + ")");
+      }
+    }
+  }
+  for (const auto& r : rows) p.correlation.insert(p.correlation.end(), r.begin(), r.end());
+  std::vector<int> all(n);
+  for (std::size_t i = 0; i < n; ++i) all[i] = static_cast<int>(i);
+  if (cholesky_of(p, all).empty()) c.fail(key, "not positive definite (its Cholesky factorisation fails)");
+}
 
 }  // namespace
 
@@ -70,35 +179,164 @@ Portfolio read_portfolio(const Config& c) {
     for (const Asset& b : p.assets) {
       if (b.name == a.name) c.fail(k + "name", "two assets have this name");
     }
+    a.v0 = c.real(k + "v0");
+    a.kappa = c.real(k + "kappa");
+    a.theta = c.real(k + "theta");
+    a.xi = c.real(k + "xi");
+    a.rho = c.real(k + "rho");
+    a.qe = c.string(k + "scheme") == "qe";
+    a.jump_intensity = c.real(k + "jump_intensity");
+    a.jump_mean = c.real(k + "jump_mean");
+    a.jump_vol = c.real(k + "jump_vol");
+    const bool heston = a.model == "heston", merton = a.model == "merton";
+    reject_foreign(c, k, "model " + a.model,
+                   {{"vol", !heston}, {"v0", heston}, {"kappa", heston}, {"theta", heston}, {"xi", heston},
+                    {"rho", heston}, {"scheme", heston}, {"jump_intensity", merton}, {"jump_mean", merton},
+                    {"jump_vol", merton}},
+                   "pricing.asset[].");
+    if (!heston && !given(c, k + "vol")) c.fail(k + "vol", "required for model " + a.model);
+    if (heston) {
+      for (const char* key : {"v0", "kappa", "theta", "xi"}) {
+        if (!given(c, k + key)) c.fail(k + key, "required for model heston");
+      }
+      if (!(a.kappa > 0)) c.fail(k + "kappa", "heston needs kappa > 0");
+      if (!(a.theta > 0)) c.fail(k + "theta", "heston needs theta > 0");
+      if (!(a.xi > 0)) c.fail(k + "xi", "heston needs xi > 0");
+    }
     p.assets.push_back(a);
   }
+  read_correlation(c, p);
+  p.steps_per_year = static_cast<int>(c.integer("pricing.steps_per_year"));
+  std::unordered_set<std::string> names;
   for (std::size_t i = 0; i < c.count("pricing.instrument"); ++i) {
-    const std::string k = "pricing.instrument." + std::to_string(i) + ".";
-    Instrument in;
-    in.name = c.string(k + "name");
-    in.type = c.string(k + "type");
-    in.call = c.string(k + "option") == "call";
-    in.strike = c.real(k + "strike");
-    in.maturity = c.real(k + "maturity");
-    if (!plain_name(in.name)) c.fail(k + "name", kNameRule);
-    for (const Instrument& j : p.instruments) {
-      if (j.name == in.name) c.fail(k + "name", "two instruments have this name");
+    p.instruments.push_back(read_instrument(*config_fields(c, i), p, c.schema()));
+    if (!names.insert(p.instruments.back().name).second) {
+      c.fail("pricing.instrument." + std::to_string(i) + ".name", "two instruments have this name");
     }
-    const std::vector<std::string> names = c.strings(k + "assets");
-    if (names.size() != 1) c.fail(k + "assets", "a european option is written on exactly one asset");
-    in.asset = -1;
-    for (std::size_t a = 0; a < p.assets.size(); ++a) {
-      if (p.assets[a].name == names[0]) in.asset = static_cast<int>(a);
+  }
+  const std::string file = c.string("pricing.portfolio_file");
+  if (!file.empty()) {
+    // Relative to the input file's folder, like any path a person writes in it.
+    std::filesystem::path path(file);
+    if (path.is_relative()) path = std::filesystem::path(c.path()).parent_path() / path;
+    for (Instrument& in : read_portfolio_csv(path.string(), c.schema(), p)) {
+      if (!names.insert(in.name).second) {
+        throw InputError(path.string() + ": instrument \"" + in.name + "\": two instruments have this name");
+      }
+      p.instruments.push_back(std::move(in));
     }
-    if (in.asset < 0) c.fail(k + "assets", "no [[pricing.asset]] is named \"" + names[0] + "\"");
-    p.instruments.push_back(in);
+  }
+  if (p.instruments.empty()) {
+    c.fail("pricing.portfolio_file", "no instruments: give [[pricing.instrument]] tables or a portfolio file");
   }
   return p;
 }
 
-double reference_price(const Portfolio& p, const Instrument& i) {
-  const Asset& a = p.assets[static_cast<std::size_t>(i.asset)];
-  return kernels::black_scholes(i.call, a.spot, i.strike, p.rate, a.dividend, a.vol, i.maturity);
+bool terminal_only(const Portfolio& p, const Instrument& i) {
+  return i.type == "european" && p.assets[static_cast<std::size_t>(i.asset)].model == "gbm";
+}
+
+std::vector<int> assets_of(const Instrument& i) {
+  return i.basket_assets.empty() ? std::vector<int>{i.asset} : i.basket_assets;
+}
+
+std::vector<double> cholesky_of(const Portfolio& p, const std::vector<int>& assets) {
+  const std::size_t n = assets.size(), all = p.assets.size();
+  std::vector<double> l(n * n, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j <= i; ++j) {
+      const auto ai = static_cast<std::size_t>(assets[i]), aj = static_cast<std::size_t>(assets[j]);
+      double sum = p.correlation.empty() ? (i == j ? 1.0 : 0.0) : p.correlation[ai * all + aj];
+      for (std::size_t k = 0; k < j; ++k) sum -= l[i * n + k] * l[j * n + k];
+      if (i == j) {
+        if (!(sum > 1e-12)) return {};
+        l[i * n + i] = std::sqrt(sum);
+      } else {
+        l[i * n + j] = sum / l[j * n + j];
+      }
+    }
+  }
+  return l;
+}
+
+std::vector<double> time_grid(const Portfolio& p, const Instrument& i) {
+  const double t = i.maturity;
+  bool all_gbm = true;
+  for (int a : assets_of(i)) all_gbm = all_gbm && p.assets[static_cast<std::size_t>(a)].model == "gbm";
+  const bool exact = all_gbm && (i.type == "european" || i.type == "digital" || i.type == "basket");
+  if (exact) return {t};
+  // ceil, forgiving the rounding of maturity * steps_per_year (1.0 * 252 is
+  // 252 steps, not 253).
+  const double want = t * p.steps_per_year;
+  const int n = std::max(1, static_cast<int>(std::ceil(want * (1.0 - 1e-12))));
+  std::vector<double> grid;
+  for (int k = 1; k <= n; ++k) grid.push_back(t * k / n);
+  const bool uses_fixings = i.type == "asian" || ((i.type == "barrier" || i.type == "lookback") && !i.continuous);
+  if (uses_fixings) {
+    for (int m = 1; m <= i.fixings; ++m) grid.push_back(t * m / i.fixings);
+    std::sort(grid.begin(), grid.end());
+    // A fixing that falls on a grid point (up to rounding) is that point.
+    std::vector<double> merged;
+    for (double x : grid) {
+      if (merged.empty() || x - merged.back() > 1e-12 * t) {
+        merged.push_back(x);
+      } else {
+        merged.back() = std::max(merged.back(), x);
+      }
+    }
+    merged.back() = t;
+    grid = merged;
+  }
+  return grid;
+}
+
+std::vector<int> fixing_steps(const Instrument& i, const std::vector<double>& grid) {
+  std::vector<int> steps;
+  for (int m = 1; m <= i.fixings; ++m) {
+    const double t = i.maturity * m / i.fixings;
+    const auto it = std::min_element(grid.begin(), grid.end(),
+                                     [t](double a, double b) { return std::fabs(a - t) < std::fabs(b - t); });
+    steps.push_back(static_cast<int>(it - grid.begin()) + 1);
+  }
+  return steps;
+}
+
+namespace {
+
+std::vector<PathGroup> all_groups(const Portfolio& p) {
+  std::vector<PathGroup> groups;
+  std::map<std::pair<std::vector<int>, std::vector<double>>, std::size_t> index;
+  for (std::size_t i = 0; i < p.instruments.size(); ++i) {
+    const Instrument& in = p.instruments[i];
+    std::vector<double> grid = time_grid(p, in);
+    auto [it, fresh] = index.try_emplace({assets_of(in), grid}, groups.size());
+    if (fresh) groups.push_back({assets_of(in), std::move(grid), {}});
+    groups[it->second].instruments.push_back(i);
+  }
+  return groups;
+}
+
+bool lone_european(const Portfolio& p, const PathGroup& g) {
+  return g.instruments.size() == 1 && terminal_only(p, p.instruments[g.instruments.front()]);
+}
+
+}  // namespace
+
+std::vector<PathGroup> path_groups(const Portfolio& p) {
+  std::vector<PathGroup> groups;
+  for (PathGroup& g : all_groups(p)) {
+    if (!lone_european(p, g)) groups.push_back(std::move(g));
+  }
+  return groups;
+}
+
+std::vector<std::size_t> lone_europeans(const Portfolio& p) {
+  std::vector<std::size_t> out;
+  for (const PathGroup& g : all_groups(p)) {
+    if (lone_european(p, g)) out.push_back(g.instruments.front());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace strata::pricing

@@ -16,15 +16,33 @@ namespace strata::pricing {
 struct Asset {
   std::string name;
   double spot = 0, dividend = 0, vol = 0;
-  std::string model;   // gbm
+  std::string model;   // gbm | heston | merton
+  double v0 = 0, kappa = 0, theta = 0, xi = 0, rho = 0;   // heston
+  bool qe = true;                                         // heston scheme: QE, else full truncation
+  double jump_intensity = 0, jump_mean = 0, jump_vol = 0; // merton
+};
+
+// A barrier's side and kind, from barrier_type ("down-and-out", ...).
+struct BarrierKind {
+  bool up = false, knock_in = false;
 };
 
 struct Instrument {
   std::string name;
-  std::string type;     // european
+  std::string type;     // european | digital | asian | barrier | lookback | basket
   bool call = true;
   double strike = 0, maturity = 0;
-  int asset = 0;        // index into Portfolio::assets
+  int asset = 0;        // index into Portfolio::assets (a basket's first)
+  std::vector<int> basket_assets{};   // basket: every asset, in the order given
+  double cash = 1;      // digital: paid when in the money
+  int fixings = 0;      // asian, discrete barrier/lookback: dates T/n, 2T/n, ..., T
+  bool geometric = false;                 // asian average
+  double barrier = 0, rebate = 0;         // barrier level; rebate (out: when hit, in: at T if never hit)
+  BarrierKind kind{};
+  bool continuous = true;                 // barrier/lookback monitoring
+  bool floating = false;                  // lookback: strike = "floating"
+  std::string basket = "average";         // basket: average | max | min
+  std::vector<double> weights{};            // basket average: one per asset (default equal)
 };
 
 struct Portfolio {
@@ -35,12 +53,48 @@ struct Portfolio {
   bool antithetic = false;
   std::int64_t chunk_paths = 0;  // 0: chosen by backend
   std::uint64_t seed = 0;
+  int steps_per_year = 252;
+  std::vector<double> correlation;   // n x n row-major over assets; empty: independent
 };
 
+// The assets an instrument's paths need (a basket's list, else its asset).
+std::vector<int> assets_of(const Instrument& i);
+
+// Lower Cholesky factor of the correlation of `assets` (row-major); identity
+// when the portfolio has none.
+std::vector<double> cholesky_of(const Portfolio& p, const std::vector<int>& assets);
+
 void declare_schema(Schema& s);
+
+// Names become HDF5 group names and table cells: letters, digits, '_', '-',
+// '.', at most 63, not "summary".
+bool plain_name(const std::string& n);
+extern const char* const kNameRule;
 Portfolio read_portfolio(const Config& c);   // throws InputError naming the key
 
-// Black-Scholes price of an instrument (all of today's types have one).
-double reference_price(const Portfolio& p, const Instrument& i);
+// Whether the instrument may be priced by exact terminal sampling (a
+// European call or put under GBM: the single-draw sampler).
+bool terminal_only(const Portfolio& p, const Instrument& i);
+
+// The times (years, ascending, the last = maturity) at which the
+// instrument's paths are sampled: maturity cut into
+// ceil(maturity * steps_per_year) equal steps, refined to hit every fixing
+// exactly; one step for a European or digital under GBM (exact).
+std::vector<double> time_grid(const Portfolio& p, const Instrument& i);
+
+// Grid indices (1-based: index k is the state after step k) of the
+// instrument's fixings on its time grid.
+std::vector<int> fixing_steps(const Instrument& i, const std::vector<double>& grid);
+
+// Instruments on the same assets and the same time grid share their paths.
+// A European under GBM alone on its asset and maturity keeps the
+// single-draw sampler; with others it joins their one-step group.
+struct PathGroup {
+  std::vector<int> assets;
+  std::vector<double> grid;
+  std::vector<std::size_t> instruments;   // indices into Portfolio::instruments
+};
+std::vector<PathGroup> path_groups(const Portfolio& p);   // without the lone Europeans
+std::vector<std::size_t> lone_europeans(const Portfolio& p);
 
 }  // namespace strata::pricing

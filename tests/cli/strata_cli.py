@@ -301,6 +301,79 @@ def result_bits(h5file):
     return out
 
 
+class PricingBook(unittest.TestCase):
+    """Runs one pricing input once per entry of RUNS (tag, ranks, extra
+    arguments) before the tests; tests read the results and compare them
+    with references within 4 (combined) standard errors."""
+
+    BOOK = None
+    ARGS = []
+    RUNS = []
+
+    @classmethod
+    def setUpClass(cls):
+        check_binary()
+        cls.tmp = make_tmpdir("book")
+        cls.runs = {}
+        for tag, ranks, extra in cls.RUNS:
+            out = os.path.join(cls.tmp, f"{tag}.h5")
+            res = run_strata(["run", cls.BOOK] + cls.ARGS + ["-o", out] + extra, cls.tmp, ranks=ranks)
+            cls.runs[tag] = (res, out)
+
+    @classmethod
+    def tearDownClass(cls):
+        remove_tmpdir(cls.tmp)
+
+    def results(self, tag):
+        res, out = self.runs[tag]
+        if res.returncode != 0:
+            self.fail(f"run {tag} failed:{res.describe()}")
+        with h5py.File(out, "r") as f:
+            return pricing_results(f)
+
+    def check_references(self, closed_form, independent):
+        """closed_form: names with a reference_price; independent: {name: (value, standard error)}."""
+        got = self.results(self.RUNS[0][0])
+        for name in closed_form:
+            with self.subTest(name):
+                r = got[name]
+                self.assertIn("reference_price", r)
+                z = (r["price"] - r["reference_price"]) / r["stderr"]
+                self.assertLess(abs(z), 4.0, f"{name}: {r['price']} vs {r['reference_price']} ({z:+.2f} se)")
+        for name, (value, se) in independent.items():
+            with self.subTest(name):
+                r = got[name]
+                self.assertNotIn("reference_price", r, "no closed form: no reference_price")
+                z = (r["price"] - value) / (r["stderr"] ** 2 + se ** 2) ** 0.5
+                self.assertLess(abs(z), 4.0, f"{name}: {r['price']} vs {value} ({z:+.2f} se)")
+
+    def check_same_bits(self):
+        """Every run's per-instrument results equal the first run's, bit for bit."""
+        first = self.RUNS[0][0]
+        self.results(first)
+        with h5py.File(self.runs[first][1], "r") as f:
+            ref = result_bits(f)
+        for tag, _, _ in self.RUNS[1:]:
+            self.results(tag)
+            with h5py.File(self.runs[tag][1], "r") as f:
+                self.assertEqual(result_bits(f), ref, f"{tag} differs from {first}")
+
+
+class BadPricingInput(StrataTestCase):
+    """An input made from BASE that must fail with exit 2, naming a key."""
+
+    BASE = ""
+
+    def check_bad(self, key, words, **fields):
+        name = self.write("bad.toml", self.BASE.format(**fields))
+        res = self.strata("run", name)
+        self.assertExit(res, 2)
+        self.assertInOutput(key, res.stderr, res)
+        for w in words:
+            self.assertInOutput(w, res.stderr, res)
+        self.assertEqual(files_under(self.tmp, ".h5"), [])
+
+
 # --- grid models: /grid, /fields and the XDMF sidecar ----------------------
 
 def grid_axes(h5file):

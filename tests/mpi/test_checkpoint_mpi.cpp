@@ -197,6 +197,11 @@ TEST_CASE("a pricing run restored on another rank count equals the uninterrupted
   p.chunk_paths = 3 * 16384;
   p.assets = {{"A", 100.0, 0.01, 0.3, "gbm"}};
   p.instruments = {{"c", "european", true, 110.0, 1.0, 0}, {"p", "european", false, 90.0, 2.0, 0}};
+  // And a path group (4 steps): its trees restart like the Europeans'.
+  p.steps_per_year = 4;
+  Instrument lookback{"lookback", "lookback", false, 0.0, 1.0, 0};
+  lookback.floating = true;
+  p.instruments.push_back(lookback);
 
   // Reference: one process, no interruption.
   const std::vector<Estimate> ref = price_portfolio(p, plan_samples(p, host, self), host, Precision::fp64, self, nullptr);

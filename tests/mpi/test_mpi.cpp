@@ -59,8 +59,21 @@ TEST_CASE("portfolio prices are bitwise the same on any number of ranks", "[mpi]
   p.rate = 0.05;
   p.paths = 200'003;
   p.seed = 99;
-  p.assets = {{"A", 100.0, 0.02, 0.3, "gbm"}};
+  p.assets = {{"A", 100.0, 0.02, 0.3, "gbm"}, {"H", 100.0, 0.0, 0.0, "heston"}};
+  p.assets[1].v0 = p.assets[1].theta = 0.04;
+  p.assets[1].kappa = 1.0;
+  p.assets[1].xi = 0.5;
+  p.assets[1].rho = -0.7;
+  p.steps_per_year = 12;
   p.instruments = {{"c", "european", true, 100.0, 1.0, 0}, {"p", "european", false, 90.0, 0.5, 0}};
+  // Time-stepped path groups too: an Asian on A, a barrier on Heston.
+  Instrument asian{"asian", "asian", true, 100.0, 1.0, 0};
+  asian.fixings = 4;
+  Instrument barrier{"barrier", "barrier", true, 100.0, 1.0, 1};
+  barrier.barrier = 130.0;
+  barrier.kind.up = true;
+  p.instruments.push_back(asian);
+  p.instruments.push_back(barrier);
   for (const Device& d : test::devices()) {
     for (Precision prec : {Precision::fp64, Precision::fp32}) {
       INFO(test::describe(d, prec) << ", " << world.size() << " ranks");

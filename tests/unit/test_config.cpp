@@ -210,3 +210,17 @@ TEST_CASE("a [sweep] table: rejected by default, removed for a sweep point, line
   CHECK_THAT(bad, Catch::Contains("sw.toml:13: [sweep] \"toy.asset.0.vol\": toy.asset.0.vol = 7"));
   CHECK_THAT(bad, Catch::Contains("out of range"));
 }
+
+TEST_CASE("the resolved configuration writes numbers as a person would, and reads them back", "[config]") {
+  // 0.05 is 0.050000000000000003 at 17 digits; 0.1 + 0.2 needs all 17.
+  const Config c = load(replace(kValid, "paths = 5000", "paths = 5000\nrate = 0.05"),
+                        {"toy.asset.0.vol=0.30000000000000004", "toy.asset.0.tags=[\"0.5\"]"});
+  const std::string text = c.to_toml();
+  CHECK(text.find("rate = 0.05\n") != std::string::npos);
+  CHECK(text.find("0.050000000000000003") == std::string::npos);
+  CHECK(text.find("vol = 0.30000000000000004") != std::string::npos);
+  CHECK(text.find("'0.5'") != std::string::npos);   // strings untouched
+  const toml::table again = toml::parse(text);
+  CHECK(again["toy"]["rate"].value<double>() == 0.05);
+  CHECK(again["toy"]["asset"][0]["vol"].value<double>() == 0.1 + 0.2);
+}

@@ -1,0 +1,156 @@
+// Time-stepped paths shared by a group of instruments (same assets, same
+// time grid), in the fixed block/lane shape of sample_blocks.hpp.
+//
+// Lane i of a launch simulates its samples one after the other; each sample
+// is one path (two with antithetic variates: every normal negated) stored
+// as log prices of the group's assets on the grid in the lane's column of
+// `paths`, then every instrument of the group reads that path and adds its
+// discounted payoff (less its shift) to its own lane moments. A block's
+// moments therefore still depend only on (seed, block), never on chunks or
+// ranks.
+//
+// The normals of a path are Philox subsequence `sample`, consumed in order
+// from whole Philox calls: per step, first one per asset (correlated by the
+// Cholesky factor of the assets' correlation), then each model's own draws
+// (asset_models.hpp).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/core/hd.hpp"
+#include "kernels/pricing/asset_models.hpp"
+#include "kernels/pricing/payoffs.hpp"
+#include "kernels/pricing/sample_blocks.hpp"
+#include "kernels/rng/normal.hpp"
+#include "kernels/rng/philox.hpp"
+
+namespace strata::kernels::pricing {
+
+inline constexpr int kMaxGroupAssets = 8;
+
+// Normals of one subsequence in draw order, a whole Philox call at a time,
+// times `sign` (-1: the antithetic path).
+template <class Real>
+struct NormalStream {
+  rng::PhiloxKey key;
+  std::uint64_t subsequence;
+  Real sign;
+  std::uint64_t call = 0;
+  unsigned used = rng::NormalsPerCall<Real>::value;
+  Real buffer[rng::NormalsPerCall<Real>::value] = {};
+
+  STRATA_HD NormalStream(rng::PhiloxKey k, std::uint64_t s, Real sg) : key(k), subsequence(s), sign(sg) {}
+
+  STRATA_HD Real operator()() {
+    if (used == rng::NormalsPerCall<Real>::value) {
+      rng::philox_normals<Real>(key, subsequence, call++, buffer);
+      used = 0;
+    }
+    return sign * buffer[used++];
+  }
+};
+
+template <class Real>
+struct PathGroupKernel {
+  rng::PhiloxKey key;
+  std::int64_t first_block;   // global index of the launch's first block
+  std::int64_t n_samples;     // global sample count
+  std::int64_t n_lanes;       // lanes in this launch (blocks * kLanes)
+  int steps;
+  int n_assets;
+  bool antithetic;
+  bool correlated;
+  const AssetStep<Real>* assets;
+  const Real* cholesky;       // n_assets x n_assets, lower triangular, row-major
+  const Real* dt;             // per step
+  const Real* sqrt_dt;
+  const int* fix_steps;
+  const Real* weights;
+  const double* discount_at;  // e^{-r t_k} at [k - 1]
+  const PayoffSpec<Real>* payoffs;
+  const double* shifts;
+  int n_payoffs;
+  Real* paths;                // [copy][k = 0..steps][asset][lane]
+  Real* variance;             // [copy][k = 0..steps-1][asset][lane]
+  double* lanes;              // [payoff][moment][lane]
+
+  STRATA_HD void simulate(std::int64_t sample, std::int64_t i, int copy) const {
+    NormalStream<Real> draw(key, static_cast<std::uint64_t>(sample), copy == 0 ? Real(1) : Real(-1));
+    const std::int64_t per_copy = static_cast<std::int64_t>(steps + 1) * n_assets * n_lanes;
+    Real* x_out = paths + copy * per_copy + i;
+    Real* w_out = variance + copy * per_copy + i;
+    Real x[kMaxGroupAssets], v[kMaxGroupAssets], eps[kMaxGroupAssets];
+    for (int a = 0; a < n_assets; ++a) {
+      x[a] = assets[a].log_spot;
+      v[a] = assets[a].v0;
+      x_out[a * n_lanes] = x[a];
+    }
+    for (int k = 0; k < steps; ++k) {
+      for (int a = 0; a < n_assets; ++a) eps[a] = draw();
+      for (int a = 0; a < n_assets; ++a) {
+        Real w = eps[a];
+        if (correlated) {
+          w = Real(0);
+          for (int b = 0; b <= a; ++b) w += cholesky[a * n_assets + b] * eps[b];
+        }
+        const Real var = step_asset(assets[a], dt[k], sqrt_dt[k], w, x[a], v[a], draw);
+        x_out[(static_cast<std::int64_t>(k + 1) * n_assets + a) * n_lanes] = x[a];
+        w_out[(static_cast<std::int64_t>(k) * n_assets + a) * n_lanes] = var;
+      }
+    }
+  }
+
+  STRATA_HD PathView<Real> view(std::int64_t i, int copy) const {
+    const std::int64_t per_copy = static_cast<std::int64_t>(steps + 1) * n_assets * n_lanes;
+    return PathView<Real>{paths + copy * per_copy + i, variance + copy * per_copy + i, n_lanes, n_assets, steps,
+                          fix_steps, weights, discount_at};
+  }
+
+  STRATA_HD void operator()(std::int64_t i) const {
+    const std::int64_t block = first_block + i / kLanes;
+    const std::int64_t begin = block * kSamplesPerBlock;
+    std::int64_t end = begin + kSamplesPerBlock;
+    if (end > n_samples) end = n_samples;
+    for (int p = 0; p < n_payoffs; ++p) {
+      lanes[(kMoments * p) * n_lanes + i] = 0.0;
+      lanes[(kMoments * p + 1) * n_lanes + i] = 0.0;
+    }
+    for (std::int64_t s = begin + i % kLanes; s < end; s += kLanes) {
+      simulate(s, i, 0);
+      if (antithetic) simulate(s, i, 1);
+      const PathView<Real> v0 = view(i, 0), v1 = antithetic ? view(i, 1) : v0;
+      for (int p = 0; p < n_payoffs; ++p) {
+        double value = path_payoff(payoffs[p], v0);
+        if (antithetic) value = 0.5 * (value + path_payoff(payoffs[p], v1));
+        const double d = value - shifts[p];
+        lanes[(kMoments * p) * n_lanes + i] += d;
+        lanes[(kMoments * p + 1) * n_lanes + i] += d * d;
+      }
+    }
+  }
+};
+
+// The pairwise lane tree of LaneTree for a group's [payoff][moment][lane]
+// layout: index j = payoff * blocks + block; writes
+// blocks_out[kMoments * j + m], so each payoff's block moments are contiguous.
+struct GroupLaneTree {
+  double* lanes;
+  double* blocks_out;
+  std::int64_t n_lanes;
+  std::int64_t n_blocks;
+
+  STRATA_HD void operator()(std::int64_t j) const {
+    const std::int64_t p = j / n_blocks, b = j % n_blocks;
+    for (std::int64_t half = kLanes / 2; half > 0; half /= 2) {
+      for (std::int64_t l = 0; l < half; ++l) {
+        for (int m = 0; m < kMoments; ++m) {
+          double* row = lanes + (kMoments * p + m) * n_lanes + b * kLanes;
+          row[l] += row[l + half];
+        }
+      }
+    }
+    for (int m = 0; m < kMoments; ++m) blocks_out[kMoments * j + m] = lanes[(kMoments * p + m) * n_lanes + b * kLanes];
+  }
+};
+
+}  // namespace strata::kernels::pricing

@@ -1,0 +1,186 @@
+// Payoffs evaluated on one simulated path, stored as log prices of the
+// group's assets on its time grid: x(k, a) = ln S_a(t_k), k = 0..n (t_0 = 0).
+// Every instrument of a path group reads the same path.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/core/hd.hpp"
+
+namespace strata::kernels::pricing {
+
+enum class PayoffKind : int { european, digital, asian, barrier, lookback, basket };
+enum class BasketKind : int { average, max, min };
+
+// One instrument, as the kernels see it; built on the host in double and
+// converted to Real.
+template <class Real>
+struct PayoffSpec {
+  PayoffKind kind;
+  int asset;          // the group's asset it is written on (single-asset payoffs)
+  BasketKind basket;  // basket: of the group's assets, with weights[weight_begin + a] for an average
+  int weight_begin;
+  bool call;
+  bool geometric;     // asian, basket average
+  bool up, knock_in;  // barrier
+  bool continuous;    // barrier, lookback monitoring
+  bool floating;      // lookback
+  int fix_begin;      // fixing steps: fix_steps[fix_begin .. fix_begin + fixings)
+  int fixings;
+  Real strike, cash, rebate;
+  Real log_barrier;
+  Real lookback_shift;   // BGK: beta sigma sqrt(dt), in log price
+  double discount;       // e^{-rT}
+};
+
+// The path of one lane, and what the group knows about its grid.
+template <class Real>
+struct PathView {
+  const Real* x;            // x(k, a) at x[(k * assets + a) * stride]
+  const Real* variance;     // per step k: the variance of x over it (sigma^2 dt), same layout
+  std::int64_t stride;
+  int assets;
+  int steps;
+  const int* fix_steps;
+  const Real* weights;
+  const double* discount_at;   // e^{-r t_k}, k = 1..n at [k - 1]
+
+  STRATA_HD Real at(int k, int a) const { return x[(static_cast<std::int64_t>(k) * assets + a) * stride]; }
+  STRATA_HD Real var(int k, int a) const { return variance[(static_cast<std::int64_t>(k) * assets + a) * stride]; }
+};
+
+template <class Real>
+STRATA_HD inline Real positive(Real v) {
+  return v > Real(0) ? v : Real(0);
+}
+
+template <class Real>
+STRATA_HD inline Real vanilla(bool call, Real s, Real strike) {
+  return positive(call ? s - strike : strike - s);
+}
+
+// Probability that a Brownian bridge from a to b with variance w crosses
+// the level h (it starts and ends on the same side):
+//   P = exp(-2 (h - a)(h - b) / w)
+// (Glasserman, "Monte Carlo Methods in Financial Engineering", sec. 6.4;
+// exact for GBM between grid points).
+template <class Real>
+STRATA_HD inline Real bridge_crossing(Real a, Real b, Real h, Real w, bool up) {
+  if (up ? (a >= h || b >= h) : (a <= h || b <= h)) return Real(1);
+  // Far from the level (exponent below -40, P < 4e-18) 1 - P is 1 in
+  // double: skip the exp, the bulk of a barrier's cost per step.
+  const Real e = Real(2) * (h - a) * (h - b);
+  if (e > Real(40) * w) return Real(0);
+  return std::exp(-e / w);
+}
+
+// Discounted barrier payoff. Continuous monitoring takes the expectation
+// over the Brownian bridge between grid points instead of sampling it: the
+// path survives step k with probability 1 - P_k, so
+//   out: prod(1 - P_k) * vanilla + rebate * sum_k prod_{j<k}(1 - P_j) P_k e^{-r t_{k+1}}
+//   in:  (1 - prod(1 - P_k)) * vanilla + prod(1 - P_k) * rebate e^{-rT}.
+// Discrete monitoring checks the fixings only (hit: at or beyond the level).
+template <class Real>
+STRATA_HD inline double barrier_value(const PayoffSpec<Real>& p, const PathView<Real>& v) {
+  const Real h = p.log_barrier;
+  double survive = 1.0, rebate_paid = 0.0;
+  if (p.continuous) {
+    for (int k = 0; k < v.steps && survive > 0.0; ++k) {
+      const double cross =
+          static_cast<double>(bridge_crossing(v.at(k, p.asset), v.at(k + 1, p.asset), h, v.var(k, p.asset), p.up));
+      rebate_paid += survive * cross * v.discount_at[k];
+      survive *= 1.0 - cross;
+    }
+  } else {
+    for (int f = 0; f < p.fixings; ++f) {
+      const int k = v.fix_steps[p.fix_begin + f];
+      const Real xk = v.at(k, p.asset);
+      if (p.up ? xk >= h : xk <= h) {
+        survive = 0.0;
+        rebate_paid = v.discount_at[k - 1];
+        break;
+      }
+    }
+  }
+  const double pay = p.discount * static_cast<double>(vanilla(p.call, std::exp(v.at(v.steps, p.asset)), p.strike));
+  const double rebate = static_cast<double>(p.rebate);
+  if (p.knock_in) return (1.0 - survive) * pay + survive * rebate * p.discount;
+  return survive * pay + rebate * rebate_paid;
+}
+
+// Lookback: running extreme over the monitoring dates (t = 0 included).
+// Continuous monitoring shifts the grid extreme outward by
+// exp(beta sigma sqrt(dt)) (Broadie, Glasserman and Kou 1999, "Connecting
+// discrete and continuous path-dependent options", Finance Stoch. 3).
+template <class Real>
+STRATA_HD inline double lookback_value(const PayoffSpec<Real>& p, const PathView<Real>& v) {
+  Real hi = v.at(0, p.asset), lo = hi;
+  const int n = p.continuous ? v.steps : p.fixings;
+  for (int j = 1; j <= n; ++j) {
+    const Real xk = v.at(p.continuous ? j : v.fix_steps[p.fix_begin + j - 1], p.asset);
+    hi = xk > hi ? xk : hi;
+    lo = xk < lo ? xk : lo;
+  }
+  const Real max_s = std::exp(hi + p.lookback_shift), min_s = std::exp(lo - p.lookback_shift);
+  const Real st = std::exp(v.at(v.steps, p.asset));
+  Real pay;
+  if (p.floating) {
+    pay = p.call ? st - min_s : max_s - st;
+  } else {
+    pay = p.call ? positive(max_s - p.strike) : positive(p.strike - min_s);
+  }
+  return p.discount * static_cast<double>(pay);
+}
+
+// Basket at maturity: weighted average (arithmetic, or geometric: exp of
+// the weighted mean log), maximum or minimum of the group's assets.
+template <class Real>
+STRATA_HD inline double basket_value(const PayoffSpec<Real>& p, const PathView<Real>& v) {
+  Real b = p.basket == BasketKind::average ? Real(0) : std::exp(v.at(v.steps, 0));
+  for (int a = 0; a < v.assets; ++a) {
+    const Real xa = v.at(v.steps, a);
+    if (p.basket == BasketKind::average) {
+      b += v.weights[p.weight_begin + a] * (p.geometric ? xa : std::exp(xa));
+    } else {
+      const Real s = std::exp(xa);
+      b = p.basket == BasketKind::max ? (s > b ? s : b) : (s < b ? s : b);
+    }
+  }
+  if (p.basket == BasketKind::average && p.geometric) b = std::exp(b);
+  return p.discount * static_cast<double>(vanilla(p.call, b, p.strike));
+}
+
+// Discounted payoff of instrument p on path v.
+template <class Real>
+STRATA_HD inline double path_payoff(const PayoffSpec<Real>& p, const PathView<Real>& v) {
+  switch (p.kind) {
+    case PayoffKind::european:
+      return p.discount * static_cast<double>(vanilla(p.call, std::exp(v.at(v.steps, p.asset)), p.strike));
+    case PayoffKind::digital: {
+      const Real st = std::exp(v.at(v.steps, p.asset));
+      const bool pays = p.call ? st > p.strike : st < p.strike;
+      return pays ? p.discount * static_cast<double>(p.cash) : 0.0;
+    }
+    case PayoffKind::asian: {
+      // Arithmetic: mean of S at the fixings; geometric: exp of the mean log.
+      Real sum = Real(0);
+      for (int f = 0; f < p.fixings; ++f) {
+        const Real xk = v.at(v.fix_steps[p.fix_begin + f], p.asset);
+        sum += p.geometric ? xk : std::exp(xk);
+      }
+      const Real mean = sum / static_cast<Real>(p.fixings);
+      const Real avg = p.geometric ? std::exp(mean) : mean;
+      return p.discount * static_cast<double>(vanilla(p.call, avg, p.strike));
+    }
+    case PayoffKind::barrier:
+      return barrier_value(p, v);
+    case PayoffKind::lookback:
+      return lookback_value(p, v);
+    case PayoffKind::basket:
+      return basket_value(p, v);
+  }
+  return 0.0;
+}
+
+}  // namespace strata::kernels::pricing

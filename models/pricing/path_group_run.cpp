@@ -1,0 +1,287 @@
+#include "models/pricing/path_group_run.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/backend/buffer.hpp"
+#include "engine/backend/parallel.hpp"
+#include "kernels/pricing/closed_forms.hpp"
+#include "kernels/pricing/path_group.hpp"
+
+namespace strata::pricing {
+
+using kernels::pricing::AssetModel;
+using kernels::pricing::AssetStep;
+using kernels::pricing::BasketKind;
+using kernels::pricing::GroupLaneTree;
+using kernels::pricing::kLanes;
+using kernels::pricing::kMoments;
+using kernels::pricing::PathGroupKernel;
+using kernels::pricing::PathView;
+using kernels::pricing::PayoffKind;
+using kernels::pricing::PayoffSpec;
+
+namespace {
+
+// Working memory per launch: small enough for the host's caches and memory,
+// large enough to fill a GPU.
+std::size_t budget(const Device& d) { return d.backend == Backend::cuda ? (std::size_t{1} << 30) : (std::size_t{64} << 20); }
+
+PayoffKind kind_of(const std::string& type) {
+  if (type == "digital") return PayoffKind::digital;
+  if (type == "asian") return PayoffKind::asian;
+  if (type == "barrier") return PayoffKind::barrier;
+  if (type == "lookback") return PayoffKind::lookback;
+  if (type == "basket") return PayoffKind::basket;
+  return PayoffKind::european;
+}
+
+template <class Real>
+PayoffSpec<Real> spec_as(const PayoffSpec<double>& d) {
+  return {d.kind,      d.asset,    d.basket,     d.weight_begin, d.call,
+          d.geometric, d.up,       d.knock_in,   d.continuous,   d.floating,
+          d.fix_begin, d.fixings,  static_cast<Real>(d.strike), static_cast<Real>(d.cash),
+          static_cast<Real>(d.rebate), static_cast<Real>(d.log_barrier), static_cast<Real>(d.lookback_shift),
+          d.discount};
+}
+
+template <class Real>
+AssetStep<Real> step_as(const AssetStep<double>& d) {
+  auto r = [](double x) { return static_cast<Real>(x); };
+  return {d.model, r(d.log_spot), r(d.carry), r(d.vol), r(d.v0), r(d.kappa), r(d.theta), r(d.xi), r(d.rho),
+          r(d.jump_intensity), r(d.jump_mean), r(d.jump_vol)};
+}
+
+template <class Real>
+std::vector<Real> as(const std::vector<double>& v) {
+  return std::vector<Real>(v.begin(), v.end());
+}
+
+template <class T>
+Buffer<T> upload(const Device& d, const std::vector<T>& v) {
+  Buffer<T> b(d, std::max<std::size_t>(1, v.size()));
+  b.copy_from_host(v.data(), v.size());
+  return b;
+}
+
+AssetStep<double> asset_step(const Portfolio& p, const Asset& a) {
+  AssetStep<double> s{};
+  s.model = a.model == "heston" ? (a.qe ? AssetModel::heston_qe : AssetModel::heston_full_truncation)
+            : a.model == "merton" ? AssetModel::merton
+                                  : AssetModel::gbm;
+  s.log_spot = std::log(a.spot);
+  s.carry = p.rate - a.dividend;
+  s.vol = a.vol;
+  s.v0 = a.v0;
+  s.kappa = a.kappa;
+  s.theta = a.theta;
+  s.xi = a.xi;
+  s.rho = a.rho;
+  s.jump_intensity = a.jump_intensity;
+  s.jump_mean = a.jump_mean;
+  s.jump_vol = a.jump_vol;
+  if (s.model == AssetModel::merton) {
+    // Compensated drift: E[S_T] = S_0 e^{(r - q) T}.
+    s.carry -= a.jump_intensity * (std::exp(a.jump_mean + 0.5 * a.jump_vol * a.jump_vol) - 1.0);
+  }
+  return s;
+}
+
+// A typical volatility for the lookback's continuity correction.
+double typical_vol(const Asset& a) { return a.model == "heston" ? std::sqrt(a.theta) : a.vol; }
+
+}  // namespace
+
+// The group as double on the host, then as Real on the device.
+template <class Real>
+struct PathGroupRun::Data {
+  PathGroupKernel<Real> kernel{};
+  Buffer<Real> cholesky, dt, sqrt_dt, weights;
+  Buffer<AssetStep<Real>> assets;
+  Buffer<int> fix_steps;
+  Buffer<double> discount_at, shifts;
+  Buffer<PayoffSpec<Real>> payoffs;
+  std::int64_t max_blocks = 0;
+};
+
+std::size_t PathGroupRun::bytes_per_block(const PathGroup& g, bool antithetic, Precision precision) {
+  const std::size_t real = precision == Precision::fp32 ? sizeof(float) : sizeof(double);
+  // Log prices and step variances of every asset.
+  const std::size_t path = 2 * (g.grid.size() + 1) * g.assets.size() * (antithetic ? 2 : 1) * real;
+  const std::size_t moments = g.instruments.size() * kMoments * sizeof(double);
+  return static_cast<std::size_t>(kLanes) * (path + moments) + moments;
+}
+
+std::int64_t PathGroupRun::launch_blocks(const PathGroup& g, bool antithetic, Precision precision,
+                                         const Device& device, std::int64_t chunk_blocks) {
+  const auto fit = static_cast<std::int64_t>(budget(device) / bytes_per_block(g, antithetic, precision));
+  return std::clamp<std::int64_t>(fit, 1, std::max<std::int64_t>(1, chunk_blocks));
+}
+
+PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device& device, Precision precision,
+                           std::int64_t max_blocks)
+    : device_(device) {
+  const int steps = static_cast<int>(g.grid.size());
+  const int n_assets = static_cast<int>(g.assets.size());
+  std::vector<AssetStep<double>> assets;
+  for (int a : g.assets) assets.push_back(asset_step(p, p.assets[static_cast<std::size_t>(a)]));
+  const std::vector<double> chol = cholesky_of(p, g.assets);
+  bool correlated = false;
+  for (int i = 0; i < n_assets; ++i) {
+    for (int j = 0; j < i; ++j) correlated = correlated || chol[static_cast<std::size_t>(i * n_assets + j)] != 0.0;
+  }
+  std::vector<double> dt, sqrt_dt, discount_at;
+  double prev = 0.0;
+  for (double t : g.grid) {
+    dt.push_back(t - prev);
+    sqrt_dt.push_back(std::sqrt(t - prev));
+    discount_at.push_back(std::exp(-p.rate * t));
+    prev = t;
+  }
+  std::vector<int> fix_steps;
+  std::vector<double> weights;
+  std::vector<PayoffSpec<double>> specs;
+  for (std::size_t idx : g.instruments) {
+    const Instrument& in = p.instruments[idx];
+    PayoffSpec<double> s{};
+    s.kind = kind_of(in.type);
+    s.asset = 0;   // single-asset instruments have single-asset groups
+    s.basket = in.basket == "max" ? BasketKind::max : in.basket == "min" ? BasketKind::min : BasketKind::average;
+    s.weight_begin = static_cast<int>(weights.size());
+    weights.insert(weights.end(), in.weights.begin(), in.weights.end());
+    s.call = in.call;
+    s.geometric = in.geometric;
+    s.up = in.kind.up;
+    s.knock_in = in.kind.knock_in;
+    s.continuous = in.continuous;
+    s.floating = in.floating;
+    s.strike = in.strike;
+    s.cash = in.cash;
+    s.rebate = in.rebate;
+    s.log_barrier = in.barrier > 0 ? std::log(in.barrier) : 0.0;
+    s.discount = std::exp(-p.rate * in.maturity);
+    // BGK shift with the grid's mean step (the grid is uniform unless
+    // fixings refine it).
+    s.lookback_shift = in.type == "lookback" && in.continuous
+                           ? kernels::kBgkBeta * typical_vol(p.assets[static_cast<std::size_t>(in.asset)]) *
+                                 std::sqrt(in.maturity / steps)
+                           : 0.0;
+    const bool uses_fixings = in.type == "asian" || ((in.type == "barrier" || in.type == "lookback") && !in.continuous);
+    if (uses_fixings) {
+      s.fix_begin = static_cast<int>(fix_steps.size());
+      s.fixings = in.fixings;
+      for (int k : fixing_steps(in, g.grid)) fix_steps.push_back(k);
+    }
+    specs.push_back(s);
+  }
+
+  // Shifts: each payoff on the path of all-zero normals, in double on the
+  // host, so every backend and precision shifts by the same values.
+  {
+    const std::size_t cells = static_cast<std::size_t>(steps + 1) * static_cast<std::size_t>(n_assets);
+    std::vector<double> x(cells), var(cells);
+    auto zero = [] { return 0.0; };
+    for (int a = 0; a < n_assets; ++a) {
+      double xa = assets[static_cast<std::size_t>(a)].log_spot, va = assets[static_cast<std::size_t>(a)].v0;
+      x[static_cast<std::size_t>(a)] = xa;
+      for (int k = 0; k < steps; ++k) {
+        const auto kk = static_cast<std::size_t>(k);
+        var[kk * static_cast<std::size_t>(n_assets) + static_cast<std::size_t>(a)] =
+            kernels::pricing::step_asset(assets[static_cast<std::size_t>(a)], dt[kk], sqrt_dt[kk], 0.0, xa, va, zero);
+        x[(kk + 1) * static_cast<std::size_t>(n_assets) + static_cast<std::size_t>(a)] = xa;
+      }
+    }
+    const PathView<double> mv{x.data(), var.data(), 1, n_assets, steps, fix_steps.data(), weights.data(),
+                              discount_at.data()};
+    for (const PayoffSpec<double>& s : specs) shifts_.push_back(kernels::pricing::path_payoff(s, mv));
+  }
+
+  auto build = [&](auto& data, auto zero) {
+    using Real = decltype(zero);
+    using D = std::remove_reference_t<decltype(*data)>;
+    data = std::make_unique<D>();
+    data->max_blocks = max_blocks;
+    std::vector<AssetStep<Real>> real_assets;
+    for (const auto& a : assets) real_assets.push_back(step_as<Real>(a));
+    data->assets = upload(device, real_assets);
+    data->cholesky = upload(device, as<Real>(chol));
+    data->dt = upload(device, as<Real>(dt));
+    data->sqrt_dt = upload(device, as<Real>(sqrt_dt));
+    data->weights = upload(device, as<Real>(weights));
+    data->fix_steps = upload(device, fix_steps);
+    data->discount_at = upload(device, discount_at);
+    data->shifts = upload(device, shifts_);
+    std::vector<PayoffSpec<Real>> real_specs;
+    for (const auto& s : specs) real_specs.push_back(spec_as<Real>(s));
+    data->payoffs = upload(device, real_specs);
+    const std::size_t lanes = static_cast<std::size_t>(max_blocks * kLanes);
+    cells_ = lanes * (static_cast<std::size_t>(steps) + 1) * static_cast<std::size_t>(n_assets) * (p.antithetic ? 2 : 1);
+    work_doubles_ = (2 * cells_ * sizeof(Real) + sizeof(double) - 1) / sizeof(double);
+    lane_doubles_ = lanes * specs.size() * kMoments;
+    block_doubles_ = static_cast<std::size_t>(max_blocks) * specs.size() * kMoments;
+    auto& k = data->kernel;
+    k.key = rng::philox_key(p.seed);
+    k.steps = steps;
+    k.n_assets = n_assets;
+    k.antithetic = p.antithetic;
+    k.correlated = correlated;
+    k.assets = data->assets.data();
+    k.cholesky = data->cholesky.data();
+    k.dt = data->dt.data();
+    k.sqrt_dt = data->sqrt_dt.data();
+    k.fix_steps = data->fix_steps.data();
+    k.weights = data->weights.data();
+    k.discount_at = data->discount_at.data();
+    k.payoffs = data->payoffs.data();
+    k.shifts = data->shifts.data();
+    k.n_payoffs = static_cast<int>(specs.size());
+  };
+  if (precision == Precision::fp32) {
+    build(fp32_, 0.0f);
+  } else {
+    build(fp64_, 0.0);
+  }
+}
+
+PathGroupRun::~PathGroupRun() = default;
+PathGroupRun::PathGroupRun(PathGroupRun&&) noexcept = default;
+
+namespace {
+
+template <class Real, class Data>
+void compute_group(Data& data, const Device& device, std::int64_t first, std::int64_t nb, std::int64_t n_samples,
+                   std::size_t cells, GroupScratch& scratch, std::vector<double>& out) {
+  auto kernel = data.kernel;
+  kernel.paths = reinterpret_cast<Real*>(scratch.work.data());
+  kernel.variance = kernel.paths + cells;
+  kernel.lanes = scratch.lanes.data();
+  const std::int64_t n_payoffs = kernel.n_payoffs;
+  out.assign(static_cast<std::size_t>(n_payoffs * nb * kMoments), 0.0);
+  std::vector<double> piece_out;
+  for (std::int64_t off = 0; off < nb; off += data.max_blocks) {
+    const std::int64_t n = std::min(data.max_blocks, nb - off);
+    kernel.first_block = first + off;
+    kernel.n_samples = n_samples;
+    kernel.n_lanes = n * kLanes;
+    parallel_for(device, n * kLanes, kernel);
+    parallel_for(device, n_payoffs * n, GroupLaneTree{scratch.lanes.data(), scratch.blocks.data(), n * kLanes, n});
+    piece_out.resize(static_cast<std::size_t>(n_payoffs * n * kMoments));
+    scratch.blocks.copy_to_host(piece_out.data(), piece_out.size());
+    for (std::int64_t j = 0; j < n_payoffs; ++j) {
+      std::copy_n(piece_out.begin() + j * n * kMoments, n * kMoments, out.begin() + (j * nb + off) * kMoments);
+    }
+  }
+}
+
+}  // namespace
+
+void PathGroupRun::compute(std::int64_t first, std::int64_t nb, std::int64_t n_samples, GroupScratch& scratch,
+                           std::vector<double>& out) {
+  if (fp32_) {
+    compute_group<float>(*fp32_, device_, first, nb, n_samples, cells_, scratch, out);
+  } else {
+    compute_group<double>(*fp64_, device_, first, nb, n_samples, cells_, scratch, out);
+  }
+}
+
+}  // namespace strata::pricing

@@ -1,0 +1,57 @@
+// One path group on the run's backend: its grid, payoffs and shifts on the
+// device, and the launches that turn a range of blocks into each
+// instrument's block moments.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/backend/backend.hpp"
+#include "engine/backend/buffer.hpp"
+#include "models/pricing/portfolio.hpp"
+
+namespace strata::pricing {
+
+// Device working memory, shared by the groups (they run one after the
+// other): paths and step variances (as doubles, or floats in the same
+// bytes), lane moments, block moments.
+struct GroupScratch {
+  Buffer<double> work, lanes, blocks;
+};
+
+class PathGroupRun {
+ public:
+  PathGroupRun(const Portfolio& p, const PathGroup& g, const Device& device, Precision precision,
+               std::int64_t max_blocks);
+  ~PathGroupRun();
+  PathGroupRun(PathGroupRun&&) noexcept;
+
+  // Moments of blocks [first, first + nb) of every instrument of the group:
+  // out[(kMoments * (j * nb + b)) + m] for its j-th instrument.
+  void compute(std::int64_t first, std::int64_t nb, std::int64_t n_samples, GroupScratch& scratch,
+               std::vector<double>& out);
+  // Doubles of each scratch buffer a launch of this group needs.
+  std::size_t work_doubles() const { return work_doubles_; }
+  std::size_t lane_doubles() const { return lane_doubles_; }
+  std::size_t block_doubles() const { return block_doubles_; }
+  const std::vector<double>& shifts() const { return shifts_; }
+
+  // Device bytes per block of a launch (path storage and lane moments).
+  static std::size_t bytes_per_block(const PathGroup& g, bool antithetic, Precision precision);
+  // Blocks per launch: as many as fit the backend's working-memory budget.
+  static std::int64_t launch_blocks(const PathGroup& g, bool antithetic, Precision precision, const Device& device,
+                                    std::int64_t chunk_blocks);
+
+ private:
+  template <class Real>
+  struct Data;
+  std::unique_ptr<Data<double>> fp64_;
+  std::unique_ptr<Data<float>> fp32_;
+  std::vector<double> shifts_;
+  Device device_;
+  std::size_t cells_ = 0;   // path cells of a launch (the variances follow them)
+  std::size_t work_doubles_ = 0, lane_doubles_ = 0, block_doubles_ = 0;
+};
+
+}  // namespace strata::pricing

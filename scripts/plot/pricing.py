@@ -1,0 +1,109 @@
+#!/usr/bin/python3
+"""Convergence plot of a pricing run: price and 95% confidence interval
+against the number of paths, with the reference price as a line.
+
+    scripts/plot/pricing.py OUT.h5 [--instrument NAME] [--levels K]
+                            [--strata build/strata] [--out DIR]
+
+The run's stored configuration (/config) is priced again at paths / 2^k,
+k = 1..K (default 6), with the same seed, so the points are the run's
+own estimator at fewer paths; the run itself is the last point. Writes
+DIR/<stem>_<instrument>_convergence.png for each instrument (or the one
+named). Needs python3-h5py, python3-numpy and python3-matplotlib.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only: no display on cluster nodes
+import matplotlib.pyplot as plt  # noqa: E402
+
+try:
+    import h5py  # noqa: E402
+except ImportError as err:  # pragma: no cover - environment problem
+    sys.exit(f"pricing.py needs h5py (Debian: python3-h5py, run with /usr/bin/python3): {err}")
+
+
+def results(path):
+    """{instrument: (paths, price, ci_low, ci_high, reference or None)}."""
+    out = {}
+    with h5py.File(path, "r") as f:
+        for name, g in f["pricing"].items():
+            if name == "summary":
+                continue
+            ref = g["reference_price"][()] if "reference_price" in g else None
+            out[name] = (int(g["paths"][()]), g["price"][()], g["ci95_low"][()], g["ci95_high"][()], ref)
+    return out
+
+
+def config_text(path):
+    with h5py.File(path, "r") as f:
+        value = f["config"][()]
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("output", help="a pricing run's HDF5 output")
+    ap.add_argument("--instrument", help="only this instrument")
+    ap.add_argument("--levels", type=int, default=6, help="halvings of the path count (default 6)")
+    ap.add_argument("--strata", default=os.path.join("build", "strata"), help="the strata binary")
+    ap.add_argument("--out", default=".", help="folder for the PNG files")
+    args = ap.parse_args()
+
+    final = results(args.output)
+    names = [args.instrument] if args.instrument else sorted(final)
+    for name in names:
+        if name not in final:
+            sys.exit(f"{args.output}: no instrument {name!r} (has: {', '.join(sorted(final))})")
+    total = next(iter(final.values()))[0]
+    series = {name: [] for name in names}
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = os.path.join(tmp, "run.toml")
+        with open(cfg, "w", encoding="utf-8") as f:
+            f.write(config_text(args.output))
+        for k in range(args.levels, 0, -1):
+            paths = total >> k
+            if paths < 2:
+                continue
+            h5 = os.path.join(tmp, f"p{paths}.h5")
+            subprocess.run([args.strata, "run", cfg, "--set", f"pricing.paths={paths}", "-o", h5,
+                            "--set", "checkpoint.every_seconds=0"], check=True, stdout=subprocess.DEVNULL)
+            got = results(h5)
+            for name in names:
+                series[name].append(got[name])
+    for name in names:
+        series[name].append(final[name])
+
+    os.makedirs(args.out, exist_ok=True)
+    stem = os.path.splitext(os.path.basename(args.output))[0]
+    for name in names:
+        pts = series[name]
+        paths = [p[0] for p in pts]
+        price = [p[1] for p in pts]
+        lo = [p[1] - p[2] for p in pts]
+        hi = [p[3] - p[1] for p in pts]
+        fig, ax = plt.subplots(figsize=(6.4, 4.0))
+        ax.errorbar(paths, price, yerr=[lo, hi], fmt="o-", capsize=3, label="Monte Carlo, 95% CI")
+        ref = pts[-1][4]
+        if ref is not None:
+            ax.axhline(ref, color="k", linestyle="--", linewidth=1, label=f"reference {ref:.6g}")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("paths")
+        ax.set_ylabel("price")
+        ax.set_title(f"{stem}: {name}")
+        ax.legend()
+        fig.tight_layout()
+        png = os.path.join(args.out, f"{stem}_{name}_convergence.png")
+        fig.savefig(png, dpi=120)
+        plt.close(fig)
+        print(png)
+
+
+if __name__ == "__main__":
+    main()
