@@ -47,6 +47,47 @@ struct LaneMoments {
   }
 };
 
+// LaneMoments for the host, over a sampler with a batch(first, out) form
+// (EuropeanGbm): index g runs over blocks_in_chunk * kLanes / kBatch and
+// covers the kBatch consecutive lanes g*kBatch.., which read consecutive
+// samples, so one batch() call gives each of them its next sample. Every
+// lane still adds its own samples in the same order as in LaneMoments, so
+// the moments equal LaneMoments' whenever the sample values are equal.
+// Samples past the end of a short last block are computed and dropped:
+// each sample's bits never depend on where a chunk or a block ends.
+template <class Sampler>
+struct LaneMomentsBatched {
+  static constexpr int kBatch = Sampler::kBatch;
+  static_assert(kLanes % kBatch == 0, "a batch of lanes must not straddle two blocks");
+
+  Sampler sampler;
+  std::int64_t first_block;
+  std::int64_t n_samples;
+  double shift;
+  double* lanes;
+
+  void operator()(std::int64_t g) const {
+    const std::int64_t i0 = g * kBatch;
+    const std::int64_t begin = (first_block + i0 / kLanes) * kSamplesPerBlock;
+    std::int64_t end = begin + kSamplesPerBlock;
+    if (end > n_samples) end = n_samples;
+    double s1[kBatch] = {}, s2[kBatch] = {}, x[kBatch];
+    for (std::int64_t s = begin + i0 % kLanes; s < end; s += kLanes) {
+      sampler.batch(s, x);
+      const std::int64_t live = end - s < kBatch ? end - s : kBatch;
+      for (std::int64_t w = 0; w < live; ++w) {
+        const double d = x[w] - shift;
+        s1[w] += d;
+        s2[w] += d * d;
+      }
+    }
+    for (int w = 0; w < kBatch; ++w) {
+      lanes[kMoments * (i0 + w)] = s1[w];
+      lanes[kMoments * (i0 + w) + 1] = s2[w];
+    }
+  }
+};
+
 // Combines the kLanes lane moments of each block of a chunk by a pairwise
 // tree, in place, and writes the block's moments to blocks[kMoments * b + m].
 struct LaneTree {

@@ -113,10 +113,13 @@ STRATA_HD inline float uniform_float(std::uint32_t x) { return static_cast<float
 // cuRAND's _curand_uniform_double_hq (53 random bits from two words):
 // z = x ^ (y << 21) as a 53-bit integer, then z * 2^-53 + 2^-54 in double.
 // Range [2^-54, 1]: z = 2^53 - 1 gives 1 - 2^-54, which rounds (ties to even)
-// to 1.
+// to 1. z is converted as its high 21 bits (y >> 11) times 2^32 plus its
+// low 32 bits (x ^ (y << 21) in uint32): both terms and their sum are exact
+// (below 2^53), so the value is that of converting z at once, but in a form
+// that vectorises on AVX2, which has no 64-bit integer to double conversion.
 STRATA_HD inline double uniform_double(std::uint32_t x, std::uint32_t y) {
-  const std::uint64_t z = static_cast<std::uint64_t>(x) ^ (static_cast<std::uint64_t>(y) << (53 - 32));
-  return static_cast<double>(z) * 0x1p-53 + 0x1p-54;
+  const double z = static_cast<double>(y >> 11) * 0x1p32 + static_cast<double>(x ^ (y << (53 - 32)));
+  return z * 0x1p-53 + 0x1p-54;
 }
 
 // cuRAND's one-word _curand_uniform_double(unsigned int), which is what

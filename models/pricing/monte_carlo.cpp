@@ -22,6 +22,7 @@ using kernels::pricing::kLanes;
 using kernels::pricing::kMoments;
 using kernels::pricing::kSamplesPerBlock;
 using kernels::pricing::LaneMoments;
+using kernels::pricing::LaneMomentsBatched;
 using kernels::pricing::LaneTree;
 
 // A tree node in a checkpoint: level, index, kMoments sums.
@@ -146,9 +147,16 @@ void PortfolioRun::reset_ranges(std::vector<BlockRange> ranges, std::int64_t ste
 template <class Real>
 void PortfolioRun::compute_piece(std::int64_t first, std::int64_t nb) {
   for (std::size_t i : terminal_) {
-    const LaneMoments<EuropeanGbm<Real>> lane_fn{sampler_for<Real>(p_, p_.instruments[i]), first, plan_.samples,
-                                                 shifts_[i], lanes_.data()};
-    parallel_for(device_, nb * kLanes, lane_fn);
+    const EuropeanGbm<Real> sampler = sampler_for<Real>(p_, p_.instruments[i]);
+    if (device_.backend == Backend::host) {
+      // Vectorised across lanes (host only: no CUDA instantiation needed).
+      using Batched = LaneMomentsBatched<EuropeanGbm<Real>>;
+      host::parallel_for(nb * kLanes / Batched::kBatch,
+                         Batched{sampler, first, plan_.samples, shifts_[i], lanes_.data()});
+    } else {
+      parallel_for(device_, nb * kLanes,
+                   LaneMoments<EuropeanGbm<Real>>{sampler, first, plan_.samples, shifts_[i], lanes_.data()});
+    }
     parallel_for(device_, nb, LaneTree{lanes_.data(), blocks_.data()});
     // The only transfer of the chunk: kMoments doubles per block.
     blocks_.copy_to_host(chunk_moments_.data(), static_cast<std::size_t>(nb * kMoments));
