@@ -67,8 +67,9 @@ struct EuropeanGbm {
   }
 
  private:
-  // Three loops, not one: GCC turns a select after a vector call into a
-  // branch, which stops the vectoriser ("control flow in loop").
+  // Several loops, not one: g++ turns a select next to a vector call or a
+  // conversion into a branch, which stops the vectoriser ("control flow in
+  // loop").
   template <unsigned kPair, bool kSine>
   void batch_with(std::int64_t first, std::uint64_t philox_call, double* out) const {
     Real z[kBatch], up[kBatch], down[kBatch];
@@ -82,27 +83,32 @@ struct EuropeanGbm {
       const Real theta = rng::detail::box_muller_angle(u2);
       z[w] = r * (kSine ? vmath::sin(theta) : vmath::cos(theta));
     }
-    // S_T / spot for Z (and -Z), then the payoffs. Loop-invariant choices
-    // stay outside the loops, and the put's strike - S_T is written
-    // -(S_T - strike), the same number (rounding is symmetric in sign).
+    // S_T / spot for Z (and -Z), the payoffs in Real, then in double. The
+    // put's strike - S_T is written -(S_T - strike), the same number
+    // (rounding is symmetric in sign).
     const Real sign = call ? Real(1) : Real(-1);
+    auto intrinsic = [&](Real* s) {
+#pragma omp simd
+      for (int w = 0; w < kBatch; ++w) s[w] = positive(sign * (spot * s[w] - strike));
+    };
     if (antithetic) {
 #pragma omp simd
       for (int w = 0; w < kBatch; ++w) {
         up[w] = vmath::exp(drift + diffusion * z[w]);
         down[w] = vmath::exp(drift + diffusion * -z[w]);
       }
+      intrinsic(up);
+      intrinsic(down);
 #pragma omp simd
       for (int w = 0; w < kBatch; ++w) {
-        const double a = static_cast<double>(positive(sign * (spot * up[w] - strike)));
-        const double b = static_cast<double>(positive(sign * (spot * down[w] - strike)));
-        out[w] = discount * (0.5 * (a + b));
+        out[w] = discount * (0.5 * (static_cast<double>(up[w]) + static_cast<double>(down[w])));
       }
     } else {
 #pragma omp simd
       for (int w = 0; w < kBatch; ++w) up[w] = vmath::exp(drift + diffusion * z[w]);
+      intrinsic(up);
 #pragma omp simd
-      for (int w = 0; w < kBatch; ++w) out[w] = discount * static_cast<double>(positive(sign * (spot * up[w] - strike)));
+      for (int w = 0; w < kBatch; ++w) out[w] = discount * static_cast<double>(up[w]);
     }
   }
 
