@@ -7,6 +7,9 @@
 #include "engine/backend/parallel.hpp"
 #include "kernels/pricing/closed_forms.hpp"
 #include "kernels/pricing/path_group.hpp"
+#include "kernels/rng/philox.hpp"
+#include "models/pricing/brownian_bridge_plan.hpp"
+#include "models/pricing/sobol_directions.hpp"
 
 namespace strata::pricing {
 
@@ -101,20 +104,22 @@ struct PathGroupRun::Data {
   Buffer<int> fix_steps;
   Buffer<double> discount_at, shifts;
   Buffer<PayoffSpec<Real>> payoffs;
+  Buffer<std::uint32_t> directions, scramble;
+  Buffer<BridgeStep> bridge;
   std::int64_t max_blocks = 0;
 };
 
-std::size_t PathGroupRun::bytes_per_block(const PathGroup& g, bool antithetic, Precision precision) {
+std::size_t PathGroupRun::bytes_per_block(const PathGroup& g, bool antithetic, Precision precision, int replicates) {
   const std::size_t real = precision == Precision::fp32 ? sizeof(float) : sizeof(double);
   // Log prices and step variances of every asset.
   const std::size_t path = 2 * (g.grid.size() + 1) * g.assets.size() * (antithetic ? 2 : 1) * real;
-  const std::size_t moments = g.instruments.size() * kMoments * sizeof(double);
+  const std::size_t moments = g.instruments.size() * static_cast<std::size_t>(replicates) * kMoments * sizeof(double);
   return static_cast<std::size_t>(kLanes) * (path + moments) + moments;
 }
 
-std::int64_t PathGroupRun::launch_blocks(const PathGroup& g, bool antithetic, Precision precision,
+std::int64_t PathGroupRun::launch_blocks(const PathGroup& g, bool antithetic, Precision precision, int replicates,
                                          const Device& device, std::int64_t chunk_blocks) {
-  const auto fit = static_cast<std::int64_t>(budget(device) / bytes_per_block(g, antithetic, precision));
+  const auto fit = static_cast<std::int64_t>(budget(device) / bytes_per_block(g, antithetic, precision, replicates));
   return std::clamp<std::int64_t>(fit, 1, std::max<std::int64_t>(1, chunk_blocks));
 }
 
@@ -217,8 +222,9 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
     const std::size_t lanes = static_cast<std::size_t>(max_blocks * kLanes);
     cells_ = lanes * (static_cast<std::size_t>(steps) + 1) * static_cast<std::size_t>(n_assets) * (p.antithetic ? 2 : 1);
     work_doubles_ = (2 * cells_ * sizeof(Real) + sizeof(double) - 1) / sizeof(double);
-    lane_doubles_ = lanes * specs.size() * kMoments;
-    block_doubles_ = static_cast<std::size_t>(max_blocks) * specs.size() * kMoments;
+    const std::size_t slots = specs.size() * static_cast<std::size_t>(p.replicates);
+    lane_doubles_ = lanes * slots * kMoments;
+    block_doubles_ = static_cast<std::size_t>(max_blocks) * slots * kMoments;
     auto& k = data->kernel;
     k.key = rng::philox_key(p.seed);
     k.steps = steps;
@@ -235,6 +241,24 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
     k.payoffs = data->payoffs.data();
     k.shifts = data->shifts.data();
     k.n_payoffs = static_cast<int>(specs.size());
+    k.replicates = p.replicates;
+    if (p.sobol) {
+      const int dims = steps * n_assets;
+      std::vector<std::uint32_t> seeds;
+      for (int r = 0; r < p.replicates; ++r) {
+        for (int d = 0; d < dims; ++d) {
+          const auto ctr = rng::philox_counter(static_cast<std::uint64_t>(r), static_cast<std::uint64_t>(d));
+          seeds.push_back(rng::philox4x32_10(ctr, rng::philox_key(p.seed)).v[0]);
+        }
+      }
+      data->directions = upload(device, sobol_direction_table(dims));
+      data->scramble = upload(device, seeds);
+      data->bridge = upload(device, brownian_bridge_plan(g.grid));
+      k.sobol = true;
+      k.directions = data->directions.data();
+      k.scramble = data->scramble.data();
+      k.bridge = data->bridge.data();
+    }
   };
   if (precision == Precision::fp32) {
     build(fp32_, 0.0f);
@@ -255,7 +279,8 @@ void compute_group(Data& data, const Device& device, std::int64_t first, std::in
   kernel.paths = reinterpret_cast<Real*>(scratch.work.data());
   kernel.variance = kernel.paths + cells;
   kernel.lanes = scratch.lanes.data();
-  const std::int64_t n_payoffs = kernel.n_payoffs;
+  // One moment slot per payoff and replicate.
+  const std::int64_t n_payoffs = std::int64_t{kernel.n_payoffs} * kernel.replicates;
   out.assign(static_cast<std::size_t>(n_payoffs * nb * kMoments), 0.0);
   std::vector<double> piece_out;
   for (std::int64_t off = 0; off < nb; off += data.max_blocks) {

@@ -28,7 +28,8 @@ class PathGroupRun {
   PathGroupRun(PathGroupRun&&) noexcept;
 
   // Moments of blocks [first, first + nb) of every instrument of the group:
-  // out[(kMoments * (j * nb + b)) + m] for its j-th instrument.
+  // out[(kMoments * (j * nb + b)) + m] for its j-th instrument (Sobol':
+  // j = instrument * replicates + replicate).
   void compute(std::int64_t first, std::int64_t nb, std::int64_t n_samples, GroupScratch& scratch,
                std::vector<double>& out);
   // Doubles of each scratch buffer a launch of this group needs.
@@ -38,10 +39,10 @@ class PathGroupRun {
   const std::vector<double>& shifts() const { return shifts_; }
 
   // Device bytes per block of a launch (path storage and lane moments).
-  static std::size_t bytes_per_block(const PathGroup& g, bool antithetic, Precision precision);
+  static std::size_t bytes_per_block(const PathGroup& g, bool antithetic, Precision precision, int replicates);
   // Blocks per launch: as many as fit the backend's working-memory budget.
-  static std::int64_t launch_blocks(const PathGroup& g, bool antithetic, Precision precision, const Device& device,
-                                    std::int64_t chunk_blocks);
+  static std::int64_t launch_blocks(const PathGroup& g, bool antithetic, Precision precision, int replicates,
+                                    const Device& device, std::int64_t chunk_blocks);
 
  private:
   template <class Real>

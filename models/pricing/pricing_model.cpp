@@ -62,6 +62,10 @@ void write_results(H5Output& out, const Portfolio& p, const std::vector<Estimate
     out.scalar(g + "/ci95_low", e.ci95_low, "currency");
     out.scalar(g + "/ci95_high", e.ci95_high, "currency");
     out.scalar(g + "/paths", e.paths, "paths");
+    if (!e.replicate_prices.empty()) {
+      out.attribute(g + "/price", "replicate_prices", e.replicate_prices);
+      out.attribute(g + "/stderr", "method", std::string("spread of the Sobol' replicate means"));
+    }
     const std::optional<Reference> r = reference_for(p, in);
     if (r) {
       out.scalar(g + "/reference_price", r->price, "currency");
@@ -130,13 +134,13 @@ class PricingModel final : public Model {
     for (const PathGroup& g : path_groups(p)) {
       std::string names;
       for (int a : g.assets) names += (names.empty() ? "" : "+") + p.assets[static_cast<std::size_t>(a)].name;
-      const std::int64_t nb = PathGroupRun::launch_blocks(g, p.antithetic, ctx.precision, ctx.device, plan.chunk_blocks);
+      const std::int64_t nb = PathGroupRun::launch_blocks(g, p.antithetic, ctx.precision, p.replicates, ctx.device, plan.chunk_blocks);
       std::snprintf(text, sizeof text,
                     "      path group on %s: %zu instrument(s), %zu steps per path to T = %g; launches of %lld "
                     "blocks, %.1f MiB\n",
                     names.c_str(), g.instruments.size(), g.grid.size(),
                     g.grid.back(), static_cast<long long>(nb),
-                    static_cast<double>(nb) * static_cast<double>(PathGroupRun::bytes_per_block(g, p.antithetic, ctx.precision)) /
+                    static_cast<double>(nb) * static_cast<double>(PathGroupRun::bytes_per_block(g, p.antithetic, ctx.precision, p.replicates)) /
                         (1 << 20));
       ctx.out << text;
     }
@@ -347,7 +351,7 @@ class PricingSimulation final : public Simulation {
     const double blocks = ctx_.mpi.sum(static_cast<double>(run_.blocks_computed()));
     const double paths = std::min(static_cast<double>(plan_.paths),
                                   blocks * static_cast<double>(kernels::pricing::kSamplesPerBlock) *
-                                      (portfolio_.antithetic ? 2.0 : 1.0));
+                                      static_cast<double>(plan_.paths_per_sample));
     const double option_paths = paths * static_cast<double>(portfolio_.instruments.size());
     Performance perf;
     perf.figures = {{"paths", "paths", static_cast<double>(plan_.paths)},
