@@ -88,6 +88,11 @@ struct PathGroupKernel {
   Real* paths;                // [copy][k = 0..steps][asset][lane]
   Real* variance;             // [copy][k = 0..steps-1][asset][lane]
   double* lanes;              // [payoff * replicates + replicate][moment][lane]
+  // Control variates: payoff p adds value - beta[p] (control - control_mean[p]),
+  // control = controls[p] on the same path; beta null or beta[p] == 0: none.
+  const double* beta = nullptr;
+  const PayoffSpec<Real>* controls = nullptr;
+  const double* control_mean = nullptr;
   bool sobol = false;
   int replicates = 1;
   const std::uint32_t* directions = nullptr;   // sobol: [dimension][32]
@@ -160,6 +165,13 @@ struct PathGroupKernel {
                           fix_steps, weights, discount_at};
   }
 
+  // A payoff on the sample's path (the pair's mean with antithetic).
+  STRATA_HD double sample_value(const PayoffSpec<Real>& spec, const PathView<Real>& v0,
+                                const PathView<Real>& v1) const {
+    const double value = path_payoff(spec, v0);
+    return antithetic ? 0.5 * (value + path_payoff(spec, v1)) : value;
+  }
+
   STRATA_HD void operator()(std::int64_t i) const {
     const std::int64_t block = first_block + i / kLanes;
     const std::int64_t begin = block * kSamplesPerBlock;
@@ -175,8 +187,9 @@ struct PathGroupKernel {
         if (antithetic) simulate(s, i, 1, r);
         const PathView<Real> v0 = view(i, 0), v1 = antithetic ? view(i, 1) : v0;
         for (int p = 0; p < n_payoffs; ++p) {
-          double value = path_payoff(payoffs[p], v0);
-          if (antithetic) value = 0.5 * (value + path_payoff(payoffs[p], v1));
+          double value = sample_value(payoffs[p], v0, v1);
+          if (beta != nullptr && beta[p] != 0.0)
+            value -= beta[p] * (sample_value(controls[p], v0, v1) - control_mean[p]);
           const double d = value - shifts[p];
           const int q = p * replicates + r;
           lanes[(kMoments * q) * n_lanes + i] += d;

@@ -14,6 +14,7 @@
 #include "engine/runtime/tree_sum.hpp"
 #include "kernels/pricing/european.hpp"
 #include "kernels/pricing/sample_blocks.hpp"
+#include "models/pricing/control_variates.hpp"
 #include "models/pricing/path_group_run.hpp"
 
 namespace strata::pricing {
@@ -129,6 +130,7 @@ PortfolioRun::PortfolioRun(const Portfolio& p, const SamplePlan& plan, const Dev
                            const MpiContext& mpi)
     : p_(p), plan_(plan), device_(device), precision_(precision), mpi_(mpi) {
   shifts_.assign(p.instruments.size(), 0.0);
+  control_beta_.assign(p.instruments.size(), std::numeric_limits<double>::quiet_NaN());
   terminal_ = lone_europeans(p);
   for (std::size_t i : terminal_) shifts_[i] = shift_for(p, p.instruments[i]);
   groups_ = path_groups(p);
@@ -142,9 +144,14 @@ PortfolioRun::PortfolioRun(const Portfolio& p, const SamplePlan& plan, const Dev
     std::size_t work = 0, lanes = 0, blocks = 0;
     for (const PathGroup& g : groups_) {
       const std::int64_t nb = PathGroupRun::launch_blocks(g, p.antithetic, precision, p.replicates, device, plan.chunk_blocks);
-      group_runs_.emplace_back(p, g, device, precision, nb);
+      // The pilot runs alike on every rank: the same betas everywhere.
+      const std::vector<double> betas = p.control_variate ? control_betas(p, g, device, precision) : std::vector<double>{};
+      group_runs_.emplace_back(p, g, device, precision, nb, betas);
       const PathGroupRun& run = group_runs_.back();
-      for (std::size_t j = 0; j < g.instruments.size(); ++j) shifts_[g.instruments[j]] = run.shifts()[j];
+      for (std::size_t j = 0; j < g.instruments.size(); ++j) {
+        shifts_[g.instruments[j]] = run.shifts()[j];
+        if (run.controlled()[j]) control_beta_[g.instruments[j]] = betas[j];
+      }
       work = std::max(work, run.work_doubles());
       lanes = std::max(lanes, run.lane_doubles());
       blocks = std::max(blocks, run.block_doubles());
@@ -259,6 +266,7 @@ std::vector<Estimate> PortfolioRun::finish() {
     }
     out.push_back(p_.sobol ? estimate_from_replicates(shifts_[i], replicate_sums, plan_.samples, plan_.paths)
                            : estimate_from_moments(shifts_[i], total[0], total[1], plan_.samples, plan_.paths));
+    out.back().control_beta = control_beta_[i];
   }
   return out;
 }

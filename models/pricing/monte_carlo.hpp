@@ -39,6 +39,7 @@ struct Estimate {
   double price = 0, standard_error = 0, ci95_low = 0, ci95_high = 0;
   std::int64_t paths = 0;
   std::vector<double> replicate_prices{};   // Sobol': each scrambling's mean
+  double control_beta = 0;                  // NaN: no control variate
 };
 
 // Moments (sum, sum of squares of x - shift) over n samples -> estimate.
@@ -87,6 +88,7 @@ class PortfolioRun {
   Precision precision_;
   const MpiContext& mpi_;
   std::vector<double> shifts_;
+  std::vector<double> control_beta_;            // per instrument; NaN: none
   std::vector<std::size_t> terminal_;           // instruments sampled at maturity only (European GBM)
   std::vector<PathGroup> groups_;               // the others, by shared paths
   std::vector<PathGroupRun> group_runs_;

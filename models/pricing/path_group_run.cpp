@@ -9,6 +9,7 @@
 #include "kernels/pricing/path_group.hpp"
 #include "kernels/rng/philox.hpp"
 #include "models/pricing/brownian_bridge_plan.hpp"
+#include "models/pricing/control_variates.hpp"
 #include "models/pricing/sobol_directions.hpp"
 
 namespace strata::pricing {
@@ -103,7 +104,8 @@ struct PathGroupRun::Data {
   Buffer<AssetStep<Real>> assets;
   Buffer<int> fix_steps;
   Buffer<double> discount_at, shifts;
-  Buffer<PayoffSpec<Real>> payoffs;
+  Buffer<PayoffSpec<Real>> payoffs, controls;
+  Buffer<double> beta, control_mean;
   Buffer<std::uint32_t> directions, scramble;
   Buffer<BridgeStep> bridge;
   std::int64_t max_blocks = 0;
@@ -124,7 +126,7 @@ std::int64_t PathGroupRun::launch_blocks(const PathGroup& g, bool antithetic, Pr
 }
 
 PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device& device, Precision precision,
-                           std::int64_t max_blocks)
+                           std::int64_t max_blocks, const std::vector<double>& betas, bool pilot)
     : device_(device) {
   const int steps = static_cast<int>(g.grid.size());
   const int n_assets = static_cast<int>(g.assets.size());
@@ -145,9 +147,12 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
   }
   std::vector<int> fix_steps;
   std::vector<double> weights;
-  std::vector<PayoffSpec<double>> specs;
-  for (std::size_t idx : g.instruments) {
-    const Instrument& in = p.instruments[idx];
+  // One moment slot per payoff (times the replicates): an instrument's, or
+  // in the pilot three per controlled instrument (control_variates.hpp).
+  std::vector<PayoffSpec<double>> specs, controls;
+  std::vector<double> slot_beta, control_mean;
+  for (std::size_t j = 0; j < g.instruments.size(); ++j) {
+    const Instrument& in = p.instruments[g.instruments[j]];
     PayoffSpec<double> s{};
     s.kind = kind_of(in.type);
     s.asset = 0;   // single-asset instruments have single-asset groups
@@ -177,7 +182,21 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
       s.fixings = in.fixings;
       for (int k : fixing_steps(in, g.grid)) fix_steps.push_back(k);
     }
-    specs.push_back(s);
+    const std::optional<ControlVariate> c = control_for(p, in, s, weights);
+    controlled_.push_back(c.has_value());
+    auto slot = [&](const PayoffSpec<double>& payoff, const PayoffSpec<double>& control, double beta, double mean) {
+      specs.push_back(payoff);
+      controls.push_back(control);
+      slot_beta.push_back(beta);
+      control_mean.push_back(mean);
+    };
+    if (!pilot) {
+      slot(s, c ? c->spec : s, c && j < betas.size() ? betas[j] : 0.0, c ? c->mean : 0.0);
+    } else if (c) {
+      slot(s, s, 0.0, 0.0);
+      slot(c->spec, c->spec, 0.0, 0.0);
+      slot(s, c->spec, -1.0, c->mean);
+    }
   }
 
   // Shifts: each payoff on the path of all-zero normals, in double on the
@@ -198,7 +217,11 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
     }
     const PathView<double> mv{x.data(), var.data(), 1, n_assets, steps, fix_steps.data(), weights.data(),
                               discount_at.data()};
-    for (const PayoffSpec<double>& s : specs) shifts_.push_back(kernels::pricing::path_payoff(s, mv));
+    for (std::size_t q = 0; q < specs.size(); ++q) {
+      double shift = kernels::pricing::path_payoff(specs[q], mv);
+      if (slot_beta[q] != 0.0) shift -= slot_beta[q] * (kernels::pricing::path_payoff(controls[q], mv) - control_mean[q]);
+      shifts_.push_back(shift);
+    }
   }
 
   auto build = [&](auto& data, auto zero) {
@@ -219,6 +242,11 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
     std::vector<PayoffSpec<Real>> real_specs;
     for (const auto& s : specs) real_specs.push_back(spec_as<Real>(s));
     data->payoffs = upload(device, real_specs);
+    real_specs.clear();
+    for (const auto& s : controls) real_specs.push_back(spec_as<Real>(s));
+    data->controls = upload(device, real_specs);
+    data->beta = upload(device, slot_beta);
+    data->control_mean = upload(device, control_mean);
     const std::size_t lanes = static_cast<std::size_t>(max_blocks * kLanes);
     cells_ = lanes * (static_cast<std::size_t>(steps) + 1) * static_cast<std::size_t>(n_assets) * (p.antithetic ? 2 : 1);
     work_doubles_ = (2 * cells_ * sizeof(Real) + sizeof(double) - 1) / sizeof(double);
@@ -242,6 +270,9 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
     k.shifts = data->shifts.data();
     k.n_payoffs = static_cast<int>(specs.size());
     k.replicates = p.replicates;
+    k.controls = data->controls.data();
+    k.beta = data->beta.data();
+    k.control_mean = data->control_mean.data();
     if (p.sobol) {
       const int dims = steps * n_assets;
       std::vector<std::uint32_t> seeds;

@@ -30,6 +30,10 @@ void declare_schema(Schema& s) {
   s.integer("pricing.replicates", 16, "", Range{2.0, 1024.0},
             "sobol: independent scramblings; paths are split evenly among them and the standard error is "
             "that of their means (ignored by philox)");
+  s.boolean("pricing.control_variate", false,
+            "control variates: the geometric Asian (GBM) for arithmetic Asians, the discounted terminal "
+            "underlying for Europeans, the discounted weighted average of the terminal underlyings for baskets; "
+            "beta from a fixed pilot of 32768 extra samples, reported as control_beta");
   s.real("pricing.rate", 0.0, "1/year", Range{-1.0, 1.0}, "continuously compounded risk-free rate");
   s.integer("pricing.chunk_paths", 0, "paths", Range{0.0, 9007199254740992.0},
             "paths per chunk on each rank (memory does not grow with paths); 0 picks one for the backend. "
@@ -173,8 +177,9 @@ void read_correlation(const Config& c, Portfolio& p) {
 // per asset and time step.
 void check_sobol(const Config& c, const Portfolio& p) {
   const std::int64_t per_replicate = (p.antithetic ? (p.paths + 1) / 2 : p.paths) / p.replicates;
-  if (per_replicate > (std::int64_t{1} << 32)) {
-    c.fail("pricing.paths", "sobol: at most 2^32 points per replicate (" +
+  // The last blocks of the 2^32 points are the control variates' pilot.
+  if (per_replicate > (std::int64_t{1} << 31)) {
+    c.fail("pricing.paths", "sobol: at most 2^31 points per replicate (" +
                                 std::to_string(per_replicate) + " asked); raise pricing.replicates");
   }
   if (per_replicate < 1) c.fail("pricing.paths", "sobol: fewer paths than pricing.replicates");
@@ -200,6 +205,7 @@ Portfolio read_portfolio(const Config& c) {
   p.seed = static_cast<std::uint64_t>(c.integer("run.seed"));
   p.sobol = c.string("pricing.sampler") == "sobol";
   if (p.sobol) p.replicates = static_cast<int>(c.integer("pricing.replicates"));
+  p.control_variate = c.boolean("pricing.control_variate");
 
   for (std::size_t i = 0; i < c.count("pricing.asset"); ++i) {
     const std::string k = "pricing.asset." + std::to_string(i) + ".";
@@ -346,10 +352,10 @@ std::vector<PathGroup> all_groups(const Portfolio& p) {
   return groups;
 }
 
-// Sobol' runs take every instrument through a path group (the single-draw
-// sampler reads Philox only).
+// Sobol' and control-variate runs take every instrument through a path
+// group (the single-draw sampler reads Philox only and has no control).
 bool lone_european(const Portfolio& p, const PathGroup& g) {
-  return !p.sobol && g.instruments.size() == 1 && terminal_only(p, p.instruments[g.instruments.front()]);
+  return !p.sobol && !p.control_variate && g.instruments.size() == 1 && terminal_only(p, p.instruments[g.instruments.front()]);
 }
 
 }  // namespace

@@ -45,6 +45,17 @@ std::string format_table(const Portfolio& p, const std::vector<Estimate>& est) {
                   ref_text, z_text);
     text += line;
   }
+  bool controls = false;
+  for (const Estimate& e : est) controls = controls || !std::isnan(e.control_beta);
+  if (controls) {
+    text += "control variates (stderr is that of payoff - beta (control - mean)):";
+    for (std::size_t i = 0; i < est.size(); ++i) {
+      if (std::isnan(est[i].control_beta)) continue;
+      std::snprintf(line, sizeof line, " %s beta = %.6f;", p.instruments[i].name.c_str(), est[i].control_beta);
+      text += line;
+    }
+    text += "\n";
+  }
   return text;
 }
 
@@ -62,6 +73,12 @@ void write_results(H5Output& out, const Portfolio& p, const std::vector<Estimate
     out.scalar(g + "/ci95_low", e.ci95_low, "currency");
     out.scalar(g + "/ci95_high", e.ci95_high, "currency");
     out.scalar(g + "/paths", e.paths, "paths");
+    if (!std::isnan(e.control_beta)) {
+      out.scalar(g + "/control_beta", e.control_beta, "");
+      out.attribute(g + "/control_beta", "control", std::string(in.type == "asian" ? "geometric asian, same fixings"
+                                                                : in.type == "basket" ? "discounted average terminal underlying"
+                                                                                      : "discounted terminal underlying"));
+    }
     if (!e.replicate_prices.empty()) {
       out.attribute(g + "/price", "replicate_prices", e.replicate_prices);
       out.attribute(g + "/stderr", "method", std::string("spread of the Sobol' replicate means"));
@@ -95,6 +112,11 @@ void write_results(H5Output& out, const Portfolio& p, const std::vector<Estimate
                      {"strike", "currency", strike}, {"maturity", "years", maturity}, {"price", "currency", price},
                      {"stderr", "currency", se},  {"ci95_low", "currency", lo}, {"ci95_high", "currency", hi},
                      {"paths", "paths", paths},   {"reference_price", "currency", ref}};
+  if (p.control_variate) {
+    std::vector<double> beta;
+    for (const Estimate& e : est) beta.push_back(e.control_beta);   // NaN: no control
+    summary.columns.push_back({"control_beta", "", beta});
+  }
   out.table("/pricing/summary", summary);
 }
 
