@@ -153,6 +153,11 @@ class PricingModel final : public Model {
                   static_cast<long long>(plan.first_block), static_cast<long long>(plan.last_block),
                   static_cast<long long>(plan.chunk_blocks), static_cast<double>(plan.device_bytes) / (1 << 20));
     ctx.out << text;
+    if (p.sobol) {
+      std::snprintf(text, sizeof text, "      sobol: each sample is one scrambled Sobol' point, simulated in %d replicates\n",
+                    p.replicates);
+      ctx.out << text;
+    }
     for (const PathGroup& g : path_groups(p)) {
       std::string names;
       for (int a : g.assets) names += (names.empty() ? "" : "+") + p.assets[static_cast<std::size_t>(a)].name;

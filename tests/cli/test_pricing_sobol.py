@@ -127,6 +127,18 @@ class SobolInput(sc.BadPricingInput):
         self.assertInOutput("pricing.paths", res.stderr, res)
         self.assertFalse(os.path.exists(self.path("x.h5")))
 
+    def test_more_dimensions_than_the_direction_table(self):
+        res = self.strata("run", BOOK, "-o", self.path("x.h5"), "--set", "pricing.steps_per_year=5000")
+        self.assertExit(res, 2)
+        self.assertInOutput("pricing.sampler", res.stderr, res)
+        self.assertInOutput("3667", res.stderr, res)
+        self.assertFalse(os.path.exists(self.path("x.h5")))
+
+    def test_unknown_sampler_names_the_choices(self):
+        res = self.strata("run", BOOK, "-o", self.path("x.h5"), "--set", "pricing.sampler=halton")
+        self.assertExit(res, 2)
+        self.assertInOutput("sobol", res.stderr, res)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
