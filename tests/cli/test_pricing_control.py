@@ -11,9 +11,10 @@
    - European call: rho between (S_T - K)^+ and S_T has a closed form
      (lognormal partial moments E[S^n 1{S > K}]), so the variance ratio
      without/with the control must be 1 / (1 - rho^2) within 5%: each
-     variance, from 2^18 paths of a payoff with kurtosis below 20, has a
-     relative error near sqrt(19 / 2^18) = 0.9%, the ratio 1.2%, and 5% is
-     4 of those.
+     variance, from 2^18 paths of a payoff with kurtosis below 20 (8.5 for
+     the call, 4.0 for the controlled payoff, by simulation), has a
+     relative error below sqrt(19 / 2^18) = 0.9%, the ratio below 1.2%, and
+     5% is 4 of those.
    - Arithmetic Asian call at the money: its correlation with the geometric
      Asian exceeds 0.99 (Kemna and Vorst 1990), so the variance falls by
      more than 1 / (1 - 0.99^2) = 50; the test asks for 10.
