@@ -13,16 +13,31 @@
 // from whole Philox calls: per step, first one per asset (correlated by the
 // Cholesky factor of the assets' correlation), then each model's own draws
 // (asset_models.hpp).
+//
+// Sobol' (`sobol`): each sample is point `sample` of the Sobol' sequence,
+// simulated once per replicate (scrambling); replicate r of payoff p adds
+// to moment slot p * replicates + r, so each replicate's mean comes out on
+// its own. The assets' Brownian motions come from the point by a Brownian
+// bridge over the grid, bridge step k of asset a in dimension
+// k * n_assets + a (the terminal values first, in the best dimensions).
+// The models' own draws (Heston's variance normal, Merton's jumps) stay
+// Philox, subsequence sample + replicate * 2^53: as Sobol' dimensions they
+// would double or triple the dimension count past Joe-Kuo's 3667 for a
+// year of daily steps on a few assets, and they are the high, less
+// important dimensions a bridge leaves anyway.
 #pragma once
 
 #include <cstdint>
 
 #include "kernels/core/hd.hpp"
 #include "kernels/pricing/asset_models.hpp"
+#include "kernels/pricing/brownian_bridge.hpp"
 #include "kernels/pricing/payoffs.hpp"
 #include "kernels/pricing/sample_blocks.hpp"
+#include "kernels/rng/inverse_normal.hpp"
 #include "kernels/rng/normal.hpp"
 #include "kernels/rng/philox.hpp"
+#include "kernels/rng/sobol.hpp"
 
 namespace strata::kernels::pricing {
 
@@ -72,21 +87,65 @@ struct PathGroupKernel {
   int n_payoffs;
   Real* paths;                // [copy][k = 0..steps][asset][lane]
   Real* variance;             // [copy][k = 0..steps-1][asset][lane]
-  double* lanes;              // [payoff][moment][lane]
+  double* lanes;              // [payoff * replicates + replicate][moment][lane]
+  // Control variates: payoff p adds value - beta[p] (control - control_mean[p]),
+  // control = controls[p] on the same path; beta null or beta[p] == 0: none.
+  const double* beta = nullptr;
+  const PayoffSpec<Real>* controls = nullptr;
+  const double* control_mean = nullptr;
+  bool sobol = false;
+  int replicates = 1;
+  const std::uint32_t* directions = nullptr;   // sobol: [dimension][32]
+  const std::uint32_t* scramble = nullptr;     // sobol: [replicate][dimension] Owen seeds
+  const ::strata::pricing::BridgeStep* bridge = nullptr;   // sobol: the grid's plan, `steps` long
 
-  STRATA_HD void simulate(std::int64_t sample, std::int64_t i, int copy) const {
-    NormalStream<Real> draw(key, static_cast<std::uint64_t>(sample), copy == 0 ? Real(1) : Real(-1));
+  // Sobol': the assets' Brownian motions at the grid times, W(t_j) of asset
+  // a in the path's cell (j, a) (overwritten by x as the path advances).
+  STRATA_HD void sobol_bridge(std::int64_t sample, int replicate, Real sign, Real* x_out) const {
+    const int dims = steps * n_assets;
+    for (int a = 0; a < n_assets; ++a) x_out[a * n_lanes] = Real(0);
+    for (int k = 0; k < steps; ++k) {
+      const ::strata::pricing::BridgeStep& b = bridge[k];
+      for (int a = 0; a < n_assets; ++a) {
+        const int dim = k * n_assets + a;
+        const std::uint32_t bits = rng::owen_scramble(rng::sobol_point(directions + dim * rng::kSobolBits,
+                                                                        static_cast<std::uint32_t>(sample)),
+                                                       scramble[replicate * dims + dim]);
+        const Real z = sign * static_cast<Real>(rng::normal_quantile(rng::sobol_uniform(bits)));
+        x_out[(b.point * n_assets + a) * n_lanes] = static_cast<Real>(b.left_weight) * x_out[(b.left * n_assets + a) * n_lanes] +
+                                                    static_cast<Real>(b.right_weight) * x_out[(b.right * n_assets + a) * n_lanes] +
+                                                    static_cast<Real>(b.stddev) * z;
+      }
+    }
+  }
+
+  STRATA_HD void simulate(std::int64_t sample, std::int64_t i, int copy, int replicate) const {
+    const Real sign = copy == 0 ? Real(1) : Real(-1);
+    const std::uint64_t stream = static_cast<std::uint64_t>(sample) + (static_cast<std::uint64_t>(replicate) << 53);
+    NormalStream<Real> draw(key, stream, sign);
     const std::int64_t per_copy = static_cast<std::int64_t>(steps + 1) * n_assets * n_lanes;
     Real* x_out = paths + copy * per_copy + i;
     Real* w_out = variance + copy * per_copy + i;
-    Real x[kMaxGroupAssets], v[kMaxGroupAssets], eps[kMaxGroupAssets];
+    Real x[kMaxGroupAssets], v[kMaxGroupAssets], eps[kMaxGroupAssets], w_prev[kMaxGroupAssets];
+    if (sobol) sobol_bridge(sample, replicate, sign, x_out);
     for (int a = 0; a < n_assets; ++a) {
       x[a] = assets[a].log_spot;
       v[a] = assets[a].v0;
+      w_prev[a] = Real(0);
       x_out[a * n_lanes] = x[a];
     }
     for (int k = 0; k < steps; ++k) {
-      for (int a = 0; a < n_assets; ++a) eps[a] = draw();
+      for (int a = 0; a < n_assets; ++a) {
+        if (sobol) {
+          // The increment over step k in units of sqrt(dt), read before
+          // the step writes x into the cell.
+          const Real w_next = x_out[(static_cast<std::int64_t>(k + 1) * n_assets + a) * n_lanes];
+          eps[a] = (w_next - w_prev[a]) / sqrt_dt[k];
+          w_prev[a] = w_next;
+        } else {
+          eps[a] = draw();
+        }
+      }
       for (int a = 0; a < n_assets; ++a) {
         Real w = eps[a];
         if (correlated) {
@@ -106,25 +165,36 @@ struct PathGroupKernel {
                           fix_steps, weights, discount_at};
   }
 
+  // A payoff on the sample's path (the pair's mean with antithetic).
+  STRATA_HD double sample_value(const PayoffSpec<Real>& spec, const PathView<Real>& v0,
+                                const PathView<Real>& v1) const {
+    const double value = path_payoff(spec, v0);
+    return antithetic ? 0.5 * (value + path_payoff(spec, v1)) : value;
+  }
+
   STRATA_HD void operator()(std::int64_t i) const {
     const std::int64_t block = first_block + i / kLanes;
     const std::int64_t begin = block * kSamplesPerBlock;
     std::int64_t end = begin + kSamplesPerBlock;
     if (end > n_samples) end = n_samples;
-    for (int p = 0; p < n_payoffs; ++p) {
-      lanes[(kMoments * p) * n_lanes + i] = 0.0;
-      lanes[(kMoments * p + 1) * n_lanes + i] = 0.0;
+    for (int q = 0; q < n_payoffs * replicates; ++q) {
+      lanes[(kMoments * q) * n_lanes + i] = 0.0;
+      lanes[(kMoments * q + 1) * n_lanes + i] = 0.0;
     }
     for (std::int64_t s = begin + i % kLanes; s < end; s += kLanes) {
-      simulate(s, i, 0);
-      if (antithetic) simulate(s, i, 1);
-      const PathView<Real> v0 = view(i, 0), v1 = antithetic ? view(i, 1) : v0;
-      for (int p = 0; p < n_payoffs; ++p) {
-        double value = path_payoff(payoffs[p], v0);
-        if (antithetic) value = 0.5 * (value + path_payoff(payoffs[p], v1));
-        const double d = value - shifts[p];
-        lanes[(kMoments * p) * n_lanes + i] += d;
-        lanes[(kMoments * p + 1) * n_lanes + i] += d * d;
+      for (int r = 0; r < replicates; ++r) {
+        simulate(s, i, 0, r);
+        if (antithetic) simulate(s, i, 1, r);
+        const PathView<Real> v0 = view(i, 0), v1 = antithetic ? view(i, 1) : v0;
+        for (int p = 0; p < n_payoffs; ++p) {
+          double value = sample_value(payoffs[p], v0, v1);
+          if (beta != nullptr && beta[p] != 0.0)
+            value -= beta[p] * (sample_value(controls[p], v0, v1) - control_mean[p]);
+          const double d = value - shifts[p];
+          const int q = p * replicates + r;
+          lanes[(kMoments * q) * n_lanes + i] += d;
+          lanes[(kMoments * q + 1) * n_lanes + i] += d * d;
+        }
       }
     }
   }

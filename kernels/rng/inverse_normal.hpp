@@ -20,9 +20,11 @@ namespace strata::rng {
 
 // AS 241's coefficients: table 0..5 = the paper's A, B, C, D, E, F, term k
 // = coefficient of x^k (B, D, F lead with 1). A table local to a STRATA_HD
-// function, because a namespace-scope array is host memory to nvcc.
+// function, because a namespace-scope array is host memory to nvcc; static,
+// so that a call the compiler does not inline reads it instead of building
+// it on the stack (that copy was 3/4 of a Sobol' path's time on the host).
 STRATA_HD inline double as241_coefficient(int table, int k) {
-  constexpr double t[6][8] = {
+  static constexpr double t[6][8] = {
       // A: central region, |p - 1/2| <= 0.425. Paper's HASH SUM AB 55.8831928806149014439.
       {3.3871328727963666080e0, 1.3314166789178437745e+2, 1.9715909503065514427e+3, 1.3731693765509461125e+4,
        4.5921953931549871457e+4, 6.7265770927008700853e+4, 3.3430575583588128105e+4, 2.5090809287301226727e+3},

@@ -1,6 +1,7 @@
 #include "models/pricing/monte_carlo.hpp"
 
 #include <algorithm>
+#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <limits>
 
@@ -13,6 +14,7 @@
 #include "engine/runtime/tree_sum.hpp"
 #include "kernels/pricing/european.hpp"
 #include "kernels/pricing/sample_blocks.hpp"
+#include "models/pricing/control_variates.hpp"
 #include "models/pricing/path_group_run.hpp"
 
 namespace strata::pricing {
@@ -30,8 +32,10 @@ constexpr int kNodeWidth = kMoments + 2;
 
 SamplePlan plan_samples(const Portfolio& p, const Device& device, const MpiContext& mpi) {
   SamplePlan plan;
-  plan.samples = p.antithetic ? (p.paths + 1) / 2 : p.paths;
-  plan.paths = p.antithetic ? 2 * plan.samples : plan.samples;
+  // Sobol': a sample is one point, simulated once per replicate.
+  plan.samples = (p.antithetic ? (p.paths + 1) / 2 : p.paths) / p.replicates;
+  plan.paths_per_sample = (p.antithetic ? 2 : 1) * p.replicates;
+  plan.paths = plan.paths_per_sample * plan.samples;
   plan.blocks = (plan.samples + kSamplesPerBlock - 1) / kSamplesPerBlock;
   const BlockRange r = block_range(plan.blocks, mpi.rank(), mpi.size());
   plan.first_block = r.first;
@@ -49,8 +53,8 @@ SamplePlan plan_samples(const Portfolio& p, const Device& device, const MpiConte
   // larger).
   std::size_t groups = 0;
   for (const PathGroup& g : path_groups(p)) {
-    const std::int64_t nb = PathGroupRun::launch_blocks(g, p.antithetic, Precision::fp64, device, plan.chunk_blocks);
-    groups = std::max(groups, static_cast<std::size_t>(nb) * PathGroupRun::bytes_per_block(g, p.antithetic, Precision::fp64));
+    const std::int64_t nb = PathGroupRun::launch_blocks(g, p.antithetic, Precision::fp64, p.replicates, device, plan.chunk_blocks);
+    groups = std::max(groups, static_cast<std::size_t>(nb) * PathGroupRun::bytes_per_block(g, p.antithetic, Precision::fp64, p.replicates));
   }
   plan.device_bytes += groups;
   return plan;
@@ -67,6 +71,30 @@ Estimate estimate_from_moments(double shift, double sum, double sum_sq, std::int
   constexpr double z95 = 1.959963984540054;   // Phi^{-1}(0.975)
   e.ci95_low = e.price - z95 * e.standard_error;
   e.ci95_high = e.price + z95 * e.standard_error;
+  return e;
+}
+
+Estimate estimate_from_replicates(double shift, const std::vector<double>& sums, std::int64_t samples,
+                                  std::int64_t paths) {
+  const auto r = static_cast<double>(sums.size());
+  Estimate e;
+  e.paths = paths;
+  double mean = 0.0;
+  for (double s : sums) {
+    e.replicate_prices.push_back(shift + s / static_cast<double>(samples));
+    mean += s / static_cast<double>(samples);
+  }
+  mean /= r;
+  double ss = 0.0;
+  for (double s : sums) ss += (s / static_cast<double>(samples) - mean) * (s / static_cast<double>(samples) - mean);
+  e.price = shift + mean;
+  e.standard_error = std::sqrt(ss / (r - 1.0) / r);
+  // The replicate means are independent and, by the central limit theorem
+  // over the points, close to normal: Student's t with r - 1 degrees of
+  // freedom (Owen, Monte Carlo theory, methods and examples, ch. 17).
+  const double t = boost::math::quantile(boost::math::students_t(r - 1.0), 0.975);
+  e.ci95_low = e.price - t * e.standard_error;
+  e.ci95_high = e.price + t * e.standard_error;
   return e;
 }
 
@@ -103,6 +131,7 @@ PortfolioRun::PortfolioRun(const Portfolio& p, const SamplePlan& plan, const Dev
                            const MpiContext& mpi)
     : p_(p), plan_(plan), device_(device), precision_(precision), mpi_(mpi) {
   shifts_.assign(p.instruments.size(), 0.0);
+  control_beta_.assign(p.instruments.size(), std::numeric_limits<double>::quiet_NaN());
   terminal_ = lone_europeans(p);
   for (std::size_t i : terminal_) shifts_[i] = shift_for(p, p.instruments[i]);
   groups_ = path_groups(p);
@@ -115,10 +144,15 @@ PortfolioRun::PortfolioRun(const Portfolio& p, const SamplePlan& plan, const Dev
     }
     std::size_t work = 0, lanes = 0, blocks = 0;
     for (const PathGroup& g : groups_) {
-      const std::int64_t nb = PathGroupRun::launch_blocks(g, p.antithetic, precision, device, plan.chunk_blocks);
-      group_runs_.emplace_back(p, g, device, precision, nb);
+      const std::int64_t nb = PathGroupRun::launch_blocks(g, p.antithetic, precision, p.replicates, device, plan.chunk_blocks);
+      // The pilot runs alike on every rank: the same betas everywhere.
+      const std::vector<double> betas = p.control_variate ? control_betas(p, g, device, precision) : std::vector<double>{};
+      group_runs_.emplace_back(p, g, device, precision, nb, betas);
       const PathGroupRun& run = group_runs_.back();
-      for (std::size_t j = 0; j < g.instruments.size(); ++j) shifts_[g.instruments[j]] = run.shifts()[j];
+      for (std::size_t j = 0; j < g.instruments.size(); ++j) {
+        shifts_[g.instruments[j]] = run.shifts()[j];
+        if (run.controlled()[j]) control_beta_[g.instruments[j]] = betas[j];
+      }
       work = std::max(work, run.work_doubles());
       lanes = std::max(lanes, run.lane_doubles());
       blocks = std::max(blocks, run.block_doubles());
@@ -137,7 +171,9 @@ void PortfolioRun::reset_ranges(std::vector<BlockRange> ranges, std::int64_t ste
   offset_ = 0;
   my_blocks_ = 0;
   for (const BlockRange& r : ranges_) my_blocks_ += r.size();
-  sums_.assign(p_.instruments.size(), TreeSum(plan_.blocks, ranges_, kMoments));
+  // One tree per instrument and replicate (instrument * replicates + r).
+  sums_.assign(p_.instruments.size() * static_cast<std::size_t>(p_.replicates),
+               TreeSum(plan_.blocks, ranges_, kMoments));
   // Steps are global: the rank with the most chunks sets the count.
   const double mine = static_cast<double>((my_blocks_ + plan_.chunk_blocks - 1) / plan_.chunk_blocks);
   steps_done_ = steps_done;
@@ -166,10 +202,13 @@ void PortfolioRun::compute_piece(std::int64_t first, std::int64_t nb) {
   // Every instrument of a group from the same paths.
   for (std::size_t g = 0; g < groups_.size(); ++g) {
     group_runs_[g].compute(first, nb, plan_.samples, scratch_, group_moments_);
+    const auto reps = static_cast<std::size_t>(p_.replicates);
     for (std::size_t j = 0; j < groups_[g].instruments.size(); ++j) {
-      const double* m = group_moments_.data() + static_cast<std::ptrdiff_t>(j) * nb * kMoments;
-      scan(groups_[g].instruments[j], m, first, nb);
-      sums_[groups_[g].instruments[j]].add(m, nb);
+      for (std::size_t r = 0; r < reps; ++r) {
+        const double* m = group_moments_.data() + static_cast<std::ptrdiff_t>(j * reps + r) * nb * kMoments;
+        scan(groups_[g].instruments[j], m, first, nb);
+        sums_[groups_[g].instruments[j] * reps + r].add(m, nb);
+      }
     }
   }
 }
@@ -225,9 +264,17 @@ double PortfolioRun::paths_done() const {
 
 std::vector<Estimate> PortfolioRun::finish() {
   std::vector<Estimate> out;
-  for (std::size_t i = 0; i < sums_.size(); ++i) {
-    const std::vector<double> total = sums_[i].finish(mpi_);
-    out.push_back(estimate_from_moments(shifts_[i], total[0], total[1], plan_.samples, plan_.paths));
+  const auto reps = static_cast<std::size_t>(p_.replicates);
+  for (std::size_t i = 0; i < p_.instruments.size(); ++i) {
+    std::vector<double> replicate_sums;
+    std::vector<double> total;
+    for (std::size_t r = 0; r < reps; ++r) {
+      total = sums_[i * reps + r].finish(mpi_);
+      replicate_sums.push_back(total[0]);
+    }
+    out.push_back(p_.sobol ? estimate_from_replicates(shifts_[i], replicate_sums, plan_.samples, plan_.paths)
+                           : estimate_from_moments(shifts_[i], total[0], total[1], plan_.samples, plan_.paths));
+    out.back().control_beta = control_beta_[i];
   }
   return out;
 }

@@ -25,7 +25,8 @@ namespace strata::pricing {
 
 struct SamplePlan {
   std::int64_t samples = 0;           // antithetic: pairs
-  std::int64_t paths = 0;             // paths actually simulated (2 * pairs with antithetic)
+  std::int64_t paths = 0;             // paths actually simulated (samples * paths_per_sample)
+  std::int64_t paths_per_sample = 1;  // 2 with antithetic, times the Sobol' replicates
   std::int64_t blocks = 0;            // global reduction blocks
   std::int64_t first_block = 0, last_block = 0;   // this rank's
   std::int64_t chunk_blocks = 0;      // blocks per kernel launch
@@ -37,11 +38,19 @@ SamplePlan plan_samples(const Portfolio& p, const Device& device, const MpiConte
 struct Estimate {
   double price = 0, standard_error = 0, ci95_low = 0, ci95_high = 0;
   std::int64_t paths = 0;
+  std::vector<double> replicate_prices{};   // Sobol': each scrambling's mean
+  double control_beta = 0;                  // NaN: no control variate
 };
 
 // Moments (sum, sum of squares of x - shift) over n samples -> estimate.
 Estimate estimate_from_moments(double shift, double sum, double sum_sq, std::int64_t samples,
                                std::int64_t paths);
+
+// Sobol': the mean of the replicates' means (sums: each replicate's sum of
+// x - shift over `samples` points), the standard error from their spread,
+// the 95% interval from Student's t.
+Estimate estimate_from_replicates(double shift, const std::vector<double>& sums, std::int64_t samples,
+                                  std::int64_t paths);
 
 // One pricing run cut into steps: step k computes the k-th chunk of each
 // rank's blocks for every instrument and folds the block moments into one
@@ -79,6 +88,7 @@ class PortfolioRun {
   Precision precision_;
   const MpiContext& mpi_;
   std::vector<double> shifts_;
+  std::vector<double> control_beta_;            // per instrument; NaN: none
   std::vector<std::size_t> terminal_;           // instruments sampled at maturity only (European GBM)
   std::vector<PathGroup> groups_;               // the others, by shared paths
   std::vector<PathGroupRun> group_runs_;

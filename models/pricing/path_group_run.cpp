@@ -7,6 +7,10 @@
 #include "engine/backend/parallel.hpp"
 #include "kernels/pricing/closed_forms.hpp"
 #include "kernels/pricing/path_group.hpp"
+#include "kernels/rng/philox.hpp"
+#include "models/pricing/brownian_bridge_plan.hpp"
+#include "models/pricing/control_variates.hpp"
+#include "models/pricing/sobol_directions.hpp"
 
 namespace strata::pricing {
 
@@ -100,26 +104,29 @@ struct PathGroupRun::Data {
   Buffer<AssetStep<Real>> assets;
   Buffer<int> fix_steps;
   Buffer<double> discount_at, shifts;
-  Buffer<PayoffSpec<Real>> payoffs;
+  Buffer<PayoffSpec<Real>> payoffs, controls;
+  Buffer<double> beta, control_mean;
+  Buffer<std::uint32_t> directions, scramble;
+  Buffer<BridgeStep> bridge;
   std::int64_t max_blocks = 0;
 };
 
-std::size_t PathGroupRun::bytes_per_block(const PathGroup& g, bool antithetic, Precision precision) {
+std::size_t PathGroupRun::bytes_per_block(const PathGroup& g, bool antithetic, Precision precision, int replicates) {
   const std::size_t real = precision == Precision::fp32 ? sizeof(float) : sizeof(double);
   // Log prices and step variances of every asset.
   const std::size_t path = 2 * (g.grid.size() + 1) * g.assets.size() * (antithetic ? 2 : 1) * real;
-  const std::size_t moments = g.instruments.size() * kMoments * sizeof(double);
+  const std::size_t moments = g.instruments.size() * static_cast<std::size_t>(replicates) * kMoments * sizeof(double);
   return static_cast<std::size_t>(kLanes) * (path + moments) + moments;
 }
 
-std::int64_t PathGroupRun::launch_blocks(const PathGroup& g, bool antithetic, Precision precision,
+std::int64_t PathGroupRun::launch_blocks(const PathGroup& g, bool antithetic, Precision precision, int replicates,
                                          const Device& device, std::int64_t chunk_blocks) {
-  const auto fit = static_cast<std::int64_t>(budget(device) / bytes_per_block(g, antithetic, precision));
+  const auto fit = static_cast<std::int64_t>(budget(device) / bytes_per_block(g, antithetic, precision, replicates));
   return std::clamp<std::int64_t>(fit, 1, std::max<std::int64_t>(1, chunk_blocks));
 }
 
 PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device& device, Precision precision,
-                           std::int64_t max_blocks)
+                           std::int64_t max_blocks, const std::vector<double>& betas, bool pilot)
     : device_(device) {
   const int steps = static_cast<int>(g.grid.size());
   const int n_assets = static_cast<int>(g.assets.size());
@@ -140,9 +147,12 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
   }
   std::vector<int> fix_steps;
   std::vector<double> weights;
-  std::vector<PayoffSpec<double>> specs;
-  for (std::size_t idx : g.instruments) {
-    const Instrument& in = p.instruments[idx];
+  // One moment slot per payoff (times the replicates): an instrument's, or
+  // in the pilot three per controlled instrument (control_variates.hpp).
+  std::vector<PayoffSpec<double>> specs, controls;
+  std::vector<double> slot_beta, control_mean;
+  for (std::size_t j = 0; j < g.instruments.size(); ++j) {
+    const Instrument& in = p.instruments[g.instruments[j]];
     PayoffSpec<double> s{};
     s.kind = kind_of(in.type);
     s.asset = 0;   // single-asset instruments have single-asset groups
@@ -172,7 +182,21 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
       s.fixings = in.fixings;
       for (int k : fixing_steps(in, g.grid)) fix_steps.push_back(k);
     }
-    specs.push_back(s);
+    const std::optional<ControlVariate> c = control_for(p, in, s, weights);
+    controlled_.push_back(c.has_value());
+    auto slot = [&](const PayoffSpec<double>& payoff, const PayoffSpec<double>& control, double beta, double mean) {
+      specs.push_back(payoff);
+      controls.push_back(control);
+      slot_beta.push_back(beta);
+      control_mean.push_back(mean);
+    };
+    if (!pilot) {
+      slot(s, c ? c->spec : s, c && j < betas.size() ? betas[j] : 0.0, c ? c->mean : 0.0);
+    } else if (c) {
+      slot(s, s, 0.0, 0.0);
+      slot(c->spec, c->spec, 0.0, 0.0);
+      slot(s, c->spec, -1.0, c->mean);
+    }
   }
 
   // Shifts: each payoff on the path of all-zero normals, in double on the
@@ -193,7 +217,11 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
     }
     const PathView<double> mv{x.data(), var.data(), 1, n_assets, steps, fix_steps.data(), weights.data(),
                               discount_at.data()};
-    for (const PayoffSpec<double>& s : specs) shifts_.push_back(kernels::pricing::path_payoff(s, mv));
+    for (std::size_t q = 0; q < specs.size(); ++q) {
+      double shift = kernels::pricing::path_payoff(specs[q], mv);
+      if (slot_beta[q] != 0.0) shift -= slot_beta[q] * (kernels::pricing::path_payoff(controls[q], mv) - control_mean[q]);
+      shifts_.push_back(shift);
+    }
   }
 
   auto build = [&](auto& data, auto zero) {
@@ -214,11 +242,17 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
     std::vector<PayoffSpec<Real>> real_specs;
     for (const auto& s : specs) real_specs.push_back(spec_as<Real>(s));
     data->payoffs = upload(device, real_specs);
+    real_specs.clear();
+    for (const auto& s : controls) real_specs.push_back(spec_as<Real>(s));
+    data->controls = upload(device, real_specs);
+    data->beta = upload(device, slot_beta);
+    data->control_mean = upload(device, control_mean);
     const std::size_t lanes = static_cast<std::size_t>(max_blocks * kLanes);
     cells_ = lanes * (static_cast<std::size_t>(steps) + 1) * static_cast<std::size_t>(n_assets) * (p.antithetic ? 2 : 1);
     work_doubles_ = (2 * cells_ * sizeof(Real) + sizeof(double) - 1) / sizeof(double);
-    lane_doubles_ = lanes * specs.size() * kMoments;
-    block_doubles_ = static_cast<std::size_t>(max_blocks) * specs.size() * kMoments;
+    const std::size_t slots = specs.size() * static_cast<std::size_t>(p.replicates);
+    lane_doubles_ = lanes * slots * kMoments;
+    block_doubles_ = static_cast<std::size_t>(max_blocks) * slots * kMoments;
     auto& k = data->kernel;
     k.key = rng::philox_key(p.seed);
     k.steps = steps;
@@ -235,6 +269,27 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
     k.payoffs = data->payoffs.data();
     k.shifts = data->shifts.data();
     k.n_payoffs = static_cast<int>(specs.size());
+    k.replicates = p.replicates;
+    k.controls = data->controls.data();
+    k.beta = data->beta.data();
+    k.control_mean = data->control_mean.data();
+    if (p.sobol) {
+      const int dims = steps * n_assets;
+      std::vector<std::uint32_t> seeds;
+      for (int r = 0; r < p.replicates; ++r) {
+        for (int d = 0; d < dims; ++d) {
+          const auto ctr = rng::philox_counter(static_cast<std::uint64_t>(r), static_cast<std::uint64_t>(d));
+          seeds.push_back(rng::philox4x32_10(ctr, rng::philox_key(p.seed)).v[0]);
+        }
+      }
+      data->directions = upload(device, sobol_direction_table(dims));
+      data->scramble = upload(device, seeds);
+      data->bridge = upload(device, brownian_bridge_plan(g.grid));
+      k.sobol = true;
+      k.directions = data->directions.data();
+      k.scramble = data->scramble.data();
+      k.bridge = data->bridge.data();
+    }
   };
   if (precision == Precision::fp32) {
     build(fp32_, 0.0f);
@@ -255,7 +310,8 @@ void compute_group(Data& data, const Device& device, std::int64_t first, std::in
   kernel.paths = reinterpret_cast<Real*>(scratch.work.data());
   kernel.variance = kernel.paths + cells;
   kernel.lanes = scratch.lanes.data();
-  const std::int64_t n_payoffs = kernel.n_payoffs;
+  // One moment slot per payoff and replicate.
+  const std::int64_t n_payoffs = std::int64_t{kernel.n_payoffs} * kernel.replicates;
   out.assign(static_cast<std::size_t>(n_payoffs * nb * kMoments), 0.0);
   std::vector<double> piece_out;
   for (std::int64_t off = 0; off < nb; off += data.max_blocks) {

@@ -22,13 +22,17 @@ struct GroupScratch {
 
 class PathGroupRun {
  public:
+  // betas: per instrument of the group, the control variate's coefficient
+  // (control_variates.hpp; empty or 0: none). pilot: the run that
+  // estimates them, three slots (Y, C, Y + C - mu) per controlled instrument.
   PathGroupRun(const Portfolio& p, const PathGroup& g, const Device& device, Precision precision,
-               std::int64_t max_blocks);
+               std::int64_t max_blocks, const std::vector<double>& betas = {}, bool pilot = false);
   ~PathGroupRun();
   PathGroupRun(PathGroupRun&&) noexcept;
 
   // Moments of blocks [first, first + nb) of every instrument of the group:
-  // out[(kMoments * (j * nb + b)) + m] for its j-th instrument.
+  // out[(kMoments * (j * nb + b)) + m] for its j-th instrument (Sobol':
+  // j = instrument * replicates + replicate).
   void compute(std::int64_t first, std::int64_t nb, std::int64_t n_samples, GroupScratch& scratch,
                std::vector<double>& out);
   // Doubles of each scratch buffer a launch of this group needs.
@@ -36,12 +40,14 @@ class PathGroupRun {
   std::size_t lane_doubles() const { return lane_doubles_; }
   std::size_t block_doubles() const { return block_doubles_; }
   const std::vector<double>& shifts() const { return shifts_; }
+  // Per instrument of the group: whether it has a control variate.
+  const std::vector<bool>& controlled() const { return controlled_; }
 
   // Device bytes per block of a launch (path storage and lane moments).
-  static std::size_t bytes_per_block(const PathGroup& g, bool antithetic, Precision precision);
+  static std::size_t bytes_per_block(const PathGroup& g, bool antithetic, Precision precision, int replicates);
   // Blocks per launch: as many as fit the backend's working-memory budget.
-  static std::int64_t launch_blocks(const PathGroup& g, bool antithetic, Precision precision, const Device& device,
-                                    std::int64_t chunk_blocks);
+  static std::int64_t launch_blocks(const PathGroup& g, bool antithetic, Precision precision, int replicates,
+                                    const Device& device, std::int64_t chunk_blocks);
 
  private:
   template <class Real>
@@ -49,6 +55,7 @@ class PathGroupRun {
   std::unique_ptr<Data<double>> fp64_;
   std::unique_ptr<Data<float>> fp32_;
   std::vector<double> shifts_;
+  std::vector<bool> controlled_;
   Device device_;
   std::size_t cells_ = 0;   // path cells of a launch (the variances follow them)
   std::size_t work_doubles_ = 0, lane_doubles_ = 0, block_doubles_ = 0;

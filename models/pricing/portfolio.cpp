@@ -10,6 +10,7 @@
 #include "engine/config/schema.hpp"
 #include "engine/runtime/error.hpp"
 #include "models/pricing/instrument_fields.hpp"
+#include "models/pricing/sobol_directions.hpp"
 
 namespace strata::pricing {
 
@@ -21,8 +22,18 @@ void declare_schema(Schema& s) {
       .restart_safe = true;
   s.boolean("pricing.antithetic", false,
             "antithetic variates: each sample is the pair (Z, -Z); an odd path count is rounded up to even");
-  s.choice("pricing.sampler", "philox", {"philox"},
-           "random numbers: counter-based Philox4x32-10 keyed by (seed, path, draw)");
+  s.choice("pricing.sampler", "philox", {"philox", "sobol"},
+           "random numbers: philox (counter-based Philox4x32-10 keyed by (seed, path, draw)) or sobol "
+           "(Owen-scrambled Sobol' points, Joe-Kuo directions, Brownian bridge over each path's time grid; "
+           "pricing.replicates independent scramblings give the standard error; Heston's and Merton's own "
+           "draws stay Philox). With sobol, a power of two paths per replicate keeps the net balanced");
+  s.integer("pricing.replicates", 16, "", Range{2.0, 1024.0},
+            "sobol: independent scramblings; paths are split evenly among them and the standard error is "
+            "that of their means (ignored by philox)");
+  s.boolean("pricing.control_variate", false,
+            "control variates: the geometric Asian (GBM) for arithmetic Asians, the discounted terminal "
+            "underlying for Europeans, the discounted weighted average of the terminal underlyings for baskets; "
+            "beta from a fixed pilot of 32768 extra samples, reported as control_beta");
   s.real("pricing.rate", 0.0, "1/year", Range{-1.0, 1.0}, "continuously compounded risk-free rate");
   s.integer("pricing.chunk_paths", 0, "paths", Range{0.0, 9007199254740992.0},
             "paths per chunk on each rank (memory does not grow with paths); 0 picks one for the backend. "
@@ -162,6 +173,27 @@ void read_correlation(const Config& c, Portfolio& p) {
   if (cholesky_of(p, all).empty()) c.fail(key, "not positive definite (its Cholesky factorisation fails)");
 }
 
+// A point index is 32 bits, and each path group needs one Sobol' dimension
+// per asset and time step.
+void check_sobol(const Config& c, const Portfolio& p) {
+  const std::int64_t per_replicate = (p.antithetic ? (p.paths + 1) / 2 : p.paths) / p.replicates;
+  // The last blocks of the 2^32 points are the control variates' pilot.
+  if (per_replicate > (std::int64_t{1} << 31)) {
+    c.fail("pricing.paths", "sobol: at most 2^31 points per replicate (" +
+                                std::to_string(per_replicate) + " asked); raise pricing.replicates");
+  }
+  if (per_replicate < 1) c.fail("pricing.paths", "sobol: fewer paths than pricing.replicates");
+  for (const PathGroup& g : path_groups(p)) {
+    const std::size_t dims = g.grid.size() * g.assets.size();
+    if (dims > static_cast<std::size_t>(sobol_max_dimensions())) {
+      c.fail("pricing.sampler", "sobol: a path group needs " + std::to_string(dims) + " dimensions (" +
+                                    std::to_string(g.grid.size()) + " steps x " + std::to_string(g.assets.size()) +
+                                    " assets), the direction table has " + std::to_string(sobol_max_dimensions()) +
+                                    "; lower pricing.steps_per_year");
+    }
+  }
+}
+
 }  // namespace
 
 Portfolio read_portfolio(const Config& c) {
@@ -171,6 +203,9 @@ Portfolio read_portfolio(const Config& c) {
   p.rate = c.real("pricing.rate");
   p.chunk_paths = c.integer("pricing.chunk_paths");
   p.seed = static_cast<std::uint64_t>(c.integer("run.seed"));
+  p.sobol = c.string("pricing.sampler") == "sobol";
+  if (p.sobol) p.replicates = static_cast<int>(c.integer("pricing.replicates"));
+  p.control_variate = c.boolean("pricing.control_variate");
 
   for (std::size_t i = 0; i < c.count("pricing.asset"); ++i) {
     const std::string k = "pricing.asset." + std::to_string(i) + ".";
@@ -229,6 +264,7 @@ Portfolio read_portfolio(const Config& c) {
   if (p.instruments.empty()) {
     c.fail("pricing.portfolio_file", "no instruments: give [[pricing.instrument]] tables or a portfolio file");
   }
+  if (p.sobol) check_sobol(c, p);
   return p;
 }
 
@@ -316,8 +352,10 @@ std::vector<PathGroup> all_groups(const Portfolio& p) {
   return groups;
 }
 
+// Sobol' and control-variate runs take every instrument through a path
+// group (the single-draw sampler reads Philox only and has no control).
 bool lone_european(const Portfolio& p, const PathGroup& g) {
-  return g.instruments.size() == 1 && terminal_only(p, p.instruments[g.instruments.front()]);
+  return !p.sobol && !p.control_variate && g.instruments.size() == 1 && terminal_only(p, p.instruments[g.instruments.front()]);
 }
 
 }  // namespace

@@ -53,6 +53,9 @@ struct Portfolio {
   bool antithetic = false;
   std::int64_t chunk_paths = 0;  // 0: chosen by backend
   std::uint64_t seed = 0;
+  bool sobol = false;            // sampler = "sobol"
+  int replicates = 1;            // sobol: independent scramblings (1 for philox)
+  bool control_variate = false;  // control_variates.hpp
   int steps_per_year = 252;
   std::vector<double> correlation;   // n x n row-major over assets; empty: independent
 };

@@ -1,5 +1,6 @@
 // The `pricing` model: Monte Carlo prices of a portfolio of options, with
 // standard errors, 95% confidence intervals and closed-form references.
+#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -45,6 +46,17 @@ std::string format_table(const Portfolio& p, const std::vector<Estimate>& est) {
                   ref_text, z_text);
     text += line;
   }
+  bool controls = false;
+  for (const Estimate& e : est) controls = controls || !std::isnan(e.control_beta);
+  if (controls) {
+    text += "control variates (stderr is that of payoff - beta (control - mean)):";
+    for (std::size_t i = 0; i < est.size(); ++i) {
+      if (std::isnan(est[i].control_beta)) continue;
+      std::snprintf(line, sizeof line, " %s beta = %.6f;", p.instruments[i].name.c_str(), est[i].control_beta);
+      text += line;
+    }
+    text += "\n";
+  }
   return text;
 }
 
@@ -62,6 +74,16 @@ void write_results(H5Output& out, const Portfolio& p, const std::vector<Estimate
     out.scalar(g + "/ci95_low", e.ci95_low, "currency");
     out.scalar(g + "/ci95_high", e.ci95_high, "currency");
     out.scalar(g + "/paths", e.paths, "paths");
+    if (!std::isnan(e.control_beta)) {
+      out.scalar(g + "/control_beta", e.control_beta, "");
+      out.attribute(g + "/control_beta", "control", std::string(in.type == "asian" ? "geometric asian, same fixings"
+                                                                : in.type == "basket" ? "discounted average terminal underlying"
+                                                                                      : "discounted terminal underlying"));
+    }
+    if (!e.replicate_prices.empty()) {
+      out.attribute(g + "/price", "replicate_prices", e.replicate_prices);
+      out.attribute(g + "/stderr", "method", std::string("spread of the Sobol' replicate means"));
+    }
     const std::optional<Reference> r = reference_for(p, in);
     if (r) {
       out.scalar(g + "/reference_price", r->price, "currency");
@@ -91,6 +113,11 @@ void write_results(H5Output& out, const Portfolio& p, const std::vector<Estimate
                      {"strike", "currency", strike}, {"maturity", "years", maturity}, {"price", "currency", price},
                      {"stderr", "currency", se},  {"ci95_low", "currency", lo}, {"ci95_high", "currency", hi},
                      {"paths", "paths", paths},   {"reference_price", "currency", ref}};
+  if (p.control_variate) {
+    std::vector<double> beta;
+    for (const Estimate& e : est) beta.push_back(e.control_beta);   // NaN: no control
+    summary.columns.push_back({"control_beta", "", beta});
+  }
   out.table("/pricing/summary", summary);
 }
 
@@ -127,16 +154,21 @@ class PricingModel final : public Model {
                   static_cast<long long>(plan.first_block), static_cast<long long>(plan.last_block),
                   static_cast<long long>(plan.chunk_blocks), static_cast<double>(plan.device_bytes) / (1 << 20));
     ctx.out << text;
+    if (p.sobol) {
+      std::snprintf(text, sizeof text, "      sobol: each sample is one scrambled Sobol' point, simulated in %d replicates\n",
+                    p.replicates);
+      ctx.out << text;
+    }
     for (const PathGroup& g : path_groups(p)) {
       std::string names;
       for (int a : g.assets) names += (names.empty() ? "" : "+") + p.assets[static_cast<std::size_t>(a)].name;
-      const std::int64_t nb = PathGroupRun::launch_blocks(g, p.antithetic, ctx.precision, ctx.device, plan.chunk_blocks);
+      const std::int64_t nb = PathGroupRun::launch_blocks(g, p.antithetic, ctx.precision, p.replicates, ctx.device, plan.chunk_blocks);
       std::snprintf(text, sizeof text,
                     "      path group on %s: %zu instrument(s), %zu steps per path to T = %g; launches of %lld "
                     "blocks, %.1f MiB\n",
                     names.c_str(), g.instruments.size(), g.grid.size(),
                     g.grid.back(), static_cast<long long>(nb),
-                    static_cast<double>(nb) * static_cast<double>(PathGroupRun::bytes_per_block(g, p.antithetic, ctx.precision)) /
+                    static_cast<double>(nb) * static_cast<double>(PathGroupRun::bytes_per_block(g, p.antithetic, ctx.precision, p.replicates)) /
                         (1 << 20));
       ctx.out << text;
     }
@@ -253,8 +285,30 @@ class PricingModel final : public Model {
       models.instruments.push_back(mn);
       models.instruments.push_back(geo);
     }
-    const int k = static_cast<int>(std::size(cases) + path_cases.size() + models.instruments.size());
-    const double z = normal_quantile(1.0 - 1e-3 / (2.0 * k));
+    // Quasi-Monte Carlo with control variates: 16 Sobol' replicates of
+    // 2^14 points; the estimate over its standard error is Student's t
+    // with 15 degrees of freedom, so its tolerance is t's quantile.
+    Portfolio qmc;
+    qmc.rate = 0.05;
+    qmc.seed = 20261125;
+    qmc.sobol = true;
+    qmc.replicates = 16;
+    qmc.control_variate = true;
+    qmc.paths = std::int64_t{16} << 14;
+    qmc.steps_per_year = 12;
+    qmc.assets = {{"A", 100.0, 0.02, 0.25, "gbm"}};
+    {
+      Instrument geo{"sobol geometric asian call", "asian", true, 100, 1.0, 0};
+      geo.fixings = 12;
+      geo.geometric = true;
+      qmc.instruments = {{"sobol european call, control variate", "european", true, 100, 1.0, 0}, geo};
+    }
+    const int k =
+        static_cast<int>(std::size(cases) + path_cases.size() + models.instruments.size() + qmc.instruments.size());
+    const double alpha = 1e-3 / (2.0 * k);
+    const double z_normal = normal_quantile(1.0 - alpha);
+    const double z_t = boost::math::quantile(boost::math::complement(boost::math::students_t(qmc.replicates - 1), alpha));
+    double z = z_normal;
     std::vector<CheckResult> results;
     auto check = [&](const Portfolio& p, const std::vector<std::string>& names) {
       const SamplePlan plan = plan_samples(p, ctx.device, ctx.mpi);
@@ -297,6 +351,10 @@ class PricingModel final : public Model {
     names.clear();
     for (const Instrument& in : models.instruments) names.push_back(in.name);
     check(models, names);
+    names.clear();
+    for (const Instrument& in : qmc.instruments) names.push_back(in.name);
+    z = z_t;
+    check(qmc, names);
     return results;
   }
 };
@@ -347,7 +405,7 @@ class PricingSimulation final : public Simulation {
     const double blocks = ctx_.mpi.sum(static_cast<double>(run_.blocks_computed()));
     const double paths = std::min(static_cast<double>(plan_.paths),
                                   blocks * static_cast<double>(kernels::pricing::kSamplesPerBlock) *
-                                      (portfolio_.antithetic ? 2.0 : 1.0));
+                                      static_cast<double>(plan_.paths_per_sample));
     const double option_paths = paths * static_cast<double>(portfolio_.instruments.size());
     Performance perf;
     perf.figures = {{"paths", "paths", static_cast<double>(plan_.paths)},

@@ -3,13 +3,19 @@
 against the number of paths, with the reference price as a line.
 
     scripts/plot/pricing.py OUT.h5 [--instrument NAME] [--levels K]
-                            [--strata build/strata] [--out DIR]
+                            [--strata build/strata] [--out DIR] [--qmc]
 
 The run's stored configuration (/config) is priced again at paths / 2^k,
 k = 1..K (default 6), with the same seed, so the points are the run's
 own estimator at fewer paths; the run itself is the last point. Writes
 DIR/<stem>_<instrument>_convergence.png for each instrument (or the one
 named). Needs python3-h5py, python3-numpy and python3-matplotlib.
+
+--qmc draws instead the quasi-Monte Carlo against Monte Carlo error plot:
+the stored configuration at each path count with pricing.sampler =
+"philox" and = "sobol" (its replicates, default 16), the standard errors
+on log-log axes with N^-1/2 and N^-1 guides, to
+DIR/<stem>_<instrument>_qmc.png.
 """
 
 import argparse
@@ -37,7 +43,8 @@ def results(path):
             if name == "summary":
                 continue
             ref = g["reference_price"][()] if "reference_price" in g else None
-            out[name] = (int(g["paths"][()]), g["price"][()], g["ci95_low"][()], g["ci95_high"][()], ref)
+            out[name] = (int(g["paths"][()]), g["price"][()], g["ci95_low"][()], g["ci95_high"][()], ref,
+                         g["stderr"][()])
     return out
 
 
@@ -47,6 +54,48 @@ def config_text(path):
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
+def rerun(strata, cfg, tmp, paths, extra=()):
+    """results() of the stored configuration at `paths` paths."""
+    h5 = os.path.join(tmp, "rerun.h5")
+    subprocess.run([strata, "run", cfg, "--set", f"pricing.paths={paths}", "-o", h5, "--overwrite",
+                    "--set", "checkpoint.every_seconds=0", *extra], check=True, stdout=subprocess.DEVNULL)
+    return results(h5)
+
+
+def qmc_plot(args, cfg, tmp, names, total, stem):
+    """Standard error against paths, Philox and Sobol', per instrument."""
+    samplers = {"philox": "Monte Carlo (Philox)", "sobol": "quasi-Monte Carlo (scrambled Sobol')"}
+    series = {s: {name: [] for name in names} for s in samplers}
+    for k in range(args.levels, -1, -1):
+        paths = total >> k
+        if paths < 1024:
+            continue
+        for sampler in samplers:
+            got = rerun(args.strata, cfg, tmp, paths, ["--set", f"pricing.sampler={sampler}"])
+            for name in names:
+                series[sampler][name].append((got[name][0], got[name][5]))
+    for name in names:
+        fig, ax = plt.subplots(figsize=(6.4, 4.0))
+        for sampler, label in samplers.items():
+            pts = series[sampler][name]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=label)
+        first = series["philox"][name][0]
+        n = [p[0] for p in series["philox"][name]]
+        ax.plot(n, [first[1] * (first[0] / x) ** 0.5 for x in n], "k:", linewidth=1, label="N^-1/2")
+        ax.plot(n, [first[1] * first[0] / x for x in n], "k--", linewidth=1, label="N^-1")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("paths")
+        ax.set_ylabel("standard error")
+        ax.set_title(f"{stem}: {name}")
+        ax.legend()
+        fig.tight_layout()
+        png = os.path.join(args.out, f"{stem}_{name}_qmc.png")
+        fig.savefig(png, dpi=120)
+        plt.close(fig)
+        print(png)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("output", help="a pricing run's HDF5 output")
@@ -54,6 +103,7 @@ def main():
     ap.add_argument("--levels", type=int, default=6, help="halvings of the path count (default 6)")
     ap.add_argument("--strata", default=os.path.join("build", "strata"), help="the strata binary")
     ap.add_argument("--out", default=".", help="folder for the PNG files")
+    ap.add_argument("--qmc", action="store_true", help="the Sobol'-against-Philox standard-error plot instead")
     args = ap.parse_args()
 
     final = results(args.output)
@@ -63,25 +113,25 @@ def main():
             sys.exit(f"{args.output}: no instrument {name!r} (has: {', '.join(sorted(final))})")
     total = next(iter(final.values()))[0]
     series = {name: [] for name in names}
+    os.makedirs(args.out, exist_ok=True)
+    stem = os.path.splitext(os.path.basename(args.output))[0]
     with tempfile.TemporaryDirectory() as tmp:
         cfg = os.path.join(tmp, "run.toml")
         with open(cfg, "w", encoding="utf-8") as f:
             f.write(config_text(args.output))
+        if args.qmc:
+            qmc_plot(args, cfg, tmp, names, total, stem)
+            return
         for k in range(args.levels, 0, -1):
             paths = total >> k
             if paths < 2:
                 continue
-            h5 = os.path.join(tmp, f"p{paths}.h5")
-            subprocess.run([args.strata, "run", cfg, "--set", f"pricing.paths={paths}", "-o", h5,
-                            "--set", "checkpoint.every_seconds=0"], check=True, stdout=subprocess.DEVNULL)
-            got = results(h5)
+            got = rerun(args.strata, cfg, tmp, paths)
             for name in names:
                 series[name].append(got[name])
     for name in names:
         series[name].append(final[name])
 
-    os.makedirs(args.out, exist_ok=True)
-    stem = os.path.splitext(os.path.basename(args.output))[0]
     for name in names:
         pts = series[name]
         paths = [p[0] for p in pts]
