@@ -7,6 +7,7 @@
 #include <span>
 #include <stdexcept>
 
+#include "engine/runtime/fixed_sum.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/simulation.hpp"
 
@@ -252,17 +253,7 @@ double global_sum(const Grid& g, const Device& device, const F& f) {
   const int shift = std::min(62 - e, 1000);
   const double scale = std::ldexp(1.0, shift);
   const Fixed128 local = parallel_reduce(device, box.size(), Quantised<F>{box, f, scale}, Fixed128{}, Fixed128Plus{});
-  std::uint64_t mine[2] = {local.lo, static_cast<std::uint64_t>(local.hi)};
-  std::vector<std::uint64_t> all(2 * static_cast<std::size_t>(g.mpi().size()));
-  MPI_Allgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, g.mpi().comm());
-  Fixed128 total;
-  for (std::size_t r = 0; r < all.size(); r += 2) {
-    Fixed128 part;
-    part.lo = all[r];
-    part.hi = static_cast<std::int64_t>(all[r + 1]);
-    total = total + part;
-  }
-  return std::ldexp(total.to_double(), -shift);
+  return fixed128_sum_over_ranks(g.mpi().comm(), local, shift);
 }
 
 template <class T>

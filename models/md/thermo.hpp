@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "engine/backend/parallel.hpp"
+#include "engine/runtime/fixed_sum.hpp"
 #include "kernels/particles/atom_sums.hpp"
 #include "kernels/particles/neighbour_list.hpp"
 
@@ -41,19 +42,7 @@ double exact_sum(const Device& device, MPI_Comm comm, std::int64_t n, const F& f
   const int shift = 62 - e;
   const double scale = std::ldexp(1.0, shift);
   const Fixed128 local = parallel_reduce(device, n, QuantisedAtom<F>{f, scale}, Fixed128{}, Fixed128Plus{});
-  std::uint64_t mine[2] = {local.lo, static_cast<std::uint64_t>(local.hi)};
-  int ranks = 1;
-  MPI_Comm_size(comm, &ranks);
-  std::vector<std::uint64_t> all(2 * static_cast<std::size_t>(ranks));
-  MPI_Allgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, comm);
-  Fixed128 total;
-  for (std::size_t r = 0; r < all.size(); r += 2) {
-    Fixed128 part;
-    part.lo = all[r];
-    part.hi = static_cast<std::int64_t>(all[r + 1]);
-    total = total + part;
-  }
-  return std::ldexp(total.to_double(), -shift);
+  return fixed128_sum_over_ranks(comm, local, shift);
 }
 
 struct Thermo {
