@@ -204,6 +204,18 @@ class StrataTestCase(unittest.TestCase):
     def strata(self, *args, ranks=None, env=None, timeout=TIMEOUT_S):
         return run_strata(args, self.tmp, ranks=ranks, env=env, timeout=timeout)
 
+    def run_ok(self, *args, ranks=None, env=None):
+        """`strata run ARGS`, failing the test unless it exits 0."""
+        res = self.strata("run", *args, ranks=ranks, env=env)
+        self.assertExit(res, 0)
+        return res
+
+    def open(self, name):
+        """An HDF5 file of the temporary directory, closed after the test."""
+        f = h5py.File(self.path(name), "r")
+        self.addCleanup(f.close)
+        return f
+
     def path(self, *parts):
         return os.path.join(self.tmp, *parts)
 

@@ -180,16 +180,6 @@ class Diffusion(sc.StrataTestCase):
         self.addCleanup(f.close)
         return f
 
-    def run_ok(self, *args, ranks=None, env=None):
-        res = self.strata("run", *args, ranks=ranks, env=env)
-        self.assertExit(res, 0)
-        return res
-
-    def open(self, name):
-        f = h5py.File(self.path(name), "r")
-        self.addCleanup(f.close)
-        return f
-
     def assertSeriesBitwise(self, ref, other, what):
         """Every /fields and /diagnostics dataset of two files, bit for bit."""
         for group in ("fields", "diagnostics"):

@@ -52,16 +52,6 @@ def last_frame_as_start(src, dst):
 
 class MdTest(sc.StrataTestCase):
 
-    def run_ok(self, *args, ranks=None, env=None):
-        res = self.strata("run", *args, ranks=ranks, env=env)
-        self.assertExit(res, 0)
-        return res
-
-    def open(self, name):
-        f = h5py.File(self.path(name), "r")
-        self.addCleanup(f.close)
-        return f
-
     # --- conservation ------------------------------------------------------------
 
     def test_nve_energy_drift_and_momentum(self):
