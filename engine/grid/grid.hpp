@@ -3,7 +3,7 @@
 // cells over the MPI ranks, fields with halos on a Device, non-blocking halo
 // exchange, physical boundaries, exact global sums, and checkpoint I/O in
 // global layout. Axis 0 is x (fastest in memory), 1 is y, 2 is z; a 2-D grid
-// has n[2] = 1 and no halo on z. See docs/architecture.md, "Grids".
+// has n[2] = 1 and no halo on z. See docs/design/grids.md.
 #pragma once
 
 #include <mpi.h>

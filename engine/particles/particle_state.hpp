@@ -1,5 +1,5 @@
-// Checkpoints of particle state (docs/architecture.md, "Checkpoints for grid
-// and particle models"): the particles are routed to the even share of
+// Checkpoints of particle state (docs/design/particles.md,
+// "Checkpoints"): the particles are routed to the even share of
 // their global index and each rank writes its block with
 // StateWriter::array at its MPI_Exscan offset, so the checkpoint is in
 // global-index order, its checksum independent of the decomposition, and a
