@@ -126,7 +126,7 @@ void GridOutput::frame(double time, const std::vector<std::vector<double>>& valu
   // Not collective: this may run on the background writer's thread, which
   // must not call MPI on the run's communicator. A failure (rank 0's) is
   // made collective where the writer is drained.
-  write_xdmf();
+  append_xdmf();
 }
 
 void GridOutput::diagnostics(double time, const std::vector<double>& values) {
@@ -144,11 +144,10 @@ void GridOutput::diagnostics(double time, const std::vector<double>& values) {
 // a 3DCoRectMesh in physical X, Y, Z (node counts, origin and spacing in
 // z y x order): a 2-D grid is one cell thick along its missing axis, so
 // ParaView puts an x-y model in the x-y plane and euler2d's x-z slice in
-// the x-z plane (a 2DCoRectMesh lands in the y-z plane there). Written by
-// rank 0 to a temporary name and renamed, so a reader never sees half a
-// file.
-void GridOutput::write_xdmf() const {
-  if (!grid_.mpi().root()) return;
+// the x-z plane (a 2DCoRectMesh lands in the y-z plane there). Rank 0
+// writes it (xdmf::Sidecar: whole at creation and restart, then one entry
+// per frame).
+std::string GridOutput::xdmf_entry(std::size_t f) const {
   const GridSpec& s = grid_.spec();
   const int dims = grid_.dims();
   const std::string h5_name = std::filesystem::path(out_->path()).filename().string();
@@ -177,47 +176,48 @@ void GridOutput::write_xdmf() const {
   }
   for (int a = dims - 1; a >= 0; --a)
     frame_cells += (a == dims - 1 ? "" : " ") + std::to_string(s.n[static_cast<std::size_t>(a)]);
-  const std::string topology = "3DCoRectMesh";
-  const std::string geometry = "ORIGIN_DXDYDZ";
-  const std::string d = "3";
   std::ostringstream x;
-  x << "<?xml version=\"1.0\" ?>\n"
-    << "<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
-    << "<Xdmf Version=\"3.0\" xmlns:xi=\"http://www.w3.org/2001/XInclude\">\n"
-    << "  <Domain>\n"
-    << "    <Grid Name=\"fields\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
-  const std::size_t n_frames = times_.size();
-  for (std::size_t f = 0; f < n_frames; ++f) {
-    x << "      <Grid Name=\"frame " << f << "\" GridType=\"Uniform\">\n"
-      << "        <Time Value=\"" << number(times_[f]) << "\"/>\n"
-      << "        <Topology TopologyType=\"" << topology << "\" Dimensions=\"" << nodes << "\"/>\n"
-      << "        <Geometry GeometryType=\"" << geometry << "\">\n"
-      << "          <DataItem Name=\"origin\" Dimensions=\"" << d << "\" NumberType=\"Float\" Precision=\"8\" "
-         "Format=\"XML\">" << origin << "</DataItem>\n"
-      << "          <DataItem Name=\"spacing\" Dimensions=\"" << d << "\" NumberType=\"Float\" Precision=\"8\" "
-         "Format=\"XML\">" << spacing << "</DataItem>\n"
-      << "        </Geometry>\n";
-    for (const Quantity& q : fields_) {
-      std::string first = std::to_string(f), stride = "1", count = "1";
-      for (int a = 0; a < dims; ++a) {
-        first += " 0";
-        stride += " 1";
-      }
-      count += " " + frame_cells;
-      x << "        <Attribute Name=\"" << q.name << "\" AttributeType=\"Scalar\" Center=\"Cell\">\n"
-        << "          <DataItem ItemType=\"HyperSlab\" Dimensions=\"" << cells << "\" Type=\"HyperSlab\">\n"
-        << "            <DataItem Dimensions=\"3 " << dims + 1 << "\" Format=\"XML\">" << first << " " << stride
-        << " " << count << "</DataItem>\n"
-        << "            <DataItem Dimensions=\"" << n_frames << " " << frame_cells
-        << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << h5_name << ":/fields/" << q.name
-        << "</DataItem>\n"
-        << "          </DataItem>\n"
-        << "        </Attribute>\n";
+  x << "      <Grid Name=\"frame " << f << "\" GridType=\"Uniform\">\n"
+    << "        <Time Value=\"" << number(times_[f]) << "\"/>\n"
+    << "        <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" << nodes << "\"/>\n"
+    << "        <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
+    << "          <DataItem Name=\"origin\" Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" "
+       "Format=\"XML\">" << origin << "</DataItem>\n"
+    << "          <DataItem Name=\"spacing\" Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" "
+       "Format=\"XML\">" << spacing << "</DataItem>\n"
+    << "        </Geometry>\n";
+  for (const Quantity& q : fields_) {
+    std::string first = std::to_string(f), stride = "1", count = "1";
+    for (int a = 0; a < dims; ++a) {
+      first += " 0";
+      stride += " 1";
     }
-    x << "      </Grid>\n";
+    count += " " + frame_cells;
+    x << "        <Attribute Name=\"" << q.name << "\" AttributeType=\"Scalar\" Center=\"Cell\">\n"
+      << "          <DataItem ItemType=\"HyperSlab\" Dimensions=\"" << cells << "\" Type=\"HyperSlab\">\n"
+      << "            <DataItem Dimensions=\"3 " << dims + 1 << "\" Format=\"XML\">" << first << " " << stride
+      << " " << count << "</DataItem>\n"
+      << "            <DataItem Dimensions=\"" << f + 1 << " " << frame_cells
+      << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << h5_name << ":/fields/" << q.name
+      << "</DataItem>\n"
+      << "          </DataItem>\n"
+      << "        </Attribute>\n";
   }
-  x << "    </Grid>\n  </Domain>\n</Xdmf>\n";
-  xdmf::write_atomically(xdmf_path(out_->path()), x.str());
+  x << "      </Grid>\n";
+  return x.str();
+}
+
+void GridOutput::write_xdmf() {
+  if (!grid_.mpi().root()) return;
+  sidecar_ = xdmf::Sidecar(xdmf_path(out_->path()), xdmf::head("fields"), xdmf::kTail);
+  std::vector<std::string> entries;
+  for (std::size_t f = 0; f < times_.size(); ++f) entries.push_back(xdmf_entry(f));
+  sidecar_.rewrite(entries);
+}
+
+void GridOutput::append_xdmf() {
+  if (!grid_.mpi().root()) return;
+  if (!sidecar_.append(xdmf_entry(times_.size() - 1))) write_xdmf();
 }
 
 }  // namespace strata::grid

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/io/xdmf_file.hpp"
+
 namespace strata {
 class H5Output;
 }
@@ -42,8 +44,8 @@ class GridOutput {
   void resume(std::int64_t frames, std::int64_t rows);
 
   // Appends a frame: values[f] is this rank's owned cells of fields()[f]
-  // (grid::owned_values). Collective (HDF5 only); rank 0 rewrites the
-  // XDMF sidecar.
+  // (grid::owned_values). Collective (HDF5 only); rank 0 appends it to
+  // the XDMF sidecar.
   void frame(double time, const std::vector<std::vector<double>>& values);
   // Appends a row of diagnostics (every rank holds the same values).
   void diagnostics(double time, const std::vector<double>& values);
@@ -55,12 +57,15 @@ class GridOutput {
   static std::string xdmf_path(const std::string& h5_path);
 
  private:
-  void write_xdmf() const;
+  std::string xdmf_entry(std::size_t frame) const;
+  void write_xdmf();    // the whole sidecar (rank 0)
+  void append_xdmf();   // the newest frame's entry (rank 0)
   H5Output* out_;
   const Grid& grid_;
   std::vector<Quantity> fields_, diagnostics_;
   std::vector<std::string> axes_;
   std::vector<double> times_;   // of the frames, for the XDMF sidecar
+  xdmf::Sidecar sidecar_;
   std::int64_t frames_ = 0, rows_ = 0;
 };
 

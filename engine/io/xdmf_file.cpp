@@ -18,6 +18,14 @@ std::string number(double v) {
   return buf;
 }
 
+std::string head(const std::string& name) {
+  return "<?xml version=\"1.0\" ?>\n"
+         "<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
+         "<Xdmf Version=\"3.0\" xmlns:xi=\"http://www.w3.org/2001/XInclude\">\n"
+         "  <Domain>\n"
+         "    <Grid Name=\"" + name + "\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+}
+
 void write_atomically(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
   {
@@ -29,6 +37,28 @@ void write_atomically(const std::string& path, const std::string& text) {
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (ec) throw ResourceError(path + ": cannot rename the XDMF sidecar into place (" + ec.message() + ")");
+}
+
+void Sidecar::rewrite(const std::vector<std::string>& entries) {
+  std::string text = head_;
+  for (const std::string& e : entries) text += e;
+  tail_at_ = text.size();
+  text += tail_;
+  write_atomically(path_, text);
+}
+
+bool Sidecar::append(const std::string& entry) {
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path_, ec);
+  if (ec || size != tail_at_ + tail_.size()) return false;
+  std::FILE* f = std::fopen(path_.c_str(), "r+b");
+  if (f == nullptr) return false;
+  const std::string text = entry + tail_;
+  const bool ok = std::fseek(f, static_cast<long>(tail_at_), SEEK_SET) == 0 &&
+                  std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (std::fclose(f) != 0 || !ok) throw ResourceError(path_ + ": cannot append to the XDMF sidecar (disk full?)");
+  tail_at_ += entry.size();
+  return true;
 }
 
 }  // namespace strata::xdmf

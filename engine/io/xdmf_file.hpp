@@ -1,9 +1,22 @@
 // What the XDMF sidecars of grid and particle output share: the file name
-// beside the HDF5 output, numbers that round-trip exactly, and the atomic
-// rewrite (temporary name, then rename) so a reader never sees half a file.
+// beside the HDF5 output, numbers that round-trip exactly, and the file
+// itself, which grows by appending.
+//
+// A sidecar is a head, one entry per frame, and a tail (the closing tags).
+// Each frame's entry names the HDF5 series with the extent it had when the
+// frame was written (f + 1 frames), which stays true as the series grows,
+// so an entry never changes once written: a new frame overwrites the tail
+// with its entry and the tail, O(frame) bytes, where rewriting the whole
+// sidecar would cost O(frames) each time and O(frames^2) over a run.
+// Creation and restarts rewrite it whole through a temporary name and a
+// rename. A crash during an append can tear only the tail; the next frame,
+// or a restart, writes it again. (ParaView 5.11 reads an entry whose
+// declared extent is below the dataset's: it selects the entry's slab.)
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace strata::xdmf {
 
@@ -13,5 +26,28 @@ std::string path_for(const std::string& h5_path);
 std::string number(double v);
 // Writes `text` to `path` through `path`.tmp and a rename; ResourceError on failure.
 void write_atomically(const std::string& path, const std::string& text);
+
+// The head of a sidecar whose frames form the temporal collection `name`,
+// and the tail that closes it.
+std::string head(const std::string& name);
+inline constexpr const char* kTail = "    </Grid>\n  </Domain>\n</Xdmf>\n";
+
+class Sidecar {
+ public:
+  Sidecar() = default;
+  Sidecar(std::string path, std::string head, std::string tail)
+      : path_(std::move(path)), head_(std::move(head)), tail_(std::move(tail)) {}
+
+  // The whole file, atomically: head, entries, tail.
+  void rewrite(const std::vector<std::string>& entries);
+  // One more entry over the tail. False (nothing written) when the file is
+  // not the one this object last wrote (missing, or another size): the
+  // caller rewrites it whole. ResourceError when the write fails.
+  bool append(const std::string& entry);
+
+ private:
+  std::string path_, head_, tail_;
+  std::uintmax_t tail_at_ = 0;   // byte offset of the tail in the file
+};
 
 }  // namespace strata::xdmf

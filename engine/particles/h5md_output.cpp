@@ -128,7 +128,7 @@ void H5mdOutput::frame(std::int64_t step, double time, const HostParticles& p) {
   }
   ++frames_;
   times_.push_back(time);
-  mpi_.collective([&] { write_xdmf(); });
+  mpi_.collective([&] { append_xdmf(); });
 }
 
 void H5mdOutput::observables(std::int64_t step, double time, const std::vector<std::vector<double>>& values) {
@@ -155,12 +155,12 @@ void H5mdOutput::observables(std::int64_t step, double time, const std::vector<s
 // XDMF 3: a temporal collection with one Polyvertex grid per frame; the
 // geometry is frame f of /particles/all/position/value through a HyperSlab,
 // velocity a node vector the same way, id and mass node scalars. Rank 0
-// writes it to a temporary name and renames it.
-void H5mdOutput::write_xdmf() const {
-  if (!mpi_.root()) return;
+// writes it (xdmf::Sidecar: whole at creation and restart, then one entry
+// per frame).
+std::string H5mdOutput::xdmf_entry(std::size_t f) const {
   const std::string h5 = std::filesystem::path(out_->path()).filename().string();
-  const std::string n = std::to_string(n_), frames = std::to_string(times_.size());
-  const auto slab = [&](std::size_t f, const std::string& element) {
+  const std::string n = std::to_string(n_), frames = std::to_string(f + 1);
+  const auto slab = [&](const std::string& element) {
     std::ostringstream s;
     s << "          <DataItem ItemType=\"HyperSlab\" Dimensions=\"" << n << " 3\" Type=\"HyperSlab\">\n"
       << "            <DataItem Dimensions=\"3 3\" Format=\"XML\">" << f << " 0 0 1 1 1 1 " << n << " 3</DataItem>\n"
@@ -170,32 +170,37 @@ void H5mdOutput::write_xdmf() const {
     return s.str();
   };
   std::ostringstream x;
-  x << "<?xml version=\"1.0\" ?>\n"
-    << "<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
-    << "<Xdmf Version=\"3.0\" xmlns:xi=\"http://www.w3.org/2001/XInclude\">\n"
-    << "  <Domain>\n"
-    << "    <Grid Name=\"particles\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
-  for (std::size_t f = 0; f < times_.size(); ++f) {
-    x << "      <Grid Name=\"frame " << f << "\" GridType=\"Uniform\">\n"
-      << "        <Time Value=\"" << xdmf::number(times_[f]) << "\"/>\n"
-      << "        <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"" << n << "\" NodesPerElement=\"1\"/>\n"
-      << "        <Geometry GeometryType=\"XYZ\">\n"
-      << slab(f, "position") << "        </Geometry>\n"
-      << "        <Attribute Name=\"velocity\" AttributeType=\"Vector\" Center=\"Node\">\n"
-      << slab(f, "velocity") << "        </Attribute>\n"
-      << "        <Attribute Name=\"id\" AttributeType=\"Scalar\" Center=\"Node\">\n"
-      << "          <DataItem Dimensions=\"" << n << "\" NumberType=\"Int\" Precision=\"8\" Format=\"HDF\">" << h5
-      << ":" << kAll << "/id</DataItem>\n"
+  x << "      <Grid Name=\"frame " << f << "\" GridType=\"Uniform\">\n"
+    << "        <Time Value=\"" << xdmf::number(times_[f]) << "\"/>\n"
+    << "        <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"" << n << "\" NodesPerElement=\"1\"/>\n"
+    << "        <Geometry GeometryType=\"XYZ\">\n"
+    << slab("position") << "        </Geometry>\n"
+    << "        <Attribute Name=\"velocity\" AttributeType=\"Vector\" Center=\"Node\">\n"
+    << slab("velocity") << "        </Attribute>\n"
+    << "        <Attribute Name=\"id\" AttributeType=\"Scalar\" Center=\"Node\">\n"
+    << "          <DataItem Dimensions=\"" << n << "\" NumberType=\"Int\" Precision=\"8\" Format=\"HDF\">" << h5
+    << ":" << kAll << "/id</DataItem>\n"
+    << "        </Attribute>\n";
+  if (has_mass_)
+    x << "        <Attribute Name=\"mass\" AttributeType=\"Scalar\" Center=\"Node\">\n"
+      << "          <DataItem Dimensions=\"" << n << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << h5
+      << ":" << kAll << "/mass</DataItem>\n"
       << "        </Attribute>\n";
-    if (has_mass_)
-      x << "        <Attribute Name=\"mass\" AttributeType=\"Scalar\" Center=\"Node\">\n"
-        << "          <DataItem Dimensions=\"" << n << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << h5
-        << ":" << kAll << "/mass</DataItem>\n"
-        << "        </Attribute>\n";
-    x << "      </Grid>\n";
-  }
-  x << "    </Grid>\n  </Domain>\n</Xdmf>\n";
-  xdmf::write_atomically(xdmf_path(out_->path()), x.str());
+  x << "      </Grid>\n";
+  return x.str();
+}
+
+void H5mdOutput::write_xdmf() {
+  if (!mpi_.root()) return;
+  sidecar_ = xdmf::Sidecar(xdmf_path(out_->path()), xdmf::head("particles"), xdmf::kTail);
+  std::vector<std::string> entries;
+  for (std::size_t f = 0; f < times_.size(); ++f) entries.push_back(xdmf_entry(f));
+  sidecar_.rewrite(entries);
+}
+
+void H5mdOutput::append_xdmf() {
+  if (!mpi_.root()) return;
+  if (!sidecar_.append(xdmf_entry(times_.size() - 1))) write_xdmf();
 }
 
 }  // namespace strata::particles

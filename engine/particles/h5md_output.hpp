@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/io/xdmf_file.hpp"
 #include "engine/particles/particles.hpp"
 
 namespace strata {
@@ -59,7 +60,7 @@ class H5mdOutput {
   void resume(std::int64_t frames, std::int64_t rows);
 
   // Appends a trajectory frame (position and velocity of every particle).
-  // Collective; rewrites OUT.xmf.
+  // Collective; appends it to OUT.xmf.
   void frame(std::int64_t step, double time, const HostParticles& p);
   // Appends a row of observables: values[k] holds max(width, 1) numbers of
   // observables()[k]; every rank passes the same (rank 0's are written).
@@ -74,7 +75,9 @@ class H5mdOutput {
  private:
   void create_element(const std::string& path, const std::vector<std::int64_t>& frame, const std::string& units,
                       const std::string& long_name);
-  void write_xdmf() const;
+  std::string xdmf_entry(std::size_t frame) const;
+  void write_xdmf();    // the whole sidecar (rank 0)
+  void append_xdmf();   // the newest frame's entry (rank 0)
   H5Output* out_;
   const MpiContext& mpi_;
   std::int64_t n_;
@@ -83,6 +86,7 @@ class H5mdOutput {
   std::vector<Observable> observables_;
   std::vector<double> times_;   // of the frames, for the XDMF sidecar
   bool has_mass_ = false;
+  xdmf::Sidecar sidecar_;
   std::int64_t frames_ = 0, rows_ = 0;
 };
 

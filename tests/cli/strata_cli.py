@@ -425,6 +425,8 @@ def _parse_xdmf(xmf_path, fail):
     hdf_items = [item for item in root.iter("DataItem") if item.get("Format") == "HDF"]
     if not hdf_items:
         fail("no DataItem with Format=\"HDF\"")
+    slab_sources = {id(item[-1]) for item in root.iter("DataItem")
+                    if item.get("ItemType") == "HyperSlab" and len(item)}
     for item in hdf_items:
         ref = (item.text or "").strip()
         if ":" not in ref:
@@ -439,8 +441,15 @@ def _parse_xdmf(xmf_path, fail):
         if dataset not in h5:
             fail(f"{name} has no dataset {dataset}")
         shape = tuple(int(v) for v in item.get("Dimensions", "").split())
-        if h5[dataset].shape != shape:
-            fail(f"{name}:{dataset} has shape {h5[dataset].shape}, the XDMF says {shape}")
+        actual = h5[dataset].shape
+        if id(item) in slab_sources:
+            # A frame's entry names the series with the extent it had when
+            # the frame was written (the sidecar only grows): at most the
+            # dataset's frames now, the rest of the shape equal.
+            if len(shape) != len(actual) or shape[1:] != actual[1:] or not 0 < shape[0] <= actual[0]:
+                fail(f"{name}:{dataset} has shape {actual}, the XDMF says {shape}")
+        elif actual != shape:
+            fail(f"{name}:{dataset} has shape {actual}, the XDMF says {shape}")
         kind = {"Float": "f", "Int": "i", "UInt": "u"}.get(item.get("NumberType", "Float"))
         precision = int(item.get("Precision", "4"))
         dtype = h5[dataset].dtype
@@ -518,6 +527,8 @@ def check_particle_xdmf(xmf_path):
                 fail(f"{where}: {element} hyperslab {selection.text!r} does not select frame {f}")
             if not source.text.strip().endswith(f":/particles/all/{element}/value"):
                 fail(f"{where}: {element} reads {source.text.strip()!r}")
+            if int(source.get("Dimensions").split()[0]) <= f:
+                fail(f"{where}: {element} declares {source.get('Dimensions')}, without frame {f}")
 
         for f, grid in enumerate(grids):
             where = f"frame {f}"
@@ -619,6 +630,8 @@ def _check_xdmf_frames(root, h5, fail):
                      f"does not select frame {f}")
             if source.get("Format") != "HDF" or not source.text.strip().endswith(f":/fields/{name}"):
                 fail(f"{where}: {name} reads {source.text.strip()!r}, not /fields/{name}")
+            if int(source.get("Dimensions").split()[0]) <= f:
+                fail(f"{where}: {name} declares {source.get('Dimensions')}, without frame {f}")
         if sorted(seen) != fields:
             fail(f"{where}: attributes {sorted(seen)}, /fields holds {fields}")
 
