@@ -9,11 +9,11 @@ namespace strata::pricing {
 // Directions of the scaled normal matrix with an eigenvalue below this
 // fraction of the largest are dropped. The normal matrix squares the basis
 // matrix's condition number, and its rounding perturbs each eigenvalue by
-// about m eps lambda_max (m <= 9: ~2e-15 of lambda_max); 1e-10 keeps a
-// margin of 10^4 above that noise, and a direction that weak (a singular
-// value of the scaled basis matrix below 1e-5 of the largest) moves the
-// fitted values by less than the Monte Carlo noise of any usable fit.
-inline constexpr double kLeastSquaresRelTol = 1e-10;
+// about m eps lambda_max (m <= 9: ~1e-15 of lambda_max); 1e-12 keeps a
+// margin of 10^3 above that noise, so a kept direction's eigenvalue has at
+// least 3 correct digits (a dropped one: a singular value of the scaled
+// basis matrix below 1e-6 of the largest).
+inline constexpr double kLeastSquaresRelTol = 1e-12;
 
 struct LeastSquaresFit {
   std::vector<double> beta;   // m coefficients (0 for a basis function with no data)
