@@ -31,6 +31,27 @@ std::vector<int> exercise_offsets(const Portfolio& p, const PathGroup& g) {
 
 namespace {
 
+// Doubles of one regression path's states: every American's exercise dates.
+std::size_t state_row(const Portfolio& p, const PathGroup& g) {
+  std::size_t row = 0;
+  for (std::size_t i : g.instruments) {
+    if (p.instruments[i].type == "american") row += static_cast<std::size_t>(p.instruments[i].fixings);
+  }
+  return row;
+}
+
+}  // namespace
+
+std::size_t regression_bytes(const Portfolio& p, const PathGroup& g, int ranks) {
+  const std::size_t row = state_row(p, g);
+  if (row == 0) return 0;
+  const std::int64_t blocks = (p.regression_paths + kSamplesPerBlock - 1) / kSamplesPerBlock;
+  const std::int64_t mine = (blocks + ranks - 1) / ranks;
+  return static_cast<std::size_t>(mine * kSamplesPerBlock) * (row + 1) * sizeof(double);
+}
+
+namespace {
+
 // Backward induction for one American over this rank's regression paths:
 // u[s * row + f] is its underlying at exercise date f on local path s.
 void fit_one(const Portfolio& p, const Instrument& in, const std::vector<double>& grid, const double* u,
@@ -102,10 +123,7 @@ std::vector<double> fit_exercise(const Portfolio& p, const PathGroup& g, const D
     PathGroupRun run(q, g, device, precision, nb, {}, false, table);
     states = run.exercise_states(mine.first, mine.size(), samples);
   });
-  std::size_t row = 0;
-  for (std::size_t j = 0; j < g.instruments.size(); ++j) {
-    if (offsets[j] >= 0) row += static_cast<std::size_t>(p.instruments[g.instruments[j]].fixings);
-  }
+  const std::size_t row = state_row(p, g);
   const auto local = static_cast<std::int64_t>(states.size() / row);
   std::size_t column = 0;
   for (std::size_t j = 0; j < g.instruments.size(); ++j) {

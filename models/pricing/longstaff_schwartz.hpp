@@ -39,6 +39,10 @@ inline constexpr std::uint64_t kRegressionSeedXor = 0x4c534d2d72656772ULL;
 // exercise dates x (degree + 1) coefficients, in group order.
 std::vector<int> exercise_offsets(const Portfolio& p, const PathGroup& g);
 
+// Host bytes the regression pass holds on one of `ranks` ranks: its
+// paths' states at the exercise dates and their cash flows.
+std::size_t regression_bytes(const Portfolio& p, const PathGroup& g, int ranks);
+
 // The group's exercise table (zeros at each instrument's last date, where
 // the policy is the intrinsic value). Collective.
 std::vector<double> fit_exercise(const Portfolio& p, const PathGroup& g, const Device& device, Precision precision,

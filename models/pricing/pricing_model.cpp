@@ -1,5 +1,6 @@
 // The `pricing` model: Monte Carlo prices of a portfolio of options, with
 // standard errors, 95% confidence intervals and closed-form references.
+#include <algorithm>
 #include <boost/math/distributions/students_t.hpp>
 #include <chrono>
 #include <cmath>
@@ -18,6 +19,7 @@
 #include "engine/runtime/timers.hpp"
 #include "kernels/pricing/black_scholes.hpp"
 #include "kernels/pricing/sample_blocks.hpp"
+#include "models/pricing/longstaff_schwartz.hpp"
 #include "models/pricing/monte_carlo.hpp"
 #include "models/pricing/portfolio.hpp"
 #include "models/pricing/references.hpp"
@@ -202,6 +204,11 @@ class PricingModel final : public Model {
     MemoryPlan m;
     const std::size_t moments = static_cast<std::size_t>(plan.chunk_blocks) * kernels::pricing::kMoments * sizeof(double);
     m.host_bytes = moments;   // the chunk's block moments, copied back
+    // The largest group's Longstaff-Schwartz regression states (groups fit
+    // one after the other).
+    std::size_t regression = 0;
+    for (const PathGroup& g : path_groups(p)) regression = std::max(regression, regression_bytes(p, g, ctx.mpi.size()));
+    m.host_bytes += regression;
     if (ctx.device.backend == Backend::cuda) {
       m.device_bytes = plan.device_bytes;
     } else {
@@ -210,6 +217,10 @@ class PricingModel final : public Model {
     m.hint = "lower pricing.chunk_paths (now " + std::to_string(p.chunk_paths) +
              (p.chunk_paths == 0 ? ", chosen by the backend" : "") +
              ") or run on more ranks: memory per rank grows with the chunk, never with pricing.paths";
+    if (regression > 0) {
+      m.hint += "; American options keep pricing.regression_paths (now " + std::to_string(p.regression_paths) +
+                ") x exercise dates doubles over the ranks";
+    }
     return m;
   }
 
