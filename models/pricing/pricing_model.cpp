@@ -195,6 +195,14 @@ class PricingModel final : public Model {
                     static_cast<double>(nb) * static_cast<double>(PathGroupRun::bytes_per_block(g, p.antithetic, ctx.precision, p.replicates)) /
                         (1 << 20));
       ctx.out << text;
+      const std::size_t bytes = regression_bytes(p, g, ctx.mpi.size());
+      if (bytes > 0) {
+        std::snprintf(text, sizeof text,
+                      "      Longstaff-Schwartz regression pass first: %lld independent paths, %.1f MiB of exercise "
+                      "states per rank\n",
+                      static_cast<long long>(p.regression_paths), static_cast<double>(bytes) / (1 << 20));
+        ctx.out << text;
+      }
     }
   }
 
