@@ -26,6 +26,8 @@
    paths, and across a restart from a checkpoint on another rank count.
 4. Bad input (basis, degree, exercise_dates, regression_paths, keys of
    other types) exits 2 naming the key and value.
+5. The STAC-A2-like input (inputs/pricing/stac_a2.toml) runs, small, with
+   a warm repetition.
 """
 
 import math
@@ -213,6 +215,23 @@ class AmericanRestart(sc.StrataTestCase):
 
         ref, restarted = sc.run_and_restart_from_oldest(self, "in.toml", read, None)
         self.assertEqual(restarted, ref)
+
+
+class StacA2Workload(sc.StrataTestCase):
+    """inputs/pricing/stac_a2.toml runs (at 4096 paths) with pricing.repeat = 2:
+    the repetition must reproduce the first run's bits (strata exits 3
+    otherwise) and its time is written as warm_seconds."""
+
+    def test_runs_warm(self):
+        stac = os.path.join(sc.SOURCE_DIR, "inputs", "pricing", "stac_a2.toml")
+        res = self.strata("run", stac, "-o", "stac.h5", "--set", "pricing.paths=4096",
+                          "--set", "pricing.regression_paths=4096", "--set", "pricing.repeat=2")
+        self.assertExit(res, 0)
+        with h5py.File(self.path("stac.h5"), "r") as f:
+            self.assertGreater(f["performance/warm_seconds"][()], 0.0)
+            g = f["pricing/american_basket_put"]
+            self.assertTrue(0.0 < g["price"][()] < 100.0)
+            self.assertEqual(g["exercise_coefficients"].shape, (252, 4))
 
 
 class AmericanInput(sc.BadPricingInput):
