@@ -42,7 +42,8 @@ void declare_schema(Schema& s) {
   s.integer("pricing.repeat", 1, "", Range{1.0, 1000.0},
             "price the whole portfolio this many times in the process (regression and pricing passes, from "
             "scratch) and report the last repetition's seconds as warm_seconds: a warm timing for benchmarks; "
-            "every repetition gives the same bits");
+            "every repetition gives the same bits")
+      .restart_safe = true;
   s.real("pricing.rate", 0.0, "1/year", Range{-1.0, 1.0}, "continuously compounded risk-free rate");
   s.integer("pricing.chunk_paths", 0, "paths", Range{0.0, 9007199254740992.0},
             "paths per chunk on each rank (memory does not grow with paths); 0 picks one for the backend. "
