@@ -13,12 +13,12 @@ namespace strata::kernels::pricing {
 
 template <class Real>
 struct ExerciseStates {
-  PathGroupKernel<Real> paths;   // simulate() and view() only; copy 0, replicate 0
-  const int* americans;          // indices into paths.payoffs of the group's American instruments
+  PathGroupKernel<Real> paths;  // simulate() and view() only; copy 0, replicate 0
+  const int* americans;         // indices into paths.payoffs of the group's American instruments
   int n_americans;
-  int row;                       // doubles per sample: the sum of their exercise dates
-  std::int64_t first_sample;     // global sample of out's row 0
-  double* out;                   // [sample - first_sample][american's dates, in order]
+  int row;                    // doubles per sample: the sum of their exercise dates
+  std::int64_t first_sample;  // global sample of out's row 0
+  double* out;                // [sample - first_sample][american's dates, in order]
 
   STRATA_HD void operator()(std::int64_t i) const {
     const std::int64_t block = paths.first_block + i / kLanes;
@@ -31,7 +31,8 @@ struct ExerciseStates {
       double* o = out + (s - first_sample) * row;
       for (int a = 0; a < n_americans; ++a) {
         const PayoffSpec<Real>& p = paths.payoffs[americans[a]];
-        for (int f = 0; f < p.fixings; ++f) *o++ = static_cast<double>(average_underlying(p, v, v.fix_steps[p.fix_begin + f]));
+        for (int f = 0; f < p.fixings; ++f)
+          *o++ = static_cast<double>(average_underlying(p, v, v.fix_steps[p.fix_begin + f]));
       }
     }
   }

@@ -262,7 +262,9 @@ Instrument read_instrument(const InstrumentFields& f, const Portfolio& p, const 
   }
   // An American on several assets is written on their weighted average.
   const bool basket = in.type == "basket" || (american && names.size() > 1);
-  if (!basket && !american && names.size() != 1) f.fail("assets", "a " + in.type + " option is written on exactly one asset");
+  if (!basket && !american && names.size() != 1) {
+    f.fail("assets", "a " + in.type + " option is written on exactly one asset");
+  }
   if (in.type == "basket" && (names.size() < 2 || names.size() > 8)) f.fail("assets", "a basket holds 2 to 8 assets");
   for (const std::string& name : names) {
     int found = -1;

@@ -39,17 +39,17 @@ LeastSquaresFit solve_normal_equations(const std::vector<double>& a, const std::
         const double tau = (s[q * n + q] - s[p * n + p]) / (2.0 * apq);
         const double t = (tau >= 0.0 ? 1.0 : -1.0) / (std::fabs(tau) + std::sqrt(1.0 + tau * tau));
         const double c = 1.0 / std::sqrt(1.0 + t * t), sn = t * c;
-        for (std::size_t k = 0; k < n; ++k) {   // S <- S J (columns p, q)
+        for (std::size_t k = 0; k < n; ++k) {  // S <- S J (columns p, q)
           const double skp = s[k * n + p], skq = s[k * n + q];
           s[k * n + p] = c * skp - sn * skq;
           s[k * n + q] = sn * skp + c * skq;
         }
-        for (std::size_t k = 0; k < n; ++k) {   // S <- J^T S (rows p, q)
+        for (std::size_t k = 0; k < n; ++k) {  // S <- J^T S (rows p, q)
           const double spk = s[p * n + k], sqk = s[q * n + k];
           s[p * n + k] = c * spk - sn * sqk;
           s[q * n + k] = sn * spk + c * sqk;
         }
-        for (std::size_t k = 0; k < n; ++k) {   // V <- V J
+        for (std::size_t k = 0; k < n; ++k) {  // V <- V J
           const double vkp = v[k * n + p], vkq = v[k * n + q];
           v[k * n + p] = c * vkp - sn * vkq;
           v[k * n + q] = sn * vkp + c * vkq;

@@ -16,8 +16,8 @@ namespace strata::pricing {
 inline constexpr double kLeastSquaresRelTol = 1e-12;
 
 struct LeastSquaresFit {
-  std::vector<double> beta;   // m coefficients (0 for a basis function with no data)
-  int rank = 0;               // directions kept
+  std::vector<double> beta;  // m coefficients (0 for a basis function with no data)
+  int rank = 0;              // directions kept
 };
 
 // Minimises |Phi beta - y|^2 given A = Phi^T Phi (m x m, row-major,

@@ -12,8 +12,8 @@
 
 namespace strata::pricing {
 
-using kernels::pricing::exercise_basis;
 using kernels::pricing::continuation_value;
+using kernels::pricing::exercise_basis;
 using kernels::pricing::kMaxExerciseDegree;
 using kernels::pricing::kSamplesPerBlock;
 
@@ -58,15 +58,19 @@ void fit_one(const Portfolio& p, const Instrument& in, const std::vector<double>
              std::size_t row, std::int64_t local, BlockRange mine, std::int64_t blocks, const MpiContext& mpi,
              double* beta_out) {
   const int m = in.degree + 1;
-  const int width = m * m + m;   // normal matrix, right-hand side
+  const int width = m * m + m;  // normal matrix, right-hand side
   const std::vector<int> steps = fixing_steps(in, grid);
-  auto discount = [&](int f) { return std::exp(-p.rate * grid[static_cast<std::size_t>(steps[static_cast<std::size_t>(f)] - 1)]); };
+  auto discount = [&](int f) {
+    return std::exp(-p.rate * grid[static_cast<std::size_t>(steps[static_cast<std::size_t>(f)] - 1)]);
+  };
   auto intrinsic = [&](double s) { return std::max(in.call ? s - in.strike : in.strike - s, 0.0); };
   const int last = in.fixings - 1;
   // Realised cash flow of each path under the policy fitted so far,
   // discounted to time 0.
   std::vector<double> cash(static_cast<std::size_t>(local));
-  for (std::int64_t s = 0; s < local; ++s) cash[static_cast<std::size_t>(s)] = discount(last) * intrinsic(u[static_cast<std::size_t>(s) * row + static_cast<std::size_t>(last)]);
+  for (std::int64_t s = 0; s < local; ++s)
+    cash[static_cast<std::size_t>(s)] =
+        discount(last) * intrinsic(u[static_cast<std::size_t>(s) * row + static_cast<std::size_t>(last)]);
   std::vector<double> sums(static_cast<std::size_t>(mine.size() * width));
   double phi[kMaxExerciseDegree + 1];
   for (int f = last - 1; f >= 0; --f) {
@@ -76,7 +80,7 @@ void fit_one(const Portfolio& p, const Instrument& in, const std::vector<double>
       const double us = u[static_cast<std::size_t>(s) * row + static_cast<std::size_t>(f)];
       if (!(intrinsic(us) > 0.0)) continue;
       exercise_basis(in.laguerre, in.degree, us / in.strike, phi);
-      const double y = cash[static_cast<std::size_t>(s)] / d;   // continuation realised, in date-f money
+      const double y = cash[static_cast<std::size_t>(s)] / d;  // continuation realised, in date-f money
       double* block = sums.data() + (s / kSamplesPerBlock) * width;
       for (int i = 0; i < m; ++i) {
         for (int j = 0; j < m; ++j) block[i * m + j] += phi[i] * phi[j];
@@ -119,7 +123,8 @@ std::vector<double> fit_exercise(const Portfolio& p, const PathGroup& g, const D
   const BlockRange mine = block_range(blocks, mpi.rank(), mpi.size());
   std::vector<double> states;
   mpi.collective([&] {
-    const std::int64_t nb = PathGroupRun::launch_blocks(g, false, precision, 1, device, std::max<std::int64_t>(1, mine.size()));
+    const std::int64_t nb =
+        PathGroupRun::launch_blocks(g, false, precision, 1, device, std::max<std::int64_t>(1, mine.size()));
     PathGroupRun run(q, g, device, precision, nb, {}, false, table);
     states = run.exercise_states(mine.first, mine.size(), samples);
   });

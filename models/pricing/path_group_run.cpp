@@ -134,7 +134,8 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
                            const std::vector<double>& exercise)
     : device_(device) {
   const std::vector<int> offsets = exercise_offsets(p, g);
-  const std::vector<double> table = exercise.empty() ? std::vector<double>(static_cast<std::size_t>(offsets.back()), 0.0) : exercise;
+  const std::vector<double> table =
+      exercise.empty() ? std::vector<double>(static_cast<std::size_t>(offsets.back()), 0.0) : exercise;
   const int steps = static_cast<int>(g.grid.size());
   const int n_assets = static_cast<int>(g.assets.size());
   std::vector<AssetStep<double>> assets;
@@ -345,10 +346,8 @@ void compute_group(Data& data, const Device& device, std::int64_t first, std::in
   }
 }
 
-}  // namespace
-
-namespace {
-
+// The regression states of blocks [first, first + nb), in launches of the
+// group's size, copied to the host in sample order.
 template <class Real, class Data>
 std::vector<double> states_of(Data& data, const Device& device, std::int64_t first, std::int64_t nb,
                               std::int64_t n_samples, std::size_t cells, int n_americans, int row) {
@@ -378,8 +377,9 @@ std::vector<double> states_of(Data& data, const Device& device, std::int64_t fir
 }  // namespace
 
 std::vector<double> PathGroupRun::exercise_states(std::int64_t first, std::int64_t nb, std::int64_t n_samples) {
-  if (fp32_) return states_of<float>(*fp32_, device_, first, nb, n_samples, cells_, static_cast<int>(americans_.size()), exercise_row_);
-  return states_of<double>(*fp64_, device_, first, nb, n_samples, cells_, static_cast<int>(americans_.size()), exercise_row_);
+  const int n = static_cast<int>(americans_.size());
+  if (fp32_) return states_of<float>(*fp32_, device_, first, nb, n_samples, cells_, n, exercise_row_);
+  return states_of<double>(*fp64_, device_, first, nb, n_samples, cells_, n, exercise_row_);
 }
 
 void PathGroupRun::compute(std::int64_t first, std::int64_t nb, std::int64_t n_samples, GroupScratch& scratch,

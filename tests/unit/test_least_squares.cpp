@@ -18,7 +18,9 @@ void normal_equations(const std::vector<std::vector<double>>& phi, const std::ve
   b.assign(static_cast<std::size_t>(m), 0.0);
   for (std::size_t r = 0; r < phi.size(); ++r) {
     for (int i = 0; i < m; ++i) {
-      for (int j = 0; j < m; ++j) a[static_cast<std::size_t>(i * m + j)] += phi[r][static_cast<std::size_t>(i)] * phi[r][static_cast<std::size_t>(j)];
+      for (int j = 0; j < m; ++j)
+        a[static_cast<std::size_t>(i * m + j)] +=
+            phi[r][static_cast<std::size_t>(i)] * phi[r][static_cast<std::size_t>(j)];
       b[static_cast<std::size_t>(i)] += phi[r][static_cast<std::size_t>(i)] * y[r];
     }
   }
