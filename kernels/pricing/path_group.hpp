@@ -82,6 +82,7 @@ struct PathGroupKernel {
   const int* fix_steps;
   const Real* weights;
   const double* discount_at;  // e^{-r t_k} at [k - 1]
+  const double* exercise;     // american continuation coefficients
   const PayoffSpec<Real>* payoffs;
   const double* shifts;
   int n_payoffs;
@@ -162,7 +163,7 @@ struct PathGroupKernel {
   STRATA_HD PathView<Real> view(std::int64_t i, int copy) const {
     const std::int64_t per_copy = static_cast<std::int64_t>(steps + 1) * n_assets * n_lanes;
     return PathView<Real>{paths + copy * per_copy + i, variance + copy * per_copy + i, n_lanes, n_assets, steps,
-                          fix_steps, weights, discount_at};
+                          fix_steps, weights, discount_at, exercise};
   }
 
   // A payoff on the sample's path (the pair's mean with antithetic).

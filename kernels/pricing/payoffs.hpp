@@ -7,10 +7,11 @@
 #include <cstdint>
 
 #include "kernels/core/hd.hpp"
+#include "kernels/pricing/exercise_basis.hpp"
 
 namespace strata::kernels::pricing {
 
-enum class PayoffKind : int { european, digital, asian, barrier, lookback, basket };
+enum class PayoffKind : int { european, digital, asian, barrier, lookback, basket, american };
 enum class BasketKind : int { average, max, min };
 
 // One instrument, as the kernels see it; built on the host in double and
@@ -32,6 +33,11 @@ struct PayoffSpec {
   Real log_barrier;
   Real lookback_shift;   // BGK: beta sigma sqrt(dt), in log price
   double discount;       // e^{-rT}
+  // american: exercise at the fixings; the continuation fit of fixing f is
+  // exercise[coef_begin + f * (degree + 1) ..] (PathView::exercise)
+  int coef_begin;
+  int degree;
+  bool laguerre;
 };
 
 // The path of one lane, and what the group knows about its grid.
@@ -45,6 +51,7 @@ struct PathView {
   const int* fix_steps;
   const Real* weights;
   const double* discount_at;   // e^{-r t_k}, k = 1..n at [k - 1]
+  const double* exercise;      // american: continuation coefficients (PayoffSpec::coef_begin)
 
   STRATA_HD Real at(int k, int a) const { return x[(static_cast<std::int64_t>(k) * assets + a) * stride]; }
   STRATA_HD Real var(int k, int a) const { return variance[(static_cast<std::int64_t>(k) * assets + a) * stride]; }
@@ -151,6 +158,36 @@ STRATA_HD inline double basket_value(const PayoffSpec<Real>& p, const PathView<R
   return p.discount * static_cast<double>(vanilla(p.call, b, p.strike));
 }
 
+// The underlying of a basket average or an American at grid index k: the
+// asset, or the weighted arithmetic average of the group's assets.
+template <class Real>
+STRATA_HD inline Real average_underlying(const PayoffSpec<Real>& p, const PathView<Real>& v, int k) {
+  if (v.assets == 1) return std::exp(v.at(k, 0));
+  Real b = Real(0);
+  for (int a = 0; a < v.assets; ++a) b += v.weights[p.weight_begin + a] * std::exp(v.at(k, a));
+  return b;
+}
+
+// American (Bermudan) exercise by the fitted policy (Longstaff and Schwartz
+// 2001): at the first exercise date where the intrinsic value is positive
+// and at least the fitted continuation value, the intrinsic value,
+// discounted from that date; at the last date, the intrinsic value.
+template <class Real>
+STRATA_HD inline double american_value(const PayoffSpec<Real>& p, const PathView<Real>& v) {
+  for (int f = 0; f < p.fixings; ++f) {
+    const int k = v.fix_steps[p.fix_begin + f];
+    const Real u = average_underlying(p, v, k);
+    const double intrinsic = static_cast<double>(vanilla(p.call, u, p.strike));
+    if (!(intrinsic > 0.0)) continue;
+    const bool last = f + 1 == p.fixings;
+    if (last || intrinsic >= continuation_value(p.laguerre, p.degree, v.exercise + p.coef_begin + f * (p.degree + 1),
+                                                static_cast<double>(u / p.strike))) {
+      return v.discount_at[k - 1] * intrinsic;
+    }
+  }
+  return 0.0;
+}
+
 // Discounted payoff of instrument p on path v.
 template <class Real>
 STRATA_HD inline double path_payoff(const PayoffSpec<Real>& p, const PathView<Real>& v) {
@@ -179,6 +216,8 @@ STRATA_HD inline double path_payoff(const PayoffSpec<Real>& p, const PathView<Re
       return lookback_value(p, v);
     case PayoffKind::basket:
       return basket_value(p, v);
+    case PayoffKind::american:
+      return american_value(p, v);
   }
   return 0.0;
 }

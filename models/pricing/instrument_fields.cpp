@@ -233,7 +233,8 @@ Instrument read_instrument(const InstrumentFields& f, const Portfolio& p, const 
   in.continuous = f.text("monitoring") == "continuous";
 
   const bool discrete = !in.continuous;
-  reject_foreign(f, schema, "a " + in.type + " option",
+  const bool vowel = in.type[0] == 'a';   // an asian, an american; a european
+  reject_foreign(f, schema, (vowel ? "an " : "a ") + in.type + " option",
                  {{"cash", in.type == "digital"},
                   {"fixings", in.type == "asian" || ((in.type == "barrier" || in.type == "lookback") && discrete)},
                   {"average", in.type == "asian" || in.type == "basket"},
@@ -242,16 +243,29 @@ Instrument read_instrument(const InstrumentFields& f, const Portfolio& p, const 
                   {"monitoring", in.type == "barrier" || in.type == "lookback"},
                   {"rebate", in.type == "barrier"},
                   {"basket", in.type == "basket"},
-                  {"weights", in.type == "basket"}});
+                  {"weights", in.type == "basket" || in.type == "american"},
+                  {"exercise_dates", in.type == "american"},
+                  {"basis", in.type == "american"},
+                  {"degree", in.type == "american"}});
   if (in.type == "barrier" && !(in.barrier > 0)) f.fail("barrier", "a barrier option needs a barrier > 0");
 
   in.basket = f.text("basket");
   in.weights = f.reals("weights");
   if (in.basket != "average" && in.geometric) f.fail("average", "applies to basket = \"average\" only");
   const std::vector<std::string> names = f.strings("assets");
-  const bool basket = in.type == "basket";
-  if (!basket && names.size() != 1) f.fail("assets", "a " + in.type + " option is written on exactly one asset");
-  if (basket && (names.size() < 2 || names.size() > 8)) f.fail("assets", "a basket holds 2 to 8 assets");
+  const bool american = in.type == "american";
+  if (american) {
+    in.fixings = static_cast<int>(f.integer("exercise_dates"));
+    in.laguerre = f.text("basis") == "laguerre";
+    in.degree = static_cast<int>(f.integer("degree"));
+    if (names.empty() || names.size() > 8) f.fail("assets", "an american option is written on 1 to 8 assets");
+  }
+  // An American on several assets is written on their weighted average.
+  const bool basket = in.type == "basket" || (american && names.size() > 1);
+  if (!basket && !american && names.size() != 1) {
+    f.fail("assets", "a " + in.type + " option is written on exactly one asset");
+  }
+  if (in.type == "basket" && (names.size() < 2 || names.size() > 8)) f.fail("assets", "a basket holds 2 to 8 assets");
   for (const std::string& name : names) {
     int found = -1;
     for (std::size_t a = 0; a < p.assets.size(); ++a) {
@@ -269,7 +283,8 @@ Instrument read_instrument(const InstrumentFields& f, const Portfolio& p, const 
     if (in.weights.empty()) in.weights.assign(names.size(), 1.0 / static_cast<double>(names.size()));
     if (in.weights.size() != names.size()) f.fail("weights", "needs one weight per asset (" + std::to_string(names.size()) + ")");
   } else if (!in.weights.empty()) {
-    f.fail("weights", "applies to basket = \"average\" only");
+    f.fail("weights", american ? "applies to an american option on several assets only"
+                               : "applies to basket = \"average\" only");
   }
   return in;
 }

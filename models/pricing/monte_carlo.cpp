@@ -15,6 +15,7 @@
 #include "kernels/pricing/european.hpp"
 #include "kernels/pricing/sample_blocks.hpp"
 #include "models/pricing/control_variates.hpp"
+#include "models/pricing/longstaff_schwartz.hpp"
 #include "models/pricing/path_group_run.hpp"
 
 namespace strata::pricing {
@@ -135,6 +136,19 @@ PortfolioRun::PortfolioRun(const Portfolio& p, const SamplePlan& plan, const Dev
   terminal_ = lone_europeans(p);
   for (std::size_t i : terminal_) shifts_[i] = shift_for(p, p.instruments[i]);
   groups_ = path_groups(p);
+  // The Americans' exercise policies, fitted on their own paths (collective).
+  exercise_.resize(p.instruments.size());
+  std::vector<std::vector<double>> tables;
+  for (const PathGroup& g : groups_) {
+    tables.push_back(fit_exercise(p, g, device, precision, mpi));
+    const std::vector<int> offsets = exercise_offsets(p, g);
+    for (std::size_t j = 0; j < g.instruments.size(); ++j) {
+      if (offsets[j] < 0) continue;
+      const Instrument& in = p.instruments[g.instruments[j]];
+      const auto begin = tables.back().begin() + offsets[j];
+      exercise_[g.instruments[j]].assign(begin, begin + in.fixings * (in.degree + 1));
+    }
+  }
   chunk_moments_.resize(static_cast<std::size_t>(plan.chunk_blocks * kMoments));
   // Any rank's allocation failure becomes every rank's.
   mpi.collective([&] {
@@ -143,11 +157,12 @@ PortfolioRun::PortfolioRun(const Portfolio& p, const SamplePlan& plan, const Dev
       blocks_ = Buffer<double>(device, static_cast<std::size_t>(plan.chunk_blocks * kMoments));
     }
     std::size_t work = 0, lanes = 0, blocks = 0;
-    for (const PathGroup& g : groups_) {
+    for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
+      const PathGroup& g = groups_[gi];
       const std::int64_t nb = PathGroupRun::launch_blocks(g, p.antithetic, precision, p.replicates, device, plan.chunk_blocks);
       // The pilot runs alike on every rank: the same betas everywhere.
       const std::vector<double> betas = p.control_variate ? control_betas(p, g, device, precision) : std::vector<double>{};
-      group_runs_.emplace_back(p, g, device, precision, nb, betas);
+      group_runs_.emplace_back(p, g, device, precision, nb, betas, false, tables[gi]);
       const PathGroupRun& run = group_runs_.back();
       for (std::size_t j = 0; j < g.instruments.size(); ++j) {
         shifts_[g.instruments[j]] = run.shifts()[j];
@@ -275,6 +290,7 @@ std::vector<Estimate> PortfolioRun::finish() {
     out.push_back(p_.sobol ? estimate_from_replicates(shifts_[i], replicate_sums, plan_.samples, plan_.paths)
                            : estimate_from_moments(shifts_[i], total[0], total[1], plan_.samples, plan_.paths));
     out.back().control_beta = control_beta_[i];
+    out.back().exercise_coefficients = exercise_[i];
   }
   return out;
 }

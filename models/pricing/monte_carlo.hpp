@@ -40,6 +40,7 @@ struct Estimate {
   std::int64_t paths = 0;
   std::vector<double> replicate_prices{};   // Sobol': each scrambling's mean
   double control_beta = 0;                  // NaN: no control variate
+  std::vector<double> exercise_coefficients{};   // american: exercise dates x (degree + 1)
 };
 
 // Moments (sum, sum of squares of x - shift) over n samples -> estimate.
@@ -92,6 +93,7 @@ class PortfolioRun {
   std::vector<std::size_t> terminal_;           // instruments sampled at maturity only (European GBM)
   std::vector<PathGroup> groups_;               // the others, by shared paths
   std::vector<PathGroupRun> group_runs_;
+  std::vector<std::vector<double>> exercise_;   // per instrument: its American exercise coefficients
   GroupScratch scratch_;
   std::vector<double> group_moments_;
   std::vector<TreeSum> sums_;

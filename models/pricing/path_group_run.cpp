@@ -6,10 +6,12 @@
 #include "engine/backend/buffer.hpp"
 #include "engine/backend/parallel.hpp"
 #include "kernels/pricing/closed_forms.hpp"
+#include "kernels/pricing/exercise_states.hpp"
 #include "kernels/pricing/path_group.hpp"
 #include "kernels/rng/philox.hpp"
 #include "models/pricing/brownian_bridge_plan.hpp"
 #include "models/pricing/control_variates.hpp"
+#include "models/pricing/longstaff_schwartz.hpp"
 #include "models/pricing/sobol_directions.hpp"
 
 namespace strata::pricing {
@@ -17,6 +19,7 @@ namespace strata::pricing {
 using kernels::pricing::AssetModel;
 using kernels::pricing::AssetStep;
 using kernels::pricing::BasketKind;
+using kernels::pricing::ExerciseStates;
 using kernels::pricing::GroupLaneTree;
 using kernels::pricing::kLanes;
 using kernels::pricing::kMoments;
@@ -37,6 +40,7 @@ PayoffKind kind_of(const std::string& type) {
   if (type == "barrier") return PayoffKind::barrier;
   if (type == "lookback") return PayoffKind::lookback;
   if (type == "basket") return PayoffKind::basket;
+  if (type == "american") return PayoffKind::american;
   return PayoffKind::european;
 }
 
@@ -46,7 +50,7 @@ PayoffSpec<Real> spec_as(const PayoffSpec<double>& d) {
           d.geometric, d.up,       d.knock_in,   d.continuous,   d.floating,
           d.fix_begin, d.fixings,  static_cast<Real>(d.strike), static_cast<Real>(d.cash),
           static_cast<Real>(d.rebate), static_cast<Real>(d.log_barrier), static_cast<Real>(d.lookback_shift),
-          d.discount};
+          d.discount,  d.coef_begin, d.degree,   d.laguerre};
 }
 
 template <class Real>
@@ -102,8 +106,8 @@ struct PathGroupRun::Data {
   PathGroupKernel<Real> kernel{};
   Buffer<Real> cholesky, dt, sqrt_dt, weights;
   Buffer<AssetStep<Real>> assets;
-  Buffer<int> fix_steps;
-  Buffer<double> discount_at, shifts;
+  Buffer<int> fix_steps, americans;
+  Buffer<double> discount_at, shifts, exercise;
   Buffer<PayoffSpec<Real>> payoffs, controls;
   Buffer<double> beta, control_mean;
   Buffer<std::uint32_t> directions, scramble;
@@ -126,8 +130,12 @@ std::int64_t PathGroupRun::launch_blocks(const PathGroup& g, bool antithetic, Pr
 }
 
 PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device& device, Precision precision,
-                           std::int64_t max_blocks, const std::vector<double>& betas, bool pilot)
+                           std::int64_t max_blocks, const std::vector<double>& betas, bool pilot,
+                           const std::vector<double>& exercise)
     : device_(device) {
+  const std::vector<int> offsets = exercise_offsets(p, g);
+  const std::vector<double> table =
+      exercise.empty() ? std::vector<double>(static_cast<std::size_t>(offsets.back()), 0.0) : exercise;
   const int steps = static_cast<int>(g.grid.size());
   const int n_assets = static_cast<int>(g.assets.size());
   std::vector<AssetStep<double>> assets;
@@ -176,11 +184,17 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
                            ? kernels::kBgkBeta * typical_vol(p.assets[static_cast<std::size_t>(in.asset)]) *
                                  std::sqrt(in.maturity / steps)
                            : 0.0;
-    const bool uses_fixings = in.type == "asian" || ((in.type == "barrier" || in.type == "lookback") && !in.continuous);
-    if (uses_fixings) {
+    if (uses_fixings(in)) {
       s.fix_begin = static_cast<int>(fix_steps.size());
       s.fixings = in.fixings;
       for (int k : fixing_steps(in, g.grid)) fix_steps.push_back(k);
+    }
+    s.coef_begin = std::max(0, offsets[j]);
+    s.degree = in.degree;
+    s.laguerre = in.laguerre;
+    if (!pilot && s.kind == PayoffKind::american) {
+      americans_.push_back(static_cast<int>(specs.size()));
+      exercise_row_ += in.fixings;
     }
     const std::optional<ControlVariate> c = control_for(p, in, s, weights);
     controlled_.push_back(c.has_value());
@@ -216,7 +230,7 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
       }
     }
     const PathView<double> mv{x.data(), var.data(), 1, n_assets, steps, fix_steps.data(), weights.data(),
-                              discount_at.data()};
+                              discount_at.data(), table.data()};
     for (std::size_t q = 0; q < specs.size(); ++q) {
       double shift = kernels::pricing::path_payoff(specs[q], mv);
       if (slot_beta[q] != 0.0) shift -= slot_beta[q] * (kernels::pricing::path_payoff(controls[q], mv) - control_mean[q]);
@@ -239,6 +253,8 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
     data->fix_steps = upload(device, fix_steps);
     data->discount_at = upload(device, discount_at);
     data->shifts = upload(device, shifts_);
+    data->exercise = upload(device, table);
+    data->americans = upload(device, americans_);
     std::vector<PayoffSpec<Real>> real_specs;
     for (const auto& s : specs) real_specs.push_back(spec_as<Real>(s));
     data->payoffs = upload(device, real_specs);
@@ -266,6 +282,7 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
     k.fix_steps = data->fix_steps.data();
     k.weights = data->weights.data();
     k.discount_at = data->discount_at.data();
+    k.exercise = data->exercise.data();
     k.payoffs = data->payoffs.data();
     k.shifts = data->shifts.data();
     k.n_payoffs = static_cast<int>(specs.size());
@@ -329,7 +346,41 @@ void compute_group(Data& data, const Device& device, std::int64_t first, std::in
   }
 }
 
+// The regression states of blocks [first, first + nb), in launches of the
+// group's size, copied to the host in sample order.
+template <class Real, class Data>
+std::vector<double> states_of(Data& data, const Device& device, std::int64_t first, std::int64_t nb,
+                              std::int64_t n_samples, std::size_t cells, int n_americans, int row) {
+  const std::int64_t begin = first * kernels::pricing::kSamplesPerBlock;
+  const std::int64_t end = std::min(n_samples, (first + nb) * kernels::pricing::kSamplesPerBlock);
+  std::vector<double> out(static_cast<std::size_t>(std::max<std::int64_t>(0, end - begin) * row));
+  if (out.empty()) return out;
+  const std::int64_t per_launch = data.max_blocks * kernels::pricing::kSamplesPerBlock;
+  Buffer<double> work(device, (2 * cells * sizeof(Real) + sizeof(double) - 1) / sizeof(double));
+  Buffer<double> states(device, static_cast<std::size_t>(per_launch * row));
+  ExerciseStates<Real> k{data.kernel, data.americans.data(), n_americans, row, 0, states.data()};
+  k.paths.paths = reinterpret_cast<Real*>(work.data());
+  k.paths.variance = k.paths.paths + cells;
+  k.paths.n_samples = n_samples;
+  for (std::int64_t off = 0; off < nb; off += data.max_blocks) {
+    const std::int64_t n = std::min(data.max_blocks, nb - off);
+    k.paths.first_block = first + off;
+    k.paths.n_lanes = n * kLanes;
+    k.first_sample = (first + off) * kernels::pricing::kSamplesPerBlock;
+    parallel_for(device, n * kLanes, k);
+    const std::int64_t rows = std::min(end, k.first_sample + n * kernels::pricing::kSamplesPerBlock) - k.first_sample;
+    states.copy_to_host(out.data() + (k.first_sample - begin) * row, static_cast<std::size_t>(rows * row));
+  }
+  return out;
+}
+
 }  // namespace
+
+std::vector<double> PathGroupRun::exercise_states(std::int64_t first, std::int64_t nb, std::int64_t n_samples) {
+  const int n = static_cast<int>(americans_.size());
+  if (fp32_) return states_of<float>(*fp32_, device_, first, nb, n_samples, cells_, n, exercise_row_);
+  return states_of<double>(*fp64_, device_, first, nb, n_samples, cells_, n, exercise_row_);
+}
 
 void PathGroupRun::compute(std::int64_t first, std::int64_t nb, std::int64_t n_samples, GroupScratch& scratch,
                            std::vector<double>& out) {

@@ -25,8 +25,11 @@ class PathGroupRun {
   // betas: per instrument of the group, the control variate's coefficient
   // (control_variates.hpp; empty or 0: none). pilot: the run that
   // estimates them, three slots (Y, C, Y + C - mu) per controlled instrument.
+  // exercise: the group's American exercise table (longstaff_schwartz.hpp;
+  // empty: zeros, for a run that does not price its Americans).
   PathGroupRun(const Portfolio& p, const PathGroup& g, const Device& device, Precision precision,
-               std::int64_t max_blocks, const std::vector<double>& betas = {}, bool pilot = false);
+               std::int64_t max_blocks, const std::vector<double>& betas = {}, bool pilot = false,
+               const std::vector<double>& exercise = {});
   ~PathGroupRun();
   PathGroupRun(PathGroupRun&&) noexcept;
 
@@ -35,6 +38,10 @@ class PathGroupRun {
   // j = instrument * replicates + replicate).
   void compute(std::int64_t first, std::int64_t nb, std::int64_t n_samples, GroupScratch& scratch,
                std::vector<double>& out);
+  // The Longstaff-Schwartz regression states (exercise_states.hpp) of
+  // blocks [first, first + nb), on the host: per sample, the underlying of
+  // each American at each of its exercise dates.
+  std::vector<double> exercise_states(std::int64_t first, std::int64_t nb, std::int64_t n_samples);
   // Doubles of each scratch buffer a launch of this group needs.
   std::size_t work_doubles() const { return work_doubles_; }
   std::size_t lane_doubles() const { return lane_doubles_; }
@@ -56,6 +63,8 @@ class PathGroupRun {
   std::unique_ptr<Data<float>> fp32_;
   std::vector<double> shifts_;
   std::vector<bool> controlled_;
+  std::vector<int> americans_;   // payoff slots of the group's Americans
+  int exercise_row_ = 0;         // their exercise dates, summed
   Device device_;
   std::size_t cells_ = 0;   // path cells of a launch (the variances follow them)
   std::size_t work_doubles_ = 0, lane_doubles_ = 0, block_doubles_ = 0;

@@ -29,20 +29,22 @@ struct BarrierKind {
 
 struct Instrument {
   std::string name;
-  std::string type;     // european | digital | asian | barrier | lookback | basket
+  std::string type;     // european | digital | asian | barrier | lookback | basket | american
   bool call = true;
   double strike = 0, maturity = 0;
   int asset = 0;        // index into Portfolio::assets (a basket's first)
   std::vector<int> basket_assets{};   // basket: every asset, in the order given
   double cash = 1;      // digital: paid when in the money
-  int fixings = 0;      // asian, discrete barrier/lookback: dates T/n, 2T/n, ..., T
+  int fixings = 0;      // asian, discrete barrier/lookback: dates T/n, 2T/n, ..., T; american: exercise dates
   bool geometric = false;                 // asian average
   double barrier = 0, rebate = 0;         // barrier level; rebate (out: when hit, in: at T if never hit)
   BarrierKind kind{};
   bool continuous = true;                 // barrier/lookback monitoring
   bool floating = false;                  // lookback: strike = "floating"
   std::string basket = "average";         // basket: average | max | min
-  std::vector<double> weights{};            // basket average: one per asset (default equal)
+  std::vector<double> weights{};            // basket average, american on several assets: one per asset
+  bool laguerre = true;                     // american: regression basis (else monomial)
+  int degree = 3;                           // american: basis degree
 };
 
 struct Portfolio {
@@ -58,6 +60,8 @@ struct Portfolio {
   bool control_variate = false;  // control_variates.hpp
   int steps_per_year = 252;
   std::vector<double> correlation;   // n x n row-major over assets; empty: independent
+  std::int64_t regression_paths = 0; // american: paths of the Longstaff-Schwartz regression pass
+  int repeat = 1;                    // price the portfolio this many times (warm timing)
 };
 
 // The assets an instrument's paths need (a basket's list, else its asset).
@@ -84,6 +88,10 @@ bool terminal_only(const Portfolio& p, const Instrument& i);
 // ceil(maturity * steps_per_year) equal steps, refined to hit every fixing
 // exactly; one step for a European or digital under GBM (exact).
 std::vector<double> time_grid(const Portfolio& p, const Instrument& i);
+
+// Whether the instrument reads its paths at its fixings (asian, discrete
+// barrier or lookback, american: its exercise dates).
+bool uses_fixings(const Instrument& i);
 
 // Grid indices (1-based: index k is the state after step k) of the
 // instrument's fixings on its time grid.

@@ -1,10 +1,13 @@
 // The `pricing` model: Monte Carlo prices of a portfolio of options, with
 // standard errors, 95% confidence intervals and closed-form references.
+#include <algorithm>
 #include <boost/math/distributions/students_t.hpp>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "engine/io/h5_output.hpp"
@@ -16,6 +19,7 @@
 #include "engine/runtime/timers.hpp"
 #include "kernels/pricing/black_scholes.hpp"
 #include "kernels/pricing/sample_blocks.hpp"
+#include "models/pricing/longstaff_schwartz.hpp"
 #include "models/pricing/monte_carlo.hpp"
 #include "models/pricing/portfolio.hpp"
 #include "models/pricing/references.hpp"
@@ -60,7 +64,26 @@ std::string format_table(const Portfolio& p, const std::vector<Estimate>& est) {
   return text;
 }
 
-void write_results(H5Output& out, const Portfolio& p, const std::vector<Estimate>& est) {
+// The fitted exercise policy: per exercise date (rows, the last all zero:
+// there the policy is the intrinsic value) the continuation coefficients.
+void write_exercise(H5Output& out, bool root, const Portfolio& p, const Instrument& in, const Estimate& e) {
+  const std::string g = "/pricing/" + in.name;
+  const int m = in.degree + 1;
+  // Every rank holds the same table: rank 0 writes it.
+  const std::span<const double> mine = root ? std::span<const double>(e.exercise_coefficients) : std::span<const double>();
+  out.rows(g + "/exercise_coefficients", mine, 0, in.fixings, m);
+  out.attribute(g + "/exercise_coefficients", "basis",
+                std::string(in.laguerre ? "laguerre L_0..L_d of x = underlying / strike, unweighted"
+                                        : "monomials 1, x, ..., x^d of x = underlying / strike"));
+  out.attribute(g + "/exercise_coefficients", "exercise_times", [&] {
+    std::vector<double> t;
+    for (int f = 1; f <= in.fixings; ++f) t.push_back(in.maturity * f / in.fixings);
+    return t;
+  }());
+  out.scalar(g + "/regression_paths", p.regression_paths, "paths");
+}
+
+void write_results(H5Output& out, bool root, const Portfolio& p, const std::vector<Estimate>& est) {
   H5Table summary;
   std::vector<std::string> name, type, option;
   std::vector<double> strike, maturity, price, se, lo, hi, ref;
@@ -84,6 +107,7 @@ void write_results(H5Output& out, const Portfolio& p, const std::vector<Estimate
       out.attribute(g + "/price", "replicate_prices", e.replicate_prices);
       out.attribute(g + "/stderr", "method", std::string("spread of the Sobol' replicate means"));
     }
+    if (in.type == "american") write_exercise(out, root, p, in, e);
     const std::optional<Reference> r = reference_for(p, in);
     if (r) {
       out.scalar(g + "/reference_price", r->price, "currency");
@@ -135,8 +159,8 @@ class PricingModel final : public Model {
  public:
   std::string_view name() const override { return "pricing"; }
   std::string_view summary() const override {
-    return "Monte Carlo option pricing: European, digital, Asian, barrier, lookback and basket options under "
-           "GBM, Heston and Merton jump diffusion, with standard errors and closed-form references";
+    return "Monte Carlo option pricing: European, digital, Asian, barrier, lookback, basket and American "
+           "(Longstaff-Schwartz) options under GBM, Heston and Merton jump diffusion, with standard errors and closed-form references";
   }
   void declare(Schema& s) const override { declare_schema(s); }
   void check(const Config& c) const override { (void)read_portfolio(c); }
@@ -171,6 +195,14 @@ class PricingModel final : public Model {
                     static_cast<double>(nb) * static_cast<double>(PathGroupRun::bytes_per_block(g, p.antithetic, ctx.precision, p.replicates)) /
                         (1 << 20));
       ctx.out << text;
+      const std::size_t bytes = regression_bytes(p, g, ctx.mpi.size());
+      if (bytes > 0) {
+        std::snprintf(text, sizeof text,
+                      "      Longstaff-Schwartz regression pass first: %lld independent paths, %.1f MiB of exercise "
+                      "states per rank\n",
+                      static_cast<long long>(p.regression_paths), static_cast<double>(bytes) / (1 << 20));
+        ctx.out << text;
+      }
     }
   }
 
@@ -180,6 +212,11 @@ class PricingModel final : public Model {
     MemoryPlan m;
     const std::size_t moments = static_cast<std::size_t>(plan.chunk_blocks) * kernels::pricing::kMoments * sizeof(double);
     m.host_bytes = moments;   // the chunk's block moments, copied back
+    // The largest group's Longstaff-Schwartz regression states (groups fit
+    // one after the other).
+    std::size_t regression = 0;
+    for (const PathGroup& g : path_groups(p)) regression = std::max(regression, regression_bytes(p, g, ctx.mpi.size()));
+    m.host_bytes += regression;
     if (ctx.device.backend == Backend::cuda) {
       m.device_bytes = plan.device_bytes;
     } else {
@@ -188,6 +225,10 @@ class PricingModel final : public Model {
     m.hint = "lower pricing.chunk_paths (now " + std::to_string(p.chunk_paths) +
              (p.chunk_paths == 0 ? ", chosen by the backend" : "") +
              ") or run on more ranks: memory per rank grows with the chunk, never with pricing.paths";
+    if (regression > 0) {
+      m.hint += "; American options keep pricing.regression_paths (now " + std::to_string(p.regression_paths) +
+                ") x exercise dates doubles over the ranks";
+    }
     return m;
   }
 
@@ -384,6 +425,25 @@ class PricingSimulation final : public Simulation {
   std::string work_unit() const override { return "paths"; }
   std::optional<std::string> nonfinite() const override { return run_.nonfinite(); }
   void inject_nonfinite() override { run_.inject_nonfinite(); }
+  // pricing.repeat: the whole portfolio again, from scratch (regression
+  // and pricing passes, with their allocations), warm; the seconds of the
+  // last repetition, slowest rank. Each must give the first run's bits.
+  double warm_seconds(const std::vector<Estimate>& first) {
+    double seconds = 0.0;
+    for (int r = 1; r < portfolio_.repeat; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const std::vector<Estimate> again = price_portfolio(portfolio_, plan_, ctx_.device, ctx_.precision, ctx_.mpi, nullptr);
+      seconds = ctx_.mpi.max(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      for (std::size_t i = 0; i < again.size(); ++i) {
+        if (again[i].price != first[i].price) {
+          throw NumericalError("pricing.repeat: repetition " + std::to_string(r + 1) + " of " +
+                               portfolio_.instruments[i].name + " gave another price than the first run");
+        }
+      }
+    }
+    return seconds;
+  }
+
   void save(StateWriter& w) const override { run_.save(w); }
   void restore(StateReader& r) override { run_.restore(r); }
 
@@ -394,9 +454,10 @@ class PricingSimulation final : public Simulation {
         throw NumericalError("non-finite estimate for instrument " + portfolio_.instruments[i].name);
       }
     }
+    const double warm = warm_seconds(est);
     {
       auto t = ctx_.timers.scope("output");
-      if (ctx_.output != nullptr) write_results(*ctx_.output, portfolio_, est);
+      if (ctx_.output != nullptr) write_results(*ctx_.output, ctx_.mpi.root(), portfolio_, est);
     }
     ctx_.out << "\n" << format_table(portfolio_, est);
     const double seconds = ctx_.mpi.max(ctx_.timers.seconds("compute"));
@@ -413,6 +474,7 @@ class PricingSimulation final : public Simulation {
                     {"instruments", "", static_cast<double>(portfolio_.instruments.size())},
                     {"compute_seconds", "s", seconds},
                     {"option_paths_per_second", "paths/s", seconds > 0 ? option_paths / seconds : 0.0}};
+    if (portfolio_.repeat > 1) perf.figures.push_back({"warm_seconds", "s", warm});
     return perf;
   }
 

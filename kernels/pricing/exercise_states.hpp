@@ -1,0 +1,41 @@
+// The regression pass of Longstaff-Schwartz: simulate a group's paths in the
+// fixed block/lane shape (sample_blocks.hpp) and keep, per sample, only the
+// underlying of each American instrument at each of its exercise dates.
+// The fit (models/pricing/longstaff_schwartz.cpp) reads these states.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/core/hd.hpp"
+#include "kernels/pricing/path_group.hpp"
+
+namespace strata::kernels::pricing {
+
+template <class Real>
+struct ExerciseStates {
+  PathGroupKernel<Real> paths;  // simulate() and view() only; copy 0, replicate 0
+  const int* americans;         // indices into paths.payoffs of the group's American instruments
+  int n_americans;
+  int row;                    // doubles per sample: the sum of their exercise dates
+  std::int64_t first_sample;  // global sample of out's row 0
+  double* out;                // [sample - first_sample][american's dates, in order]
+
+  STRATA_HD void operator()(std::int64_t i) const {
+    const std::int64_t block = paths.first_block + i / kLanes;
+    const std::int64_t begin = block * kSamplesPerBlock;
+    std::int64_t end = begin + kSamplesPerBlock;
+    if (end > paths.n_samples) end = paths.n_samples;
+    for (std::int64_t s = begin + i % kLanes; s < end; s += kLanes) {
+      paths.simulate(s, i, 0, 0);
+      const PathView<Real> v = paths.view(i, 0);
+      double* o = out + (s - first_sample) * row;
+      for (int a = 0; a < n_americans; ++a) {
+        const PayoffSpec<Real>& p = paths.payoffs[americans[a]];
+        for (int f = 0; f < p.fixings; ++f)
+          *o++ = static_cast<double>(average_underlying(p, v, v.fix_steps[p.fix_begin + f]));
+      }
+    }
+  }
+};
+
+}  // namespace strata::kernels::pricing
