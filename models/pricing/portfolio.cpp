@@ -9,6 +9,7 @@
 #include "engine/config/config.hpp"
 #include "engine/config/schema.hpp"
 #include "engine/runtime/error.hpp"
+#include "models/pricing/greeks.hpp"
 #include "models/pricing/instrument_fields.hpp"
 #include "models/pricing/sobol_directions.hpp"
 
@@ -34,6 +35,15 @@ void declare_schema(Schema& s) {
             "control variates: the geometric Asian (GBM) for arithmetic Asians, the discounted terminal "
             "underlying for Europeans, the discounted weighted average of the terminal underlyings for baskets; "
             "beta from a fixed pilot of 32768 extra samples, reported as control_beta");
+  s.string_list("pricing.greeks", std::vector<std::string>{},
+                "sensitivities of every instrument, of \"delta\", \"gamma\", \"vega\", \"rho\", \"theta\", by "
+                "central differences of paths re-simulated from the same random numbers with the input bumped "
+                "(spot, vol, Heston v0/theta/xi and maturity by 1%, rate by 1e-3). Units: per 1.0 of the input: "
+                "delta per unit of spot, gamma per unit of spot squared, vega per 1.0 of volatility (not per 1%), "
+                "rho per 1.0 of rate, theta = dV/dt per year of calendar time (-dV/dT). Written as "
+                "/pricing/<name>/<greek> with <greek>_stderr; baskets: delta, gamma (diagonal) and vega per asset. "
+                "Heston assets: vega gives vega_v0, vega_theta, vega_xi. Greeks are of the plain payoff (no "
+                "control variate)");
   s.real("pricing.rate", 0.0, "1/year", Range{-1.0, 1.0}, "continuously compounded risk-free rate");
   s.integer("pricing.chunk_paths", 0, "paths", Range{0.0, 9007199254740992.0},
             "paths per chunk on each rank (memory does not grow with paths); 0 picks one for the backend. "
@@ -206,6 +216,12 @@ Portfolio read_portfolio(const Config& c) {
   p.sobol = c.string("pricing.sampler") == "sobol";
   if (p.sobol) p.replicates = static_cast<int>(c.integer("pricing.replicates"));
   p.control_variate = c.boolean("pricing.control_variate");
+  for (const std::string& g : c.strings("pricing.greeks")) {
+    if (std::find(kGreekNames.begin(), kGreekNames.end(), g) == kGreekNames.end()) {
+      c.fail("pricing.greeks", "unknown greek \"" + g + "\" (expected delta, gamma, vega, rho or theta)");
+    }
+    if (std::find(p.greeks.begin(), p.greeks.end(), g) == p.greeks.end()) p.greeks.push_back(g);
+  }
 
   for (std::size_t i = 0; i < c.count("pricing.asset"); ++i) {
     const std::string k = "pricing.asset." + std::to_string(i) + ".";
@@ -352,10 +368,11 @@ std::vector<PathGroup> all_groups(const Portfolio& p) {
   return groups;
 }
 
-// Sobol' and control-variate runs take every instrument through a path
-// group (the single-draw sampler reads Philox only and has no control).
+// Sobol', control-variate and Greeks runs take every instrument through a
+// path group (the single-draw sampler reads Philox only, has no control and
+// no scenarios).
 bool lone_european(const Portfolio& p, const PathGroup& g) {
-  return !p.sobol && !p.control_variate && g.instruments.size() == 1 && terminal_only(p, p.instruments[g.instruments.front()]);
+  return !p.sobol && !p.control_variate && p.greeks.empty() && g.instruments.size() == 1 && terminal_only(p, p.instruments[g.instruments.front()]);
 }
 
 }  // namespace

@@ -58,6 +58,7 @@ struct Portfolio {
   bool control_variate = false;  // control_variates.hpp
   int steps_per_year = 252;
   std::vector<double> correlation;   // n x n row-major over assets; empty: independent
+  std::vector<std::string> greeks;   // pricing.greeks, in the order asked (greeks.hpp)
 };
 
 // The assets an instrument's paths need (a basket's list, else its asset).

@@ -16,6 +16,8 @@
 #include "engine/runtime/timers.hpp"
 #include "kernels/pricing/black_scholes.hpp"
 #include "kernels/pricing/sample_blocks.hpp"
+#include "models/pricing/greeks.hpp"
+#include "models/pricing/greeks_report.hpp"
 #include "models/pricing/monte_carlo.hpp"
 #include "models/pricing/portfolio.hpp"
 #include "models/pricing/references.hpp"
@@ -60,7 +62,8 @@ std::string format_table(const Portfolio& p, const std::vector<Estimate>& est) {
   return text;
 }
 
-void write_results(H5Output& out, const Portfolio& p, const std::vector<Estimate>& est) {
+void write_results(H5Output& out, const Portfolio& p, const std::vector<Estimate>& est,
+                   const std::vector<GreekEstimate>& greeks, bool root) {
   H5Table summary;
   std::vector<std::string> name, type, option;
   std::vector<double> strike, maturity, price, se, lo, hi, ref;
@@ -118,6 +121,8 @@ void write_results(H5Output& out, const Portfolio& p, const std::vector<Estimate
     for (const Estimate& e : est) beta.push_back(e.control_beta);   // NaN: no control
     summary.columns.push_back({"control_beta", "", beta});
   }
+  write_greeks(out, p, greeks, root);
+  add_greek_columns(summary, p, greeks);
   out.table("/pricing/summary", summary);
 }
 
@@ -162,13 +167,15 @@ class PricingModel final : public Model {
     for (const PathGroup& g : path_groups(p)) {
       std::string names;
       for (int a : g.assets) names += (names.empty() ? "" : "+") + p.assets[static_cast<std::size_t>(a)].name;
-      const std::int64_t nb = PathGroupRun::launch_blocks(g, p.antithetic, ctx.precision, p.replicates, ctx.device, plan.chunk_blocks);
+      const int greeks = static_cast<int>(plan_greeks(p, g).slots.size());
+      const std::int64_t nb =
+          PathGroupRun::launch_blocks(g, p.antithetic, ctx.precision, p.replicates, ctx.device, plan.chunk_blocks, greeks);
       std::snprintf(text, sizeof text,
                     "      path group on %s: %zu instrument(s), %zu steps per path to T = %g; launches of %lld "
                     "blocks, %.1f MiB\n",
                     names.c_str(), g.instruments.size(), g.grid.size(),
                     g.grid.back(), static_cast<long long>(nb),
-                    static_cast<double>(nb) * static_cast<double>(PathGroupRun::bytes_per_block(g, p.antithetic, ctx.precision, p.replicates)) /
+                    static_cast<double>(nb) * static_cast<double>(PathGroupRun::bytes_per_block(g, p.antithetic, ctx.precision, p.replicates, greeks)) /
                         (1 << 20));
       ctx.out << text;
     }
@@ -394,11 +401,16 @@ class PricingSimulation final : public Simulation {
         throw NumericalError("non-finite estimate for instrument " + portfolio_.instruments[i].name);
       }
     }
+    for (const GreekEstimate& g : run_.greeks()) {
+      if (!std::isfinite(g.estimate.price) || !std::isfinite(g.estimate.standard_error)) {
+        throw NumericalError("non-finite " + g.name + " of instrument " + portfolio_.instruments[g.instrument].name);
+      }
+    }
     {
       auto t = ctx_.timers.scope("output");
-      if (ctx_.output != nullptr) write_results(*ctx_.output, portfolio_, est);
+      if (ctx_.output != nullptr) write_results(*ctx_.output, portfolio_, est, run_.greeks(), ctx_.mpi.root());
     }
-    ctx_.out << "\n" << format_table(portfolio_, est);
+    ctx_.out << "\n" << format_table(portfolio_, est) << format_greeks(portfolio_, run_.greeks());
     const double seconds = ctx_.mpi.max(ctx_.timers.seconds("compute"));
     // Paths computed by this process (a restart computes only what its
     // checkpoint lacked), over all ranks.

@@ -1,0 +1,16 @@
+// Greeks by bump and re-simulation with common random numbers: a Greek's
+// value on one sample is sum_t coef_t * payoff(scenario_t), each scenario
+// the same sample's path re-simulated from the same normals with one input
+// bumped (models/pricing/greeks.hpp builds the scenarios and terms).
+#pragma once
+
+namespace strata::kernels::pricing {
+
+struct GreekTerm {
+  int scenario;   // 0: the base path
+  int payoff;     // the group's payoff slot
+  int greek;      // the group's Greek slot it adds to
+  double coef;    // e.g. +-1 / (2 h) of a central difference
+};
+
+}  // namespace strata::kernels::pricing
