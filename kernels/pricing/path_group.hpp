@@ -40,6 +40,7 @@
 #include "kernels/pricing/asset_models.hpp"
 #include "kernels/pricing/brownian_bridge.hpp"
 #include "kernels/pricing/greeks.hpp"
+#include "kernels/pricing/pathwise.hpp"
 #include "kernels/pricing/payoffs.hpp"
 #include "kernels/pricing/sample_blocks.hpp"
 #include "kernels/rng/inverse_normal.hpp"
@@ -111,6 +112,8 @@ struct PathGroupKernel {
   const GreekTerm* terms = nullptr;    // sorted by scenario
   const int* term_begin = nullptr;     // scenario c's terms: [term_begin[c], term_begin[c + 1])
   double* greek_acc = nullptr;         // [greek][lane]: the sample's value so far
+  const PathTangent<Real>* tangents = nullptr;   // pathwise terms' tangents
+  const Real* times = nullptr;         // t_k of the base grid at [k - 1]
 
   // Sobol': the assets' Brownian motions at the grid times, W(t_j) of asset
   // a in the path's cell (j, a) (overwritten by x as the path advances).
@@ -189,6 +192,13 @@ struct PathGroupKernel {
     return antithetic ? 0.5 * (value + path_payoff(spec, v1)) : value;
   }
 
+  // A payoff's pathwise derivative on the sample's path (pair mean).
+  STRATA_HD double sample_tangent(const PayoffSpec<Real>& spec, const PathView<Real>& v0, const PathView<Real>& v1,
+                                  int tangent) const {
+    const double value = pathwise_payoff(spec, v0, times, tangents[tangent]);
+    return antithetic ? 0.5 * (value + pathwise_payoff(spec, v1, times, tangents[tangent])) : value;
+  }
+
   STRATA_HD void operator()(std::int64_t i) const {
     const std::int64_t block = first_block + i / kLanes;
     const std::int64_t begin = block * kSamplesPerBlock;
@@ -214,8 +224,10 @@ struct PathGroupKernel {
             for (int g = 0; g < n_greeks; ++g) greek_acc[g * n_lanes + i] = 0.0;
           }
           for (int t = n_greeks > 0 ? term_begin[c] : 0; n_greeks > 0 && t < term_begin[c + 1]; ++t) {
-            greek_acc[terms[t].greek * n_lanes + i] +=
-                terms[t].coef * sample_value(payoffs[c * n_payoffs + terms[t].payoff], v0, v1);
+            const GreekTerm& term = terms[t];
+            const PayoffSpec<Real>& spec = payoffs[c * n_payoffs + term.payoff];
+            greek_acc[term.greek * n_lanes + i] +=
+                term.coef * (term.tangent < 0 ? sample_value(spec, v0, v1) : sample_tangent(spec, v0, v1, term.tangent));
           }
         }
         for (int g = 0; g < n_greeks; ++g) {

@@ -68,28 +68,45 @@ GreekPlan plan_greeks(const Portfolio& p, const PathGroup& g) {
       plan.slots.push_back({j, name, per_asset_greeks(in) ? element : -1});
       return static_cast<int>(plan.slots.size() - 1);
     };
+    // The payoff's pathwise derivative along a tangent.
+    const bool lipschitz =
+        in.type == "european" || in.type == "asian" || in.type == "basket" || in.type == "lookback";
+    auto pathwise = [&](int greek, int asset, bool vol) {
+      int tangent = -1;
+      for (std::size_t k = 0; k < plan.tangents.size(); ++k) {
+        if (plan.tangents[k].asset == asset && plan.tangents[k].vol == vol) tangent = static_cast<int>(k);
+      }
+      if (tangent < 0) {
+        plan.tangents.push_back({asset, vol});
+        tangent = static_cast<int>(plan.tangents.size() - 1);
+      }
+      plan.terms.push_back({0, payoff, greek, 1.0, tangent});
+    };
     // dV/dx by (V(x + h) - V(x - h)) / 2h, times `sign`.
     auto central = [&](int greek, BumpedInput input, int asset, double sign) {
       const double h = bump_size(p, g, input, asset);
-      plan.terms.push_back({scenario(input, asset, h), payoff, greek, sign / (2 * h)});
-      plan.terms.push_back({scenario(input, asset, -h), payoff, greek, -sign / (2 * h)});
+      plan.terms.push_back({scenario(input, asset, h), payoff, greek, sign / (2 * h), -1});
+      plan.terms.push_back({scenario(input, asset, -h), payoff, greek, -sign / (2 * h), -1});
     };
     for (const std::string& name : p.greeks) {
       for (int a = 0; a < static_cast<int>(g.assets.size()); ++a) {
         const Asset& asset = p.assets[static_cast<std::size_t>(g.assets[static_cast<std::size_t>(a)])];
-        if (name == "delta") central(slot(name, a), BumpedInput::spot, a, 1.0);
+        if (name == "delta" && lipschitz) pathwise(slot(name, a), a, false);
+        if (name == "delta" && !lipschitz) central(slot(name, a), BumpedInput::spot, a, 1.0);
         if (name == "gamma") {
           // (V(S + h) - 2 V(S) + V(S - h)) / h^2, diagonal per asset.
           const int greek = slot(name, a);
           const double h = bump_size(p, g, BumpedInput::spot, a);
-          plan.terms.push_back({scenario(BumpedInput::spot, a, h), payoff, greek, 1.0 / (h * h)});
-          plan.terms.push_back({0, payoff, greek, -2.0 / (h * h)});
-          plan.terms.push_back({scenario(BumpedInput::spot, a, -h), payoff, greek, 1.0 / (h * h)});
+          plan.terms.push_back({scenario(BumpedInput::spot, a, h), payoff, greek, 1.0 / (h * h), -1});
+          plan.terms.push_back({0, payoff, greek, -2.0 / (h * h), -1});
+          plan.terms.push_back({scenario(BumpedInput::spot, a, -h), payoff, greek, 1.0 / (h * h), -1});
         }
         if (name == "vega" && asset.model == "heston") {
           central(slot("vega_v0", a), BumpedInput::v0, a, 1.0);
           central(slot("vega_theta", a), BumpedInput::theta, a, 1.0);
           central(slot("vega_xi", a), BumpedInput::xi, a, 1.0);
+        } else if (name == "vega" && lipschitz && asset.model == "gbm" && asset.vol > 0) {
+          pathwise(slot(name, a), a, true);
         } else if (name == "vega") {
           central(slot(name, a), BumpedInput::vol, a, 1.0);
         }

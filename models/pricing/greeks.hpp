@@ -34,13 +34,24 @@ struct GreekSlot {
   int element;
 };
 
+// A pathwise term's tangent: d/d(spot) or, for a GBM asset, d/d(vol) of
+// the group's asset `asset` (kernels/pricing/pathwise.hpp).
+struct Tangent {
+  int asset;
+  bool vol;
+};
+
 struct GreekPlan {
   std::vector<Bump> scenarios;   // scenario c = 1.. is scenarios[c - 1]
+  std::vector<Tangent> tangents;
   std::vector<GreekSlot> slots;
   std::vector<kernels::pricing::GreekTerm> terms;   // sorted by scenario
 };
 
 // The scenarios and Greek slots of a group (none when no Greeks are asked).
+// delta, and vega on GBM assets, are pathwise where the payoff is
+// Lipschitz in the path (european, asian, basket, lookback); every other
+// Greek is a central difference of bumped scenarios.
 GreekPlan plan_greeks(const Portfolio& p, const PathGroup& g);
 
 // The portfolio and time grid of a scenario: the bumped input applied to

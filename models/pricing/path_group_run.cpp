@@ -22,6 +22,7 @@ using kernels::pricing::GroupLaneTree;
 using kernels::pricing::kLanes;
 using kernels::pricing::kMoments;
 using kernels::pricing::PathGroupKernel;
+using kernels::pricing::PathTangent;
 using kernels::pricing::PathView;
 using kernels::pricing::PayoffKind;
 using kernels::pricing::PayoffSpec;
@@ -153,6 +154,8 @@ struct PathGroupRun::Data {
   Buffer<double> beta, control_mean;
   Buffer<GreekTerm> terms;
   Buffer<int> term_begin;
+  Buffer<PathTangent<Real>> tangents;
+  Buffer<Real> times;
   Buffer<std::uint32_t> directions, scramble;
   Buffer<BridgeStep> bridge;
   std::int64_t max_blocks = 0;
@@ -242,6 +245,12 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
       specs.push_back(s);
     }
   }
+  // Pathwise tangents of the base assets (pathwise.hpp).
+  std::vector<PathTangent<double>> tangents;
+  for (const Tangent& t : greeks_.tangents) {
+    const AssetStep<double>& a = assets[static_cast<std::size_t>(t.asset)];
+    tangents.push_back({t.asset, t.vol, 1.0 / std::exp(a.log_spot), a.carry + 0.5 * a.vol * a.vol, a.vol});
+  }
   std::vector<int> term_begin(greeks_.scenarios.size() + 2, 0);
   for (const GreekTerm& t : greeks_.terms) ++term_begin[static_cast<std::size_t>(t.scenario) + 1];
   for (std::size_t c = 1; c < term_begin.size(); ++c) term_begin[c] += term_begin[c - 1];
@@ -277,7 +286,11 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
     shifts_.resize(n_payoffs + greeks_.slots.size(), 0.0);
     for (const GreekTerm& t : greeks_.terms) {
       const PayoffSpec<double>& spec = specs[static_cast<std::size_t>(t.scenario) * n_payoffs + static_cast<std::size_t>(t.payoff)];
-      shifts_[n_payoffs + static_cast<std::size_t>(t.greek)] += t.coef * kernels::pricing::path_payoff(spec, zero_path(t.scenario));
+      const PathView<double> zv = zero_path(t.scenario);
+      shifts_[n_payoffs + static_cast<std::size_t>(t.greek)] +=
+          t.coef * (t.tangent < 0 ? kernels::pricing::path_payoff(spec, zv)
+                                  : kernels::pricing::pathwise_payoff(spec, zv, g.grid.data(),
+                                                                      tangents[static_cast<std::size_t>(t.tangent)]));
     }
   }
 
@@ -297,6 +310,10 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
     data->discount_at = upload(device, grid.discount_at);
     data->terms = upload(device, greeks_.terms);
     data->term_begin = upload(device, term_begin);
+    std::vector<PathTangent<Real>> real_tangents;
+    for (const auto& t : tangents) real_tangents.push_back({t.asset, t.vol, t.inv_spot, t.carry_plus, t.sigma});
+    data->tangents = upload(device, real_tangents);
+    data->times = upload(device, as<Real>(g.grid));
     data->shifts = upload(device, shifts_);
     std::vector<PayoffSpec<Real>> real_specs;
     for (const auto& s : specs) real_specs.push_back(spec_as<Real>(s));
@@ -333,6 +350,8 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
     k.n_greeks = static_cast<int>(greeks_.slots.size());
     k.terms = data->terms.data();
     k.term_begin = data->term_begin.data();
+    k.tangents = data->tangents.data();
+    k.times = data->times.data();
     k.replicates = p.replicates;
     k.controls = data->controls.data();
     k.beta = data->beta.data();

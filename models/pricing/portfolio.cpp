@@ -36,7 +36,8 @@ void declare_schema(Schema& s) {
             "underlying for Europeans, the discounted weighted average of the terminal underlyings for baskets; "
             "beta from a fixed pilot of 32768 extra samples, reported as control_beta");
   s.string_list("pricing.greeks", std::vector<std::string>{},
-                "sensitivities of every instrument, of \"delta\", \"gamma\", \"vega\", \"rho\", \"theta\", by "
+                "sensitivities of every instrument, of \"delta\", \"gamma\", \"vega\", \"rho\", \"theta\": "
+                "delta, and vega on GBM, pathwise for european, asian, basket and lookback payoffs; the others by "
                 "central differences of paths re-simulated from the same random numbers with the input bumped "
                 "(spot, vol, Heston v0/theta/xi and maturity by 1%, rate by 1e-3). Units: per 1.0 of the input: "
                 "delta per unit of spot, gamma per unit of spot squared, vega per 1.0 of volatility (not per 1%), "
