@@ -46,6 +46,13 @@ double bump_size(const Portfolio& p, const PathGroup& g, BumpedInput input, int 
   return 0.0;
 }
 
+// Whether an input that must stay >= 0 is below the bump h.
+bool below(const Portfolio& p, const PathGroup& g, BumpedInput input, int asset, double h) {
+  if (input != BumpedInput::vol && input != BumpedInput::v0) return false;
+  const Asset& a = p.assets[static_cast<std::size_t>(g.assets[static_cast<std::size_t>(asset)])];
+  return (input == BumpedInput::vol ? a.vol : a.v0) < h;
+}
+
 }  // namespace
 
 bool per_asset_greeks(const Instrument& in) { return in.type == "basket"; }
@@ -82,9 +89,15 @@ GreekPlan plan_greeks(const Portfolio& p, const PathGroup& g) {
       }
       plan.terms.push_back({0, payoff, greek, 1.0, tangent});
     };
-    // dV/dx by (V(x + h) - V(x - h)) / 2h, times `sign`.
+    // dV/dx by (V(x + h) - V(x - h)) / 2h, times `sign`; for a vol or v0
+    // below h (0 allowed, negative not), (V(x + h) - V(x)) / h, bias O(h).
     auto central = [&](int greek, BumpedInput input, int asset, double sign) {
       const double h = bump_size(p, g, input, asset);
+      if (below(p, g, input, asset, h)) {
+        plan.terms.push_back({scenario(input, asset, h), payoff, greek, sign / h, -1});
+        plan.terms.push_back({0, payoff, greek, -sign / h, -1});
+        return;
+      }
       plan.terms.push_back({scenario(input, asset, h), payoff, greek, sign / (2 * h), -1});
       plan.terms.push_back({scenario(input, asset, -h), payoff, greek, -sign / (2 * h), -1});
     };
@@ -166,12 +179,13 @@ std::optional<GreekReference> greek_reference(const Portfolio& p, const Instrume
   if (in.type == "european" && a.model == "heston" && name == "vega_v0") {
     // The semi-analytic price is smooth in v0 and accurate to ~1e-10: a
     // central difference with h = 1e-4 has truncation error h^2 V'''/6
-    // and rounding error 1e-10 / h, both below 1e-5.
+    // and rounding error 1e-10 / h, both below 1e-5 (v0 < h: forward, from v0).
     const double h = 1e-4;
     HestonParams up{a.v0 + h, a.kappa, a.theta, a.xi, a.rho}, down = up;
-    down.v0 = a.v0 - h;
-    return GreekReference{(heston_price(in.call, s, k, r, q, t, up) - heston_price(in.call, s, k, r, q, t, down)) / (2 * h),
-                          "central difference (h = 1e-4) of the semi-analytic Heston price"};
+    down.v0 = a.v0 < h ? a.v0 : a.v0 - h;
+    return GreekReference{(heston_price(in.call, s, k, r, q, t, up) - heston_price(in.call, s, k, r, q, t, down)) /
+                              (up.v0 - down.v0),
+                          "difference (h = 1e-4) of the semi-analytic Heston price"};
   }
   return std::nullopt;
 }

@@ -167,7 +167,8 @@ class PricingModel final : public Model {
     for (const PathGroup& g : path_groups(p)) {
       std::string names;
       for (int a : g.assets) names += (names.empty() ? "" : "+") + p.assets[static_cast<std::size_t>(a)].name;
-      const int greeks = static_cast<int>(plan_greeks(p, g).slots.size());
+      const GreekPlan gp = plan_greeks(p, g);
+      const int greeks = static_cast<int>(gp.slots.size());
       const std::int64_t nb =
           PathGroupRun::launch_blocks(g, p.antithetic, ctx.precision, p.replicates, ctx.device, plan.chunk_blocks, greeks);
       std::snprintf(text, sizeof text,
@@ -178,6 +179,12 @@ class PricingModel final : public Model {
                     static_cast<double>(nb) * static_cast<double>(PathGroupRun::bytes_per_block(g, p.antithetic, ctx.precision, p.replicates, greeks)) /
                         (1 << 20));
       ctx.out << text;
+      if (greeks > 0) {
+        std::snprintf(text, sizeof text,
+                      "      Greeks: %d value(s); each path simulated %zu more time(s) with an input bumped\n", greeks,
+                      gp.scenarios.size());
+        ctx.out << text;
+      }
     }
   }
 
