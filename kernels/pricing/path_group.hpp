@@ -135,7 +135,7 @@ struct PathGroupKernel {
     }
   }
 
-  STRATA_HD void simulate(std::int64_t sample, std::int64_t i, int copy, int replicate, int scenario) const {
+  STRATA_HD void simulate(std::int64_t sample, std::int64_t i, int copy, int replicate, int scenario = 0) const {
     const Real sign = copy == 0 ? Real(1) : Real(-1);
     const std::uint64_t stream = static_cast<std::uint64_t>(sample) + (static_cast<std::uint64_t>(replicate) << 53);
     NormalStream<Real> draw(key, stream, sign);
@@ -179,7 +179,7 @@ struct PathGroupKernel {
     }
   }
 
-  STRATA_HD PathView<Real> view(std::int64_t i, int copy, int scenario) const {
+  STRATA_HD PathView<Real> view(std::int64_t i, int copy, int scenario = 0) const {
     const std::int64_t per_copy = static_cast<std::int64_t>(steps + 1) * n_assets * n_lanes;
     return PathView<Real>{paths + copy * per_copy + i, variance + copy * per_copy + i, n_lanes, n_assets, steps,
                           fix_steps, weights, discount_at + scenario * steps};
@@ -223,17 +223,22 @@ struct PathGroupKernel {
             }
             for (int g = 0; g < n_greeks; ++g) greek_acc[g * n_lanes + i] = 0.0;
           }
-          for (int t = n_greeks > 0 ? term_begin[c] : 0; n_greeks > 0 && t < term_begin[c + 1]; ++t) {
-            const GreekTerm& term = terms[t];
-            const PayoffSpec<Real>& spec = payoffs[c * n_payoffs + term.payoff];
-            greek_acc[term.greek * n_lanes + i] +=
-                term.coef * (term.tangent < 0 ? sample_value(spec, v0, v1) : sample_tangent(spec, v0, v1, term.tangent));
-          }
+          if (n_greeks > 0) add_terms(c, i, v0, v1);
         }
         for (int g = 0; g < n_greeks; ++g) {
           add_moments((n_payoffs + g) * replicates + r, i, greek_acc[g * n_lanes + i] - shifts[n_payoffs + g]);
         }
       }
+    }
+  }
+
+  // Scenario c's Greek terms on its path.
+  STRATA_HD void add_terms(int c, std::int64_t i, const PathView<Real>& v0, const PathView<Real>& v1) const {
+    for (int t = term_begin[c]; t < term_begin[c + 1]; ++t) {
+      const GreekTerm& term = terms[t];
+      const PayoffSpec<Real>& spec = payoffs[c * n_payoffs + term.payoff];
+      greek_acc[term.greek * n_lanes + i] +=
+          term.coef * (term.tangent < 0 ? sample_value(spec, v0, v1) : sample_tangent(spec, v0, v1, term.tangent));
     }
   }
 
