@@ -4,7 +4,7 @@
 Each Greek with a closed form (Black-Scholes delta, gamma, vega, rho, theta;
 the digital's delta; the Heston call's vega_v0 by a difference of the
 semi-analytic price) must lie within 4 of its standard errors of the
-<greek>_reference strata writes. Independently of those formulas, every
+<greek>_reference strata writes, in fp64 and in fp32. Independently of those formulas, every
 Greek of every instrument with a closed-form price (digital, barrier,
 geometric Asian, lookback, geometric basket per asset, Heston's vega_theta
 and vega_xi too) is checked
@@ -59,7 +59,7 @@ def all_bits(results):
 class Greeks(sc.PricingBook):
     BOOK = BOOK
     ARGS = ["--set", f"pricing.paths={PATHS}"]
-    RUNS = [("np1", None, [])]
+    RUNS = [("np1", None, []), ("fp32", None, ["--precision", "fp32"])]
 
     @classmethod
     def reference_price(cls, *sets):
@@ -131,10 +131,15 @@ class Greeks(sc.PricingBook):
         return out
 
     def test_closed_form_greeks_within_4_standard_errors(self):
-        got = self.results("np1")
+        """fp64, and fp32, where a 1% bump moves ln S by 2e4 float ulps."""
+        for tag in ("np1", "fp32"):
+            self.check_closed_forms(tag)
+
+    def check_closed_forms(self, tag):
+        got = self.results(tag)
         for name, greeks in CLOSED_FORM.items():
             for g in greeks:
-                with self.subTest(f"{name} {g}"):
+                with self.subTest(f"{tag} {name} {g}"):
                     r = got[name]
                     self.assertIn(g + "_reference", r)
                     z = (r[g] - r[g + "_reference"]) / r[g + "_stderr"]
