@@ -7,6 +7,11 @@
 //     under GBM, Heston and Merton alike);
 //   vol sigma of a GBM asset: x_k = x_0 + (b - sigma^2/2) t_k + sigma W(t_k),
 //     so d x_k / d sigma = W(t_k) - sigma t_k = (x_k - x_0 - (b + sigma^2/2) t_k) / sigma.
+// For payoffs that are not (digital), the likelihood ratio instead: the
+// path's density depends on S0 only through its first step, x_1 ~
+// N(x_0 + (b - sigma^2/2) t_1, sigma^2 t_1) under GBM, so
+//   d E[f] / d S0 = E[f Z_1 / (S0 sigma sqrt(t_1))],  Z_1 = the step's normal
+// (Glasserman sec. 7.3; Broadie and Glasserman, Management Sci. 42 (1996)).
 #pragma once
 
 #include <cmath>
@@ -20,6 +25,7 @@ template <class Real>
 struct PathTangent {
   int asset;            // the group's asset theta belongs to
   bool vol;             // theta = its vol (GBM), else its spot
+  bool score;           // likelihood ratio (spot of a GBM asset) instead of the pathwise derivative
   double inv_spot;      // 1 / S0
   double carry_plus;    // b + sigma^2 / 2
   double sigma;
@@ -41,6 +47,12 @@ STRATA_HD inline double tangent_at(const PathTangent<Real>& d, const PathView<Re
 template <class Real>
 STRATA_HD inline double pathwise_payoff(const PayoffSpec<Real>& p, const PathView<Real>& v, const Real* times,
                                         const PathTangent<Real>& d) {
+  if (d.score) {
+    const double sd = d.sigma * std::sqrt(static_cast<double>(times[0]));
+    const double z1 = (static_cast<double>(v.at(1, d.asset)) - static_cast<double>(v.at(0, d.asset)) -
+                       (d.carry_plus - d.sigma * d.sigma) * static_cast<double>(times[0])) / sd;
+    return path_payoff(p, v) * z1 * d.inv_spot / sd;
+  }
   const double sign = p.call ? 1.0 : -1.0;
   const int n = v.steps;
   switch (p.kind) {

@@ -78,13 +78,14 @@ GreekPlan plan_greeks(const Portfolio& p, const PathGroup& g) {
     // The payoff's pathwise derivative along a tangent.
     const bool lipschitz =
         in.type == "european" || in.type == "asian" || in.type == "basket" || in.type == "lookback";
-    auto pathwise = [&](int greek, int asset, bool vol) {
+    auto pathwise = [&](int greek, int asset, bool vol, bool score = false) {
       int tangent = -1;
       for (std::size_t k = 0; k < plan.tangents.size(); ++k) {
-        if (plan.tangents[k].asset == asset && plan.tangents[k].vol == vol) tangent = static_cast<int>(k);
+        const Tangent& t = plan.tangents[k];
+        if (t.asset == asset && t.vol == vol && t.score == score) tangent = static_cast<int>(k);
       }
       if (tangent < 0) {
-        plan.tangents.push_back({asset, vol});
+        plan.tangents.push_back({asset, vol, score});
         tangent = static_cast<int>(plan.tangents.size() - 1);
       }
       plan.terms.push_back({0, payoff, greek, 1.0, tangent});
@@ -104,8 +105,11 @@ GreekPlan plan_greeks(const Portfolio& p, const PathGroup& g) {
     for (const std::string& name : p.greeks) {
       for (int a = 0; a < static_cast<int>(g.assets.size()); ++a) {
         const Asset& asset = p.assets[static_cast<std::size_t>(g.assets[static_cast<std::size_t>(a)])];
-        if (name == "delta" && lipschitz) pathwise(slot(name, a), a, false);
-        if (name == "delta" && !lipschitz) central(slot(name, a), BumpedInput::spot, a, 1.0);
+        // The digital's likelihood ratio needs the density of the first
+        // step alone: one GBM asset.
+        const bool score = in.type == "digital" && g.assets.size() == 1 && asset.model == "gbm" && asset.vol > 0;
+        if (name == "delta" && (lipschitz || score)) pathwise(slot(name, a), a, false, score);
+        if (name == "delta" && !lipschitz && !score) central(slot(name, a), BumpedInput::spot, a, 1.0);
         if (name == "gamma") {
           // (V(S + h) - 2 V(S) + V(S - h)) / h^2, diagonal per asset.
           const int greek = slot(name, a);

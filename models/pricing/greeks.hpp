@@ -39,6 +39,7 @@ struct GreekSlot {
 struct Tangent {
   int asset;
   bool vol;
+  bool score;   // the likelihood ratio of the spot (GBM)
 };
 
 struct GreekPlan {
@@ -50,8 +51,9 @@ struct GreekPlan {
 
 // The scenarios and Greek slots of a group (none when no Greeks are asked).
 // delta, and vega on GBM assets, are pathwise where the payoff is
-// Lipschitz in the path (european, asian, basket, lookback); every other
-// Greek is a central difference of bumped scenarios.
+// Lipschitz in the path (european, asian, basket, lookback); a digital's
+// delta on a GBM asset is a likelihood ratio; every other Greek is a
+// central difference of bumped scenarios.
 GreekPlan plan_greeks(const Portfolio& p, const PathGroup& g);
 
 // The portfolio and time grid of a scenario: the bumped input applied to

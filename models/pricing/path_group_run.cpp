@@ -249,7 +249,7 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
   std::vector<PathTangent<double>> tangents;
   for (const Tangent& t : greeks_.tangents) {
     const AssetStep<double>& a = assets[static_cast<std::size_t>(t.asset)];
-    tangents.push_back({t.asset, t.vol, 1.0 / std::exp(a.log_spot), a.carry + 0.5 * a.vol * a.vol, a.vol});
+    tangents.push_back({t.asset, t.vol, t.score, 1.0 / std::exp(a.log_spot), a.carry + 0.5 * a.vol * a.vol, a.vol});
   }
   std::vector<int> term_begin(greeks_.scenarios.size() + 2, 0);
   for (const GreekTerm& t : greeks_.terms) ++term_begin[static_cast<std::size_t>(t.scenario) + 1];
@@ -311,7 +311,7 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
     data->terms = upload(device, greeks_.terms);
     data->term_begin = upload(device, term_begin);
     std::vector<PathTangent<Real>> real_tangents;
-    for (const auto& t : tangents) real_tangents.push_back({t.asset, t.vol, t.inv_spot, t.carry_plus, t.sigma});
+    for (const auto& t : tangents) real_tangents.push_back({t.asset, t.vol, t.score, t.inv_spot, t.carry_plus, t.sigma});
     data->tangents = upload(device, real_tangents);
     data->times = upload(device, as<Real>(g.grid));
     data->shifts = upload(device, shifts_);

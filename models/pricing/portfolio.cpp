@@ -37,7 +37,8 @@ void declare_schema(Schema& s) {
             "beta from a fixed pilot of 32768 extra samples, reported as control_beta");
   s.string_list("pricing.greeks", std::vector<std::string>{},
                 "sensitivities of every instrument, of \"delta\", \"gamma\", \"vega\", \"rho\", \"theta\": "
-                "delta, and vega on GBM, pathwise for european, asian, basket and lookback payoffs; the others by "
+                "delta, and vega on GBM, pathwise for european, asian, basket and lookback payoffs, a digital's "
+                "delta on GBM by likelihood ratio; the others by "
                 "central differences of paths re-simulated from the same random numbers with the input bumped "
                 "(spot, vol, Heston v0/theta/xi and maturity by 1%, rate by 1e-3). Units: per 1.0 of the input: "
                 "delta per unit of spot, gamma per unit of spot squared, vega per 1.0 of volatility (not per 1%), "
