@@ -237,11 +237,14 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
     grid.dt.insert(grid.dt.end(), bumped.dt.begin(), bumped.dt.end());
     grid.sqrt_dt.insert(grid.sqrt_dt.end(), bumped.sqrt_dt.begin(), bumped.sqrt_dt.end());
     grid.discount_at.insert(grid.discount_at.end(), bumped.discount_at.begin(), bumped.discount_at.end());
+    // The base payoff with what the bump moves in it (the discount:
+    // rate, maturity; the lookback's shift: vol, maturity); all else,
+    // tables and policies, held fixed.
     for (std::size_t j = 0; j < n_payoffs; ++j) {
-      PayoffSpec<double> s = payoff_spec(q, q.instruments[g.instruments[j]], steps);
-      s.weight_begin = specs[j].weight_begin;
-      s.fix_begin = specs[j].fix_begin;
-      s.fixings = specs[j].fixings;
+      const PayoffSpec<double> moved = payoff_spec(q, q.instruments[g.instruments[j]], steps);
+      PayoffSpec<double> s = specs[j];
+      s.discount = moved.discount;
+      s.lookback_shift = moved.lookback_shift;
       specs.push_back(s);
     }
   }
