@@ -25,6 +25,13 @@
 // would double or triple the dimension count past Joe-Kuo's 3667 for a
 // year of daily steps on a few assets, and they are the high, less
 // important dimensions a bridge leaves anyway.
+//
+// Greeks (greeks.hpp): scenario c = 1..n_scenarios re-simulates each sample
+// from the same normals (same Philox subsequence, same Sobol' point) with
+// bumped inputs; `assets`, `dt`, `sqrt_dt`, `discount_at` and `payoffs` hold
+// one set per scenario, scenario 0 the base. A Greek's per-sample value is
+// a linear combination of payoffs over scenarios (its terms), accumulated in
+// its own moment slots after the prices', like a price.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +39,8 @@
 #include "kernels/core/hd.hpp"
 #include "kernels/pricing/asset_models.hpp"
 #include "kernels/pricing/brownian_bridge.hpp"
+#include "kernels/pricing/greeks.hpp"
+#include "kernels/pricing/pathwise.hpp"
 #include "kernels/pricing/payoffs.hpp"
 #include "kernels/pricing/sample_blocks.hpp"
 #include "kernels/rng/inverse_normal.hpp"
@@ -99,6 +108,13 @@ struct PathGroupKernel {
   const std::uint32_t* directions = nullptr;   // sobol: [dimension][32]
   const std::uint32_t* scramble = nullptr;     // sobol: [replicate][dimension] Owen seeds
   const ::strata::pricing::BridgeStep* bridge = nullptr;   // sobol: the grid's plan, `steps` long
+  int n_scenarios = 0;                 // bumped scenarios besides the base
+  int n_greeks = 0;                    // Greek slots, after the payoffs' (shifts[n_payoffs + g])
+  const GreekTerm* terms = nullptr;    // sorted by scenario
+  const int* term_begin = nullptr;     // scenario c's terms: [term_begin[c], term_begin[c + 1])
+  double* greek_acc = nullptr;         // [greek][lane]: the sample's value so far
+  const PathTangent<Real>* tangents = nullptr;   // pathwise terms' tangents
+  const Real* times = nullptr;         // t_k of the base grid at [k - 1]
 
   // Sobol': the assets' Brownian motions at the grid times, W(t_j) of asset
   // a in the path's cell (j, a) (overwritten by x as the path advances).
@@ -120,7 +136,7 @@ struct PathGroupKernel {
     }
   }
 
-  STRATA_HD void simulate(std::int64_t sample, std::int64_t i, int copy, int replicate) const {
+  STRATA_HD void simulate(std::int64_t sample, std::int64_t i, int copy, int replicate, int scenario = 0) const {
     const Real sign = copy == 0 ? Real(1) : Real(-1);
     const std::uint64_t stream = static_cast<std::uint64_t>(sample) + (static_cast<std::uint64_t>(replicate) << 53);
     NormalStream<Real> draw(key, stream, sign);
@@ -128,10 +144,14 @@ struct PathGroupKernel {
     Real* x_out = paths + copy * per_copy + i;
     Real* w_out = variance + copy * per_copy + i;
     Real x[kMaxGroupAssets], v[kMaxGroupAssets], eps[kMaxGroupAssets], w_prev[kMaxGroupAssets];
+    // The scenario's inputs; the normals (eps) come from the base grid.
+    const AssetStep<Real>* as = assets + scenario * n_assets;
+    const Real* dt_s = dt + scenario * steps;
+    const Real* sqrt_dt_s = sqrt_dt + scenario * steps;
     if (sobol) sobol_bridge(sample, replicate, sign, x_out);
     for (int a = 0; a < n_assets; ++a) {
-      x[a] = assets[a].log_spot;
-      v[a] = assets[a].v0;
+      x[a] = as[a].log_spot;
+      v[a] = as[a].v0;
       w_prev[a] = Real(0);
       x_out[a * n_lanes] = x[a];
     }
@@ -153,17 +173,17 @@ struct PathGroupKernel {
           w = Real(0);
           for (int b = 0; b <= a; ++b) w += cholesky[a * n_assets + b] * eps[b];
         }
-        const Real var = step_asset(assets[a], dt[k], sqrt_dt[k], w, x[a], v[a], draw);
+        const Real var = step_asset(as[a], dt_s[k], sqrt_dt_s[k], w, x[a], v[a], draw);
         x_out[(static_cast<std::int64_t>(k + 1) * n_assets + a) * n_lanes] = x[a];
         w_out[(static_cast<std::int64_t>(k) * n_assets + a) * n_lanes] = var;
       }
     }
   }
 
-  STRATA_HD PathView<Real> view(std::int64_t i, int copy) const {
+  STRATA_HD PathView<Real> view(std::int64_t i, int copy, int scenario = 0) const {
     const std::int64_t per_copy = static_cast<std::int64_t>(steps + 1) * n_assets * n_lanes;
     return PathView<Real>{paths + copy * per_copy + i, variance + copy * per_copy + i, n_lanes, n_assets, steps,
-                          fix_steps, weights, discount_at, exercise};
+                          fix_steps, weights, discount_at + scenario * steps, exercise};
   }
 
   // A payoff on the sample's path (the pair's mean with antithetic).
@@ -173,31 +193,59 @@ struct PathGroupKernel {
     return antithetic ? 0.5 * (value + path_payoff(spec, v1)) : value;
   }
 
+  // A payoff's pathwise derivative on the sample's path (pair mean).
+  STRATA_HD double sample_tangent(const PayoffSpec<Real>& spec, const PathView<Real>& v0, const PathView<Real>& v1,
+                                  int tangent) const {
+    const double value = pathwise_payoff(spec, v0, times, tangents[tangent]);
+    return antithetic ? 0.5 * (value + pathwise_payoff(spec, v1, times, tangents[tangent])) : value;
+  }
+
   STRATA_HD void operator()(std::int64_t i) const {
     const std::int64_t block = first_block + i / kLanes;
     const std::int64_t begin = block * kSamplesPerBlock;
     std::int64_t end = begin + kSamplesPerBlock;
     if (end > n_samples) end = n_samples;
-    for (int q = 0; q < n_payoffs * replicates; ++q) {
+    for (int q = 0; q < (n_payoffs + n_greeks) * replicates; ++q) {
       lanes[(kMoments * q) * n_lanes + i] = 0.0;
       lanes[(kMoments * q + 1) * n_lanes + i] = 0.0;
     }
     for (std::int64_t s = begin + i % kLanes; s < end; s += kLanes) {
       for (int r = 0; r < replicates; ++r) {
-        simulate(s, i, 0, r);
-        if (antithetic) simulate(s, i, 1, r);
-        const PathView<Real> v0 = view(i, 0), v1 = antithetic ? view(i, 1) : v0;
-        for (int p = 0; p < n_payoffs; ++p) {
-          double value = sample_value(payoffs[p], v0, v1);
-          if (beta != nullptr && beta[p] != 0.0)
-            value -= beta[p] * (sample_value(controls[p], v0, v1) - control_mean[p]);
-          const double d = value - shifts[p];
-          const int q = p * replicates + r;
-          lanes[(kMoments * q) * n_lanes + i] += d;
-          lanes[(kMoments * q + 1) * n_lanes + i] += d * d;
+        for (int c = 0; c <= n_scenarios; ++c) {
+          simulate(s, i, 0, r, c);
+          if (antithetic) simulate(s, i, 1, r, c);
+          const PathView<Real> v0 = view(i, 0, c), v1 = antithetic ? view(i, 1, c) : v0;
+          if (c == 0) {
+            for (int p = 0; p < n_payoffs; ++p) {
+              double value = sample_value(payoffs[p], v0, v1);
+              if (beta != nullptr && beta[p] != 0.0)
+                value -= beta[p] * (sample_value(controls[p], v0, v1) - control_mean[p]);
+              add_moments(p * replicates + r, i, value - shifts[p]);
+            }
+            for (int g = 0; g < n_greeks; ++g) greek_acc[g * n_lanes + i] = 0.0;
+          }
+          if (n_greeks > 0) add_terms(c, i, v0, v1);
+        }
+        for (int g = 0; g < n_greeks; ++g) {
+          add_moments((n_payoffs + g) * replicates + r, i, greek_acc[g * n_lanes + i] - shifts[n_payoffs + g]);
         }
       }
     }
+  }
+
+  // Scenario c's Greek terms on its path.
+  STRATA_HD void add_terms(int c, std::int64_t i, const PathView<Real>& v0, const PathView<Real>& v1) const {
+    for (int t = term_begin[c]; t < term_begin[c + 1]; ++t) {
+      const GreekTerm& term = terms[t];
+      const PayoffSpec<Real>& spec = payoffs[c * n_payoffs + term.payoff];
+      greek_acc[term.greek * n_lanes + i] +=
+          term.coef * (term.tangent < 0 ? sample_value(spec, v0, v1) : sample_tangent(spec, v0, v1, term.tangent));
+    }
+  }
+
+  STRATA_HD void add_moments(int q, std::int64_t i, double d) const {
+    lanes[(kMoments * q) * n_lanes + i] += d;
+    lanes[(kMoments * q + 1) * n_lanes + i] += d * d;
   }
 };
 

@@ -118,6 +118,7 @@ std::vector<double> fit_exercise(const Portfolio& p, const PathGroup& g, const D
   q.antithetic = false;
   q.replicates = 1;
   q.control_variate = false;
+  q.greeks.clear();   // the fit needs the base paths only
   const std::int64_t samples = p.regression_paths;
   const std::int64_t blocks = (samples + kSamplesPerBlock - 1) / kSamplesPerBlock;
   const BlockRange mine = block_range(blocks, mpi.rank(), mpi.size());

@@ -54,8 +54,11 @@ SamplePlan plan_samples(const Portfolio& p, const Device& device, const MpiConte
   // larger).
   std::size_t groups = 0;
   for (const PathGroup& g : path_groups(p)) {
-    const std::int64_t nb = PathGroupRun::launch_blocks(g, p.antithetic, Precision::fp64, p.replicates, device, plan.chunk_blocks);
-    groups = std::max(groups, static_cast<std::size_t>(nb) * PathGroupRun::bytes_per_block(g, p.antithetic, Precision::fp64, p.replicates));
+    const int greeks = static_cast<int>(plan_greeks(p, g).slots.size());
+    const std::int64_t nb =
+        PathGroupRun::launch_blocks(g, p.antithetic, Precision::fp64, p.replicates, device, plan.chunk_blocks, greeks);
+    groups = std::max(groups, static_cast<std::size_t>(nb) *
+                                  PathGroupRun::bytes_per_block(g, p.antithetic, Precision::fp64, p.replicates, greeks));
   }
   plan.device_bytes += groups;
   return plan;
@@ -159,7 +162,9 @@ PortfolioRun::PortfolioRun(const Portfolio& p, const SamplePlan& plan, const Dev
     std::size_t work = 0, lanes = 0, blocks = 0;
     for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
       const PathGroup& g = groups_[gi];
-      const std::int64_t nb = PathGroupRun::launch_blocks(g, p.antithetic, precision, p.replicates, device, plan.chunk_blocks);
+      const int greeks = static_cast<int>(plan_greeks(p, g).slots.size());
+      const std::int64_t nb =
+          PathGroupRun::launch_blocks(g, p.antithetic, precision, p.replicates, device, plan.chunk_blocks, greeks);
       // The pilot runs alike on every rank: the same betas everywhere.
       const std::vector<double> betas = p.control_variate ? control_betas(p, g, device, precision) : std::vector<double>{};
       group_runs_.emplace_back(p, g, device, precision, nb, betas, false, tables[gi]);
@@ -167,6 +172,13 @@ PortfolioRun::PortfolioRun(const Portfolio& p, const SamplePlan& plan, const Dev
       for (std::size_t j = 0; j < g.instruments.size(); ++j) {
         shifts_[g.instruments[j]] = run.shifts()[j];
         if (run.controlled()[j]) control_beta_[g.instruments[j]] = betas[j];
+      }
+      // Greek slots after the instruments', group by group.
+      greek_offset_.push_back(greeks_.size());
+      for (std::size_t k = 0; k < run.greek_slots().size(); ++k) {
+        const GreekSlot& s = run.greek_slots()[k];
+        greeks_.push_back({g.instruments[s.instrument], s.name, s.element, {}});
+        greek_shifts_.push_back(run.shifts()[g.instruments.size() + k]);
       }
       work = std::max(work, run.work_doubles());
       lanes = std::max(lanes, run.lane_doubles());
@@ -186,8 +198,9 @@ void PortfolioRun::reset_ranges(std::vector<BlockRange> ranges, std::int64_t ste
   offset_ = 0;
   my_blocks_ = 0;
   for (const BlockRange& r : ranges_) my_blocks_ += r.size();
-  // One tree per instrument and replicate (instrument * replicates + r).
-  sums_.assign(p_.instruments.size() * static_cast<std::size_t>(p_.replicates),
+  // One tree per slot and replicate (slot * replicates + r); the slots are
+  // the instruments, then the Greeks.
+  sums_.assign((p_.instruments.size() + greeks_.size()) * static_cast<std::size_t>(p_.replicates),
                TreeSum(plan_.blocks, ranges_, kMoments));
   // Steps are global: the rank with the most chunks sets the count.
   const double mine = static_cast<double>((my_blocks_ + plan_.chunk_blocks - 1) / plan_.chunk_blocks);
@@ -223,6 +236,15 @@ void PortfolioRun::compute_piece(std::int64_t first, std::int64_t nb) {
         const double* m = group_moments_.data() + static_cast<std::ptrdiff_t>(j * reps + r) * nb * kMoments;
         scan(groups_[g].instruments[j], m, first, nb);
         sums_[groups_[g].instruments[j] * reps + r].add(m, nb);
+      }
+    }
+    const std::size_t n = groups_[g].instruments.size();
+    for (std::size_t k = 0; k < group_runs_[g].greek_slots().size(); ++k) {
+      const std::size_t slot = p_.instruments.size() + greek_offset_[g] + k;
+      for (std::size_t r = 0; r < reps; ++r) {
+        const double* m = group_moments_.data() + static_cast<std::ptrdiff_t>((n + k) * reps + r) * nb * kMoments;
+        scan(greeks_[greek_offset_[g] + k].instrument, m, first, nb);
+        sums_[slot * reps + r].add(m, nb);
       }
     }
   }
@@ -277,20 +299,27 @@ double PortfolioRun::paths_done() const {
   return static_cast<double>(plan_.paths) * blocks / static_cast<double>(std::max<std::int64_t>(1, plan_.blocks));
 }
 
+Estimate PortfolioRun::slot_estimate(std::size_t slot, double shift) {
+  const auto reps = static_cast<std::size_t>(p_.replicates);
+  std::vector<double> replicate_sums;
+  std::vector<double> total;
+  for (std::size_t r = 0; r < reps; ++r) {
+    total = sums_[slot * reps + r].finish(mpi_);
+    replicate_sums.push_back(total[0]);
+  }
+  return p_.sobol ? estimate_from_replicates(shift, replicate_sums, plan_.samples, plan_.paths)
+                  : estimate_from_moments(shift, total[0], total[1], plan_.samples, plan_.paths);
+}
+
 std::vector<Estimate> PortfolioRun::finish() {
   std::vector<Estimate> out;
-  const auto reps = static_cast<std::size_t>(p_.replicates);
   for (std::size_t i = 0; i < p_.instruments.size(); ++i) {
-    std::vector<double> replicate_sums;
-    std::vector<double> total;
-    for (std::size_t r = 0; r < reps; ++r) {
-      total = sums_[i * reps + r].finish(mpi_);
-      replicate_sums.push_back(total[0]);
-    }
-    out.push_back(p_.sobol ? estimate_from_replicates(shifts_[i], replicate_sums, plan_.samples, plan_.paths)
-                           : estimate_from_moments(shifts_[i], total[0], total[1], plan_.samples, plan_.paths));
+    out.push_back(slot_estimate(i, shifts_[i]));
     out.back().control_beta = control_beta_[i];
     out.back().exercise_coefficients = exercise_[i];
+  }
+  for (std::size_t k = 0; k < greeks_.size(); ++k) {
+    greeks_[k].estimate = slot_estimate(p_.instruments.size() + k, greek_shifts_[k]);
   }
   return out;
 }

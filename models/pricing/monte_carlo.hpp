@@ -43,6 +43,15 @@ struct Estimate {
   std::vector<double> exercise_coefficients{};   // american: exercise dates x (degree + 1)
 };
 
+// A Greek of an instrument (greeks.hpp): element = the asset's position in
+// a basket, -1 for a scalar.
+struct GreekEstimate {
+  std::size_t instrument;
+  std::string name;
+  int element;
+  Estimate estimate;
+};
+
 // Moments (sum, sum of squares of x - shift) over n samples -> estimate.
 Estimate estimate_from_moments(double shift, double sum, double sum_sq, std::int64_t samples,
                                std::int64_t paths);
@@ -76,12 +85,14 @@ class PortfolioRun {
   void save(StateWriter& w) const;              // collective
   void restore(StateReader& r);                 // collective
   std::vector<Estimate> finish();               // collective: the estimates on every rank
+  const std::vector<GreekEstimate>& greeks() const { return greeks_; }   // after finish()
 
  private:
   template <class Real>
   void compute_piece(std::int64_t first, std::int64_t nb);
   void scan(std::size_t instrument, const double* moments, std::int64_t first, std::int64_t nb);
   void reset_ranges(std::vector<BlockRange> ranges, std::int64_t steps_done);
+  Estimate slot_estimate(std::size_t slot, double shift);   // collective
 
   const Portfolio& p_;
   SamplePlan plan_;
@@ -94,6 +105,9 @@ class PortfolioRun {
   std::vector<PathGroup> groups_;               // the others, by shared paths
   std::vector<PathGroupRun> group_runs_;
   std::vector<std::vector<double>> exercise_;   // per instrument: its American exercise coefficients
+  std::vector<GreekEstimate> greeks_;           // every group's Greek slots, in order
+  std::vector<double> greek_shifts_;
+  std::vector<std::size_t> greek_offset_;       // per group: its first Greek slot
   GroupScratch scratch_;
   std::vector<double> group_moments_;
   std::vector<TreeSum> sums_;

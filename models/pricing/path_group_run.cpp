@@ -20,10 +20,12 @@ using kernels::pricing::AssetModel;
 using kernels::pricing::AssetStep;
 using kernels::pricing::BasketKind;
 using kernels::pricing::ExerciseStates;
+using kernels::pricing::GreekTerm;
 using kernels::pricing::GroupLaneTree;
 using kernels::pricing::kLanes;
 using kernels::pricing::kMoments;
 using kernels::pricing::PathGroupKernel;
+using kernels::pricing::PathTangent;
 using kernels::pricing::PathView;
 using kernels::pricing::PayoffKind;
 using kernels::pricing::PayoffSpec;
@@ -98,6 +100,50 @@ AssetStep<double> asset_step(const Portfolio& p, const Asset& a) {
 // A typical volatility for the lookback's continuity correction.
 double typical_vol(const Asset& a) { return a.model == "heston" ? std::sqrt(a.theta) : a.vol; }
 
+// An instrument's payoff but for its places in the group's weight and
+// fixing tables (weight_begin, fix_begin, fixings), which the caller sets.
+PayoffSpec<double> payoff_spec(const Portfolio& p, const Instrument& in, int steps) {
+  PayoffSpec<double> s{};
+  s.kind = kind_of(in.type);
+  s.asset = 0;   // single-asset instruments have single-asset groups
+  s.basket = in.basket == "max" ? BasketKind::max : in.basket == "min" ? BasketKind::min : BasketKind::average;
+  s.call = in.call;
+  s.geometric = in.geometric;
+  s.up = in.kind.up;
+  s.knock_in = in.kind.knock_in;
+  s.continuous = in.continuous;
+  s.floating = in.floating;
+  s.strike = in.strike;
+  s.cash = in.cash;
+  s.rebate = in.rebate;
+  s.log_barrier = in.barrier > 0 ? std::log(in.barrier) : 0.0;
+  s.discount = std::exp(-p.rate * in.maturity);
+  // BGK shift with the grid's mean step (the grid is uniform unless
+  // fixings refine it).
+  s.lookback_shift = in.type == "lookback" && in.continuous
+                         ? kernels::kBgkBeta * typical_vol(p.assets[static_cast<std::size_t>(in.asset)]) *
+                               std::sqrt(in.maturity / steps)
+                         : 0.0;
+  return s;
+}
+
+// Per step of a grid: dt, sqrt(dt) and the discount factor e^{-r t_k}.
+struct GridSteps {
+  std::vector<double> dt, sqrt_dt, discount_at;
+};
+
+GridSteps grid_steps(const std::vector<double>& grid, double rate) {
+  GridSteps out;
+  double prev = 0.0;
+  for (double t : grid) {
+    out.dt.push_back(t - prev);
+    out.sqrt_dt.push_back(std::sqrt(t - prev));
+    out.discount_at.push_back(std::exp(-rate * t));
+    prev = t;
+  }
+  return out;
+}
+
 }  // namespace
 
 // The group as double on the host, then as Real on the device.
@@ -110,22 +156,31 @@ struct PathGroupRun::Data {
   Buffer<double> discount_at, shifts, exercise;
   Buffer<PayoffSpec<Real>> payoffs, controls;
   Buffer<double> beta, control_mean;
+  Buffer<GreekTerm> terms;
+  Buffer<int> term_begin;
+  Buffer<PathTangent<Real>> tangents;
+  Buffer<Real> times;
   Buffer<std::uint32_t> directions, scramble;
   Buffer<BridgeStep> bridge;
   std::int64_t max_blocks = 0;
 };
 
-std::size_t PathGroupRun::bytes_per_block(const PathGroup& g, bool antithetic, Precision precision, int replicates) {
+std::size_t PathGroupRun::bytes_per_block(const PathGroup& g, bool antithetic, Precision precision, int replicates,
+                                          int greek_slots) {
   const std::size_t real = precision == Precision::fp32 ? sizeof(float) : sizeof(double);
-  // Log prices and step variances of every asset.
-  const std::size_t path = 2 * (g.grid.size() + 1) * g.assets.size() * (antithetic ? 2 : 1) * real;
-  const std::size_t moments = g.instruments.size() * static_cast<std::size_t>(replicates) * kMoments * sizeof(double);
+  // Log prices and step variances of every asset, and each Greek's value
+  // of the lane's sample.
+  const std::size_t path = 2 * (g.grid.size() + 1) * g.assets.size() * (antithetic ? 2 : 1) * real +
+                           static_cast<std::size_t>(greek_slots) * sizeof(double);
+  const std::size_t moments = (g.instruments.size() + static_cast<std::size_t>(greek_slots)) *
+                              static_cast<std::size_t>(replicates) * kMoments * sizeof(double);
   return static_cast<std::size_t>(kLanes) * (path + moments) + moments;
 }
 
 std::int64_t PathGroupRun::launch_blocks(const PathGroup& g, bool antithetic, Precision precision, int replicates,
-                                         const Device& device, std::int64_t chunk_blocks) {
-  const auto fit = static_cast<std::int64_t>(budget(device) / bytes_per_block(g, antithetic, precision, replicates));
+                                         const Device& device, std::int64_t chunk_blocks, int greek_slots) {
+  const auto fit =
+      static_cast<std::int64_t>(budget(device) / bytes_per_block(g, antithetic, precision, replicates, greek_slots));
   return std::clamp<std::int64_t>(fit, 1, std::max<std::int64_t>(1, chunk_blocks));
 }
 
@@ -145,14 +200,7 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
   for (int i = 0; i < n_assets; ++i) {
     for (int j = 0; j < i; ++j) correlated = correlated || chol[static_cast<std::size_t>(i * n_assets + j)] != 0.0;
   }
-  std::vector<double> dt, sqrt_dt, discount_at;
-  double prev = 0.0;
-  for (double t : g.grid) {
-    dt.push_back(t - prev);
-    sqrt_dt.push_back(std::sqrt(t - prev));
-    discount_at.push_back(std::exp(-p.rate * t));
-    prev = t;
-  }
+  GridSteps grid = grid_steps(g.grid, p.rate);
   std::vector<int> fix_steps;
   std::vector<double> weights;
   // One moment slot per payoff (times the replicates): an instrument's, or
@@ -161,29 +209,9 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
   std::vector<double> slot_beta, control_mean;
   for (std::size_t j = 0; j < g.instruments.size(); ++j) {
     const Instrument& in = p.instruments[g.instruments[j]];
-    PayoffSpec<double> s{};
-    s.kind = kind_of(in.type);
-    s.asset = 0;   // single-asset instruments have single-asset groups
-    s.basket = in.basket == "max" ? BasketKind::max : in.basket == "min" ? BasketKind::min : BasketKind::average;
+    PayoffSpec<double> s = payoff_spec(p, in, steps);
     s.weight_begin = static_cast<int>(weights.size());
     weights.insert(weights.end(), in.weights.begin(), in.weights.end());
-    s.call = in.call;
-    s.geometric = in.geometric;
-    s.up = in.kind.up;
-    s.knock_in = in.kind.knock_in;
-    s.continuous = in.continuous;
-    s.floating = in.floating;
-    s.strike = in.strike;
-    s.cash = in.cash;
-    s.rebate = in.rebate;
-    s.log_barrier = in.barrier > 0 ? std::log(in.barrier) : 0.0;
-    s.discount = std::exp(-p.rate * in.maturity);
-    // BGK shift with the grid's mean step (the grid is uniform unless
-    // fixings refine it).
-    s.lookback_shift = in.type == "lookback" && in.continuous
-                           ? kernels::kBgkBeta * typical_vol(p.assets[static_cast<std::size_t>(in.asset)]) *
-                                 std::sqrt(in.maturity / steps)
-                           : 0.0;
     if (uses_fixings(in)) {
       s.fix_begin = static_cast<int>(fix_steps.size());
       s.fixings = in.fixings;
@@ -213,28 +241,73 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
     }
   }
 
-  // Shifts: each payoff on the path of all-zero normals, in double on the
-  // host, so every backend and precision shifts by the same values.
+  // Greeks: each scenario's assets, grid and payoffs after the base's.
+  const std::size_t n_payoffs = specs.size();
+  if (!pilot) greeks_ = plan_greeks(p, g);
+  for (const Bump& b : greeks_.scenarios) {
+    const Portfolio q = bumped_portfolio(p, g, b);
+    for (int a : g.assets) assets.push_back(asset_step(q, q.assets[static_cast<std::size_t>(a)]));
+    const GridSteps bumped = grid_steps(bumped_grid(g, b), q.rate);
+    grid.dt.insert(grid.dt.end(), bumped.dt.begin(), bumped.dt.end());
+    grid.sqrt_dt.insert(grid.sqrt_dt.end(), bumped.sqrt_dt.begin(), bumped.sqrt_dt.end());
+    grid.discount_at.insert(grid.discount_at.end(), bumped.discount_at.begin(), bumped.discount_at.end());
+    // The base payoff with what the bump moves in it (the discount:
+    // rate, maturity; the lookback's shift: vol, maturity); all else,
+    // tables and policies, held fixed.
+    for (std::size_t j = 0; j < n_payoffs; ++j) {
+      const PayoffSpec<double> moved = payoff_spec(q, q.instruments[g.instruments[j]], steps);
+      PayoffSpec<double> s = specs[j];
+      s.discount = moved.discount;
+      s.lookback_shift = moved.lookback_shift;
+      specs.push_back(s);
+    }
+  }
+  // Pathwise tangents of the base assets (pathwise.hpp).
+  std::vector<PathTangent<double>> tangents;
+  for (const Tangent& t : greeks_.tangents) {
+    const AssetStep<double>& a = assets[static_cast<std::size_t>(t.asset)];
+    tangents.push_back({t.asset, t.vol, t.score, 1.0 / std::exp(a.log_spot), a.carry + 0.5 * a.vol * a.vol, a.vol});
+  }
+  std::vector<int> term_begin(greeks_.scenarios.size() + 2, 0);
+  for (const GreekTerm& t : greeks_.terms) ++term_begin[static_cast<std::size_t>(t.scenario) + 1];
+  for (std::size_t c = 1; c < term_begin.size(); ++c) term_begin[c] += term_begin[c - 1];
+
+  // Shifts: each payoff (Greek) on the path of all-zero normals (of each
+  // scenario), in double on the host, so every backend and precision
+  // shifts by the same values.
   {
     const std::size_t cells = static_cast<std::size_t>(steps + 1) * static_cast<std::size_t>(n_assets);
     std::vector<double> x(cells), var(cells);
     auto zero = [] { return 0.0; };
-    for (int a = 0; a < n_assets; ++a) {
-      double xa = assets[static_cast<std::size_t>(a)].log_spot, va = assets[static_cast<std::size_t>(a)].v0;
-      x[static_cast<std::size_t>(a)] = xa;
-      for (int k = 0; k < steps; ++k) {
-        const auto kk = static_cast<std::size_t>(k);
-        var[kk * static_cast<std::size_t>(n_assets) + static_cast<std::size_t>(a)] =
-            kernels::pricing::step_asset(assets[static_cast<std::size_t>(a)], dt[kk], sqrt_dt[kk], 0.0, xa, va, zero);
-        x[(kk + 1) * static_cast<std::size_t>(n_assets) + static_cast<std::size_t>(a)] = xa;
+    auto zero_path = [&](int c) {
+      for (int a = 0; a < n_assets; ++a) {
+        const AssetStep<double>& as = assets[static_cast<std::size_t>(c * n_assets + a)];
+        double xa = as.log_spot, va = as.v0;
+        x[static_cast<std::size_t>(a)] = xa;
+        for (int k = 0; k < steps; ++k) {
+          const auto kk = static_cast<std::size_t>(k), ck = static_cast<std::size_t>(c * steps + k);
+          var[kk * static_cast<std::size_t>(n_assets) + static_cast<std::size_t>(a)] =
+              kernels::pricing::step_asset(as, grid.dt[ck], grid.sqrt_dt[ck], 0.0, xa, va, zero);
+          x[(kk + 1) * static_cast<std::size_t>(n_assets) + static_cast<std::size_t>(a)] = xa;
+        }
       }
-    }
-    const PathView<double> mv{x.data(), var.data(), 1, n_assets, steps, fix_steps.data(), weights.data(),
-                              discount_at.data(), table.data()};
-    for (std::size_t q = 0; q < specs.size(); ++q) {
+      return PathView<double>{x.data(), var.data(), 1, n_assets, steps, fix_steps.data(), weights.data(),
+                              grid.discount_at.data() + c * steps, table.data()};
+    };
+    const PathView<double> mv = zero_path(0);
+    for (std::size_t q = 0; q < n_payoffs; ++q) {
       double shift = kernels::pricing::path_payoff(specs[q], mv);
       if (slot_beta[q] != 0.0) shift -= slot_beta[q] * (kernels::pricing::path_payoff(controls[q], mv) - control_mean[q]);
       shifts_.push_back(shift);
+    }
+    shifts_.resize(n_payoffs + greeks_.slots.size(), 0.0);
+    for (const GreekTerm& t : greeks_.terms) {
+      const PayoffSpec<double>& spec = specs[static_cast<std::size_t>(t.scenario) * n_payoffs + static_cast<std::size_t>(t.payoff)];
+      const PathView<double> zv = zero_path(t.scenario);
+      shifts_[n_payoffs + static_cast<std::size_t>(t.greek)] +=
+          t.coef * (t.tangent < 0 ? kernels::pricing::path_payoff(spec, zv)
+                                  : kernels::pricing::pathwise_payoff(spec, zv, g.grid.data(),
+                                                                      tangents[static_cast<std::size_t>(t.tangent)]));
     }
   }
 
@@ -247,11 +320,17 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
     for (const auto& a : assets) real_assets.push_back(step_as<Real>(a));
     data->assets = upload(device, real_assets);
     data->cholesky = upload(device, as<Real>(chol));
-    data->dt = upload(device, as<Real>(dt));
-    data->sqrt_dt = upload(device, as<Real>(sqrt_dt));
+    data->dt = upload(device, as<Real>(grid.dt));
+    data->sqrt_dt = upload(device, as<Real>(grid.sqrt_dt));
     data->weights = upload(device, as<Real>(weights));
     data->fix_steps = upload(device, fix_steps);
-    data->discount_at = upload(device, discount_at);
+    data->discount_at = upload(device, grid.discount_at);
+    data->terms = upload(device, greeks_.terms);
+    data->term_begin = upload(device, term_begin);
+    std::vector<PathTangent<Real>> real_tangents;
+    for (const auto& t : tangents) real_tangents.push_back({t.asset, t.vol, t.score, t.inv_spot, t.carry_plus, t.sigma});
+    data->tangents = upload(device, real_tangents);
+    data->times = upload(device, as<Real>(g.grid));
     data->shifts = upload(device, shifts_);
     data->exercise = upload(device, table);
     data->americans = upload(device, americans_);
@@ -265,8 +344,9 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
     data->control_mean = upload(device, control_mean);
     const std::size_t lanes = static_cast<std::size_t>(max_blocks * kLanes);
     cells_ = lanes * (static_cast<std::size_t>(steps) + 1) * static_cast<std::size_t>(n_assets) * (p.antithetic ? 2 : 1);
-    work_doubles_ = (2 * cells_ * sizeof(Real) + sizeof(double) - 1) / sizeof(double);
-    const std::size_t slots = specs.size() * static_cast<std::size_t>(p.replicates);
+    path_doubles_ = (2 * cells_ * sizeof(Real) + sizeof(double) - 1) / sizeof(double);
+    work_doubles_ = path_doubles_ + lanes * greeks_.slots.size();
+    const std::size_t slots = (n_payoffs + greeks_.slots.size()) * static_cast<std::size_t>(p.replicates);
     lane_doubles_ = lanes * slots * kMoments;
     block_doubles_ = static_cast<std::size_t>(max_blocks) * slots * kMoments;
     auto& k = data->kernel;
@@ -285,7 +365,13 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
     k.exercise = data->exercise.data();
     k.payoffs = data->payoffs.data();
     k.shifts = data->shifts.data();
-    k.n_payoffs = static_cast<int>(specs.size());
+    k.n_payoffs = static_cast<int>(n_payoffs);
+    k.n_scenarios = static_cast<int>(greeks_.scenarios.size());
+    k.n_greeks = static_cast<int>(greeks_.slots.size());
+    k.terms = data->terms.data();
+    k.term_begin = data->term_begin.data();
+    k.tangents = data->tangents.data();
+    k.times = data->times.data();
     k.replicates = p.replicates;
     k.controls = data->controls.data();
     k.beta = data->beta.data();
@@ -322,13 +408,14 @@ namespace {
 
 template <class Real, class Data>
 void compute_group(Data& data, const Device& device, std::int64_t first, std::int64_t nb, std::int64_t n_samples,
-                   std::size_t cells, GroupScratch& scratch, std::vector<double>& out) {
+                   std::size_t cells, std::size_t path_doubles, GroupScratch& scratch, std::vector<double>& out) {
   auto kernel = data.kernel;
   kernel.paths = reinterpret_cast<Real*>(scratch.work.data());
   kernel.variance = kernel.paths + cells;
+  kernel.greek_acc = scratch.work.data() + path_doubles;
   kernel.lanes = scratch.lanes.data();
-  // One moment slot per payoff and replicate.
-  const std::int64_t n_payoffs = std::int64_t{kernel.n_payoffs} * kernel.replicates;
+  // One moment slot per payoff (then Greek) and replicate.
+  const std::int64_t n_payoffs = std::int64_t{kernel.n_payoffs + kernel.n_greeks} * kernel.replicates;
   out.assign(static_cast<std::size_t>(n_payoffs * nb * kMoments), 0.0);
   std::vector<double> piece_out;
   for (std::int64_t off = 0; off < nb; off += data.max_blocks) {
@@ -385,9 +472,9 @@ std::vector<double> PathGroupRun::exercise_states(std::int64_t first, std::int64
 void PathGroupRun::compute(std::int64_t first, std::int64_t nb, std::int64_t n_samples, GroupScratch& scratch,
                            std::vector<double>& out) {
   if (fp32_) {
-    compute_group<float>(*fp32_, device_, first, nb, n_samples, cells_, scratch, out);
+    compute_group<float>(*fp32_, device_, first, nb, n_samples, cells_, path_doubles_, scratch, out);
   } else {
-    compute_group<double>(*fp64_, device_, first, nb, n_samples, cells_, scratch, out);
+    compute_group<double>(*fp64_, device_, first, nb, n_samples, cells_, path_doubles_, scratch, out);
   }
 }
 

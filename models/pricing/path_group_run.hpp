@@ -9,6 +9,7 @@
 
 #include "engine/backend/backend.hpp"
 #include "engine/backend/buffer.hpp"
+#include "models/pricing/greeks.hpp"
 #include "models/pricing/portfolio.hpp"
 
 namespace strata::pricing {
@@ -35,7 +36,8 @@ class PathGroupRun {
 
   // Moments of blocks [first, first + nb) of every instrument of the group:
   // out[(kMoments * (j * nb + b)) + m] for its j-th instrument (Sobol':
-  // j = instrument * replicates + replicate).
+  // j = instrument * replicates + replicate), then of its Greek slots
+  // (j = (instruments + slot) * replicates + replicate).
   void compute(std::int64_t first, std::int64_t nb, std::int64_t n_samples, GroupScratch& scratch,
                std::vector<double>& out);
   // The Longstaff-Schwartz regression states (exercise_states.hpp) of
@@ -46,15 +48,17 @@ class PathGroupRun {
   std::size_t work_doubles() const { return work_doubles_; }
   std::size_t lane_doubles() const { return lane_doubles_; }
   std::size_t block_doubles() const { return block_doubles_; }
-  const std::vector<double>& shifts() const { return shifts_; }
+  const std::vector<double>& shifts() const { return shifts_; }   // instruments', then Greek slots'
+  const std::vector<GreekSlot>& greek_slots() const { return greeks_.slots; }
   // Per instrument of the group: whether it has a control variate.
   const std::vector<bool>& controlled() const { return controlled_; }
 
   // Device bytes per block of a launch (path storage and lane moments).
-  static std::size_t bytes_per_block(const PathGroup& g, bool antithetic, Precision precision, int replicates);
+  static std::size_t bytes_per_block(const PathGroup& g, bool antithetic, Precision precision, int replicates,
+                                     int greek_slots = 0);
   // Blocks per launch: as many as fit the backend's working-memory budget.
   static std::int64_t launch_blocks(const PathGroup& g, bool antithetic, Precision precision, int replicates,
-                                    const Device& device, std::int64_t chunk_blocks);
+                                    const Device& device, std::int64_t chunk_blocks, int greek_slots = 0);
 
  private:
   template <class Real>
@@ -65,8 +69,10 @@ class PathGroupRun {
   std::vector<bool> controlled_;
   std::vector<int> americans_;   // payoff slots of the group's Americans
   int exercise_row_ = 0;         // their exercise dates, summed
+  GreekPlan greeks_;
   Device device_;
   std::size_t cells_ = 0;   // path cells of a launch (the variances follow them)
+  std::size_t path_doubles_ = 0;   // of work: the paths; the Greeks' lane values follow
   std::size_t work_doubles_ = 0, lane_doubles_ = 0, block_doubles_ = 0;
 };
 

@@ -9,6 +9,7 @@
 #include "engine/config/config.hpp"
 #include "engine/config/schema.hpp"
 #include "engine/runtime/error.hpp"
+#include "models/pricing/greeks.hpp"
 #include "models/pricing/instrument_fields.hpp"
 #include "models/pricing/sobol_directions.hpp"
 
@@ -44,6 +45,19 @@ void declare_schema(Schema& s) {
             "scratch) and report the last repetition's seconds as warm_seconds: a warm timing for benchmarks; "
             "every repetition gives the same bits")
       .restart_safe = true;
+  s.string_list("pricing.greeks", std::vector<std::string>{},
+                "sensitivities of every instrument, of \"delta\", \"gamma\", \"vega\", \"rho\", \"theta\" (and Heston's "
+                "\"vega_v0\", \"vega_theta\", \"vega_xi\"): "
+                "delta, and vega on GBM, pathwise for european, asian, basket and lookback payoffs, a digital's "
+                "delta on GBM by likelihood ratio; the others by "
+                "central differences of paths re-simulated from the same random numbers with the input bumped "
+                "(spot, vol, Heston v0/theta/xi and maturity by 1%, rate by 1e-3). Units: per 1.0 of the input: "
+                "delta per unit of spot, gamma per unit of spot squared, vega per 1.0 of volatility (not per 1%), "
+                "rho per 1.0 of rate, theta = dV/dt per year of calendar time (-dV/dT). Written as "
+                "/pricing/<name>/<greek> with <greek>_stderr; baskets: delta, gamma (diagonal) and vega per asset. "
+                "Heston assets: vega gives vega_v0, vega_theta, vega_xi (each may be asked alone by that name; other "
+                "models have none of them). Greeks are of the plain payoff (no "
+                "control variate)");
   s.real("pricing.rate", 0.0, "1/year", Range{-1.0, 1.0}, "continuously compounded risk-free rate");
   s.integer("pricing.chunk_paths", 0, "paths", Range{0.0, 9007199254740992.0},
             "paths per chunk on each rank (memory does not grow with paths); 0 picks one for the backend. "
@@ -226,6 +240,12 @@ Portfolio read_portfolio(const Config& c) {
   p.control_variate = c.boolean("pricing.control_variate");
   p.regression_paths = c.integer("pricing.regression_paths");
   p.repeat = static_cast<int>(c.integer("pricing.repeat"));
+  for (const std::string& g : c.strings("pricing.greeks")) {
+    if (std::find(kGreekNames.begin(), kGreekNames.end(), g) == kGreekNames.end()) {
+      c.fail("pricing.greeks", "unknown greek \"" + g + "\" (expected delta, gamma, vega, rho, theta, vega_v0, vega_theta or vega_xi)");
+    }
+    if (std::find(p.greeks.begin(), p.greeks.end(), g) == p.greeks.end()) p.greeks.push_back(g);
+  }
 
   for (std::size_t i = 0; i < c.count("pricing.asset"); ++i) {
     const std::string k = "pricing.asset." + std::to_string(i) + ".";
@@ -375,10 +395,11 @@ std::vector<PathGroup> all_groups(const Portfolio& p) {
   return groups;
 }
 
-// Sobol' and control-variate runs take every instrument through a path
-// group (the single-draw sampler reads Philox only and has no control).
+// Sobol', control-variate and Greeks runs take every instrument through a
+// path group (the single-draw sampler reads Philox only, has no control and
+// no scenarios).
 bool lone_european(const Portfolio& p, const PathGroup& g) {
-  return !p.sobol && !p.control_variate && g.instruments.size() == 1 && terminal_only(p, p.instruments[g.instruments.front()]);
+  return !p.sobol && !p.control_variate && p.greeks.empty() && g.instruments.size() == 1 && terminal_only(p, p.instruments[g.instruments.front()]);
 }
 
 }  // namespace

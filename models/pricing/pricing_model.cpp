@@ -19,6 +19,8 @@
 #include "engine/runtime/timers.hpp"
 #include "kernels/pricing/black_scholes.hpp"
 #include "kernels/pricing/sample_blocks.hpp"
+#include "models/pricing/greeks.hpp"
+#include "models/pricing/greeks_report.hpp"
 #include "models/pricing/longstaff_schwartz.hpp"
 #include "models/pricing/monte_carlo.hpp"
 #include "models/pricing/portfolio.hpp"
@@ -83,7 +85,8 @@ void write_exercise(H5Output& out, bool root, const Portfolio& p, const Instrume
   out.scalar(g + "/regression_paths", p.regression_paths, "paths");
 }
 
-void write_results(H5Output& out, bool root, const Portfolio& p, const std::vector<Estimate>& est) {
+void write_results(H5Output& out, const Portfolio& p, const std::vector<Estimate>& est,
+                   const std::vector<GreekEstimate>& greeks, bool root) {
   H5Table summary;
   std::vector<std::string> name, type, option;
   std::vector<double> strike, maturity, price, se, lo, hi, ref;
@@ -142,6 +145,8 @@ void write_results(H5Output& out, bool root, const Portfolio& p, const std::vect
     for (const Estimate& e : est) beta.push_back(e.control_beta);   // NaN: no control
     summary.columns.push_back({"control_beta", "", beta});
   }
+  write_greeks(out, p, greeks, root);
+  add_greek_columns(summary, p, greeks);
   out.table("/pricing/summary", summary);
 }
 
@@ -186,13 +191,16 @@ class PricingModel final : public Model {
     for (const PathGroup& g : path_groups(p)) {
       std::string names;
       for (int a : g.assets) names += (names.empty() ? "" : "+") + p.assets[static_cast<std::size_t>(a)].name;
-      const std::int64_t nb = PathGroupRun::launch_blocks(g, p.antithetic, ctx.precision, p.replicates, ctx.device, plan.chunk_blocks);
+      const GreekPlan gp = plan_greeks(p, g);
+      const int greeks = static_cast<int>(gp.slots.size());
+      const std::int64_t nb =
+          PathGroupRun::launch_blocks(g, p.antithetic, ctx.precision, p.replicates, ctx.device, plan.chunk_blocks, greeks);
       std::snprintf(text, sizeof text,
                     "      path group on %s: %zu instrument(s), %zu steps per path to T = %g; launches of %lld "
                     "blocks, %.1f MiB\n",
                     names.c_str(), g.instruments.size(), g.grid.size(),
                     g.grid.back(), static_cast<long long>(nb),
-                    static_cast<double>(nb) * static_cast<double>(PathGroupRun::bytes_per_block(g, p.antithetic, ctx.precision, p.replicates)) /
+                    static_cast<double>(nb) * static_cast<double>(PathGroupRun::bytes_per_block(g, p.antithetic, ctx.precision, p.replicates, greeks)) /
                         (1 << 20));
       ctx.out << text;
       const std::size_t bytes = regression_bytes(p, g, ctx.mpi.size());
@@ -201,6 +209,12 @@ class PricingModel final : public Model {
                       "      Longstaff-Schwartz regression pass first: %lld independent paths, %.1f MiB of exercise "
                       "states per rank\n",
                       static_cast<long long>(p.regression_paths), static_cast<double>(bytes) / (1 << 20));
+        ctx.out << text;
+      }
+      if (greeks > 0) {
+        std::snprintf(text, sizeof text,
+                      "      Greeks: %d value(s); each path simulated %zu more time(s) with an input bumped\n", greeks,
+                      gp.scenarios.size());
         ctx.out << text;
       }
     }
@@ -454,12 +468,17 @@ class PricingSimulation final : public Simulation {
         throw NumericalError("non-finite estimate for instrument " + portfolio_.instruments[i].name);
       }
     }
+    for (const GreekEstimate& g : run_.greeks()) {
+      if (!std::isfinite(g.estimate.price) || !std::isfinite(g.estimate.standard_error)) {
+        throw NumericalError("non-finite " + g.name + " of instrument " + portfolio_.instruments[g.instrument].name);
+      }
+    }
     const double warm = warm_seconds(est);
     {
       auto t = ctx_.timers.scope("output");
-      if (ctx_.output != nullptr) write_results(*ctx_.output, ctx_.mpi.root(), portfolio_, est);
+      if (ctx_.output != nullptr) write_results(*ctx_.output, portfolio_, est, run_.greeks(), ctx_.mpi.root());
     }
-    ctx_.out << "\n" << format_table(portfolio_, est);
+    ctx_.out << "\n" << format_table(portfolio_, est) << format_greeks(portfolio_, run_.greeks());
     const double seconds = ctx_.mpi.max(ctx_.timers.seconds("compute"));
     // Paths computed by this process (a restart computes only what its
     // checkpoint lacked), over all ranks.

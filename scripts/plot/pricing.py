@@ -3,7 +3,7 @@
 against the number of paths, with the reference price as a line.
 
     scripts/plot/pricing.py OUT.h5 [--instrument NAME] [--levels K]
-                            [--strata build/strata] [--out DIR] [--qmc]
+                            [--strata build/strata] [--out DIR] [--qmc | --greeks]
 
 The run's stored configuration (/config) is priced again at paths / 2^k,
 k = 1..K (default 6), with the same seed, so the points are the run's
@@ -16,6 +16,11 @@ the stored configuration at each path count with pricing.sampler =
 "philox" and = "sobol" (its replicates, default 16), the standard errors
 on log-log axes with N^-1/2 and N^-1 guides, to
 DIR/<stem>_<instrument>_qmc.png.
+
+--greeks draws instead the run's Greeks (pricing.greeks) as bars, one
+panel per Greek (each has its own units), one bar per instrument (per
+asset on baskets), with 2-standard-error whiskers and a marker at the
+closed form where one exists, to DIR/<stem>_greeks.png. No rerun.
 """
 
 import argparse
@@ -62,6 +67,57 @@ def rerun(strata, cfg, tmp, paths, extra=()):
     return results(h5)
 
 
+GREEK_ORDER = ["delta", "gamma", "vega", "vega_v0", "vega_theta", "vega_xi", "rho", "theta"]
+
+
+def greeks_of(path, names):
+    """{greek: [(label, value, stderr, reference or None)]} of the instruments named."""
+    out = {}
+    with h5py.File(path, "r") as f:
+        for name in names:
+            g = f["pricing"][name]
+            for greek in GREEK_ORDER:
+                if greek not in g:
+                    continue
+                value, se = g[greek][()], g[greek + "_stderr"][()]
+                ref = g[greek + "_reference"][()] if greek + "_reference" in g else None
+                if value.shape == ():
+                    out.setdefault(greek, []).append((name, float(value), float(se), ref))
+                else:
+                    assets = [a.decode() if isinstance(a, bytes) else str(a) for a in g[greek].attrs["assets"]]
+                    for a, v, e in zip(assets, value, se):
+                        out.setdefault(greek, []).append((f"{name}[{a}]", float(v), float(e), None))
+    return out
+
+
+def greeks_plot(args, names, stem):
+    """Bars of each Greek with 2-sigma whiskers and closed-form markers."""
+    greeks = greeks_of(args.output, names)
+    if not greeks:
+        sys.exit(f"{args.output}: no Greeks (set pricing.greeks)")
+    fig, axes = plt.subplots(len(greeks), 1, figsize=(7.0, 2.2 * len(greeks)), squeeze=False)
+    for ax, greek in zip(axes[:, 0], [g for g in GREEK_ORDER if g in greeks]):
+        rows = greeks[greek]
+        x = range(len(rows))
+        ax.bar(x, [r[1] for r in rows], yerr=[2 * r[2] for r in rows], capsize=3, color="tab:blue",
+               label="Monte Carlo, 2 se")
+        refs = [(i, r[3]) for i, r in enumerate(rows) if r[3] is not None]
+        if refs:
+            ax.plot([i for i, _ in refs], [v for _, v in refs], "kD", markersize=5, label="closed form or semi-analytic")
+        ax.axhline(0.0, color="k", linewidth=0.5)
+        ax.set_xticks(list(x))
+        ax.set_xticklabels([r[0] for r in rows], rotation=30, ha="right", fontsize=8)
+        ax.set_ylabel(greek)
+        ax.legend(fontsize=7)
+    axes[0, 0].set_title(f"{stem}: Greeks")
+    fig.tight_layout()
+    os.makedirs(args.out, exist_ok=True)
+    png = os.path.join(args.out, f"{stem}_greeks.png")
+    fig.savefig(png, dpi=120)
+    plt.close(fig)
+    print(png)
+
+
 def qmc_plot(args, cfg, tmp, names, total, stem):
     """Standard error against paths, Philox and Sobol', per instrument."""
     samplers = {"philox": "Monte Carlo (Philox)", "sobol": "quasi-Monte Carlo (scrambled Sobol')"}
@@ -104,6 +160,7 @@ def main():
     ap.add_argument("--strata", default=os.path.join("build", "strata"), help="the strata binary")
     ap.add_argument("--out", default=".", help="folder for the PNG files")
     ap.add_argument("--qmc", action="store_true", help="the Sobol'-against-Philox standard-error plot instead")
+    ap.add_argument("--greeks", action="store_true", help="a bar chart of the run's Greeks instead")
     args = ap.parse_args()
 
     final = results(args.output)
@@ -111,10 +168,13 @@ def main():
     for name in names:
         if name not in final:
             sys.exit(f"{args.output}: no instrument {name!r} (has: {', '.join(sorted(final))})")
+    stem = os.path.splitext(os.path.basename(args.output))[0]
+    if args.greeks:
+        greeks_plot(args, names, stem)
+        return
     total = next(iter(final.values()))[0]
     series = {name: [] for name in names}
     os.makedirs(args.out, exist_ok=True)
-    stem = os.path.splitext(os.path.basename(args.output))[0]
     with tempfile.TemporaryDirectory() as tmp:
         cfg = os.path.join(tmp, "run.toml")
         with open(cfg, "w", encoding="utf-8") as f:
