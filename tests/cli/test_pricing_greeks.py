@@ -267,7 +267,7 @@ assets = ["A"]
 """
 
     def test_unknown_greek(self):
-        self.check_bad("pricing.greeks", ["bad.toml:", '"vanna"', "expected delta, gamma, vega, rho or theta"],
+        self.check_bad("pricing.greeks", ["bad.toml:", '"vanna"', "expected delta, gamma, vega, rho, theta, vega_v0, vega_theta or vega_xi"],
                        greeks='["delta", "vanna"]')
 
     def test_not_a_list(self):
