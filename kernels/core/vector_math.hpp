@@ -1,4 +1,4 @@
-// exp, log, cos and sin that GCC turns into calls of glibc's vector math
+// exp, log, cos, sin and erfc that GCC turns into calls of glibc's vector math
 // library (libmvec: _ZGV<isa>N<width>v_<name>, e.g. _ZGVdN4v_exp for four
 // doubles on AVX2) inside a `#pragma omp simd` loop on the host, and into
 // the scalar libm (host) or CUDA (device) functions everywhere else.
@@ -33,10 +33,12 @@ STRATA_LIBMVEC_FUNCTION(double, exp, exp)
 STRATA_LIBMVEC_FUNCTION(double, log, log)
 STRATA_LIBMVEC_FUNCTION(double, cos, cos)
 STRATA_LIBMVEC_FUNCTION(double, sin, sin)
+STRATA_LIBMVEC_FUNCTION(double, erfc, erfc)   // libmvec has erfc since glibc 2.35
 STRATA_LIBMVEC_FUNCTION(float, exp, expf)
 STRATA_LIBMVEC_FUNCTION(float, log, logf)
 STRATA_LIBMVEC_FUNCTION(float, cos, cosf)
 STRATA_LIBMVEC_FUNCTION(float, sin, sinf)
+STRATA_LIBMVEC_FUNCTION(float, erfc, erfcf)
 #undef STRATA_LIBMVEC_FUNCTION
 #else
 #define STRATA_VECTOR_MATH 0
@@ -49,5 +51,7 @@ template <class Real>
 STRATA_HD inline Real cos(Real x) { return std::cos(x); }
 template <class Real>
 STRATA_HD inline Real sin(Real x) { return std::sin(x); }
+template <class Real>
+STRATA_HD inline Real erfc(Real x) { return std::erfc(x); }
 }  // namespace strata::vmath
 #endif
