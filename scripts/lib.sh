@@ -17,7 +17,10 @@ STRATA_SLURM_PACKAGES=(slurm-wlm slurm-wlm-basic-plugins munge libpmix-dev)
 strata_log() { printf 'strata: %s\n' "$*" >&2; }
 
 # Installs the packages that are not installed yet; silent when none is missing.
+# STRATA_NO_APT=1 (an offline machine whose dependencies come from a private
+# prefix, scripts/gpu/build-and-test) skips it.
 strata_ensure_packages() {
+  [ "${STRATA_NO_APT:-0}" = 1 ] && return 0
   local missing=() p
   for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
