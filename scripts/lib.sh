@@ -3,6 +3,8 @@
 
 STRATA_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 STRATA_BUILD_DIR=${STRATA_BUILD_DIR:-$STRATA_ROOT/build}
+# Debian's python3 has python3-h5py; an offline GPU machine names its own.
+STRATA_PYTHON=${STRATA_PYTHON:-/usr/bin/python3}
 
 # Debian packages (SPEC.md). The CUDA toolkit is not among them: it is used
 # where /usr/local/cuda or nvcc already exists.
