@@ -1,4 +1,5 @@
 #include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
 
 #include <string>
 
@@ -100,5 +101,8 @@ void copy_to_device(void* dst, const void* src, std::size_t bytes) {
 void synchronize() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
 
 void check_launch(const char* what) { check(cudaGetLastError(), what); }
+
+void range_push(const char* name) noexcept { nvtxRangePushA(name); }
+void range_pop() noexcept { nvtxRangePop(); }
 
 }  // namespace strata::cuda

@@ -38,4 +38,24 @@ void synchronize();
 // Throws strata::Error naming `what` if the last launch failed.
 void check_launch(const char* what);
 
+// `strata doctor --probe` on the current device: measured rates beside the
+// peaks its attributes imply (0 where the runtime does not report what a
+// peak needs, or for an architecture this build does not know).
+struct DeviceProbe {
+  std::size_t bytes = 0;              // per buffer of the copies
+  double copy_gbps = 0;               // device-memory copy kernel, bytes read plus written
+  double fma64_gflops = 0, fma32_gflops = 0;   // 2 flops per FMA
+  double h2d_gbps = 0, d2h_gbps = 0;  // cudaMemcpy from and to pinned host memory
+  double peak_copy_gbps = 0;          // 2 (double data rate) x memory clock x bus width
+  double peak_fma64_gflops = 0, peak_fma32_gflops = 0;   // SMs x FMA lanes per SM x 2 x SM clock
+  int sm_clock_khz = 0;
+};
+DeviceProbe probe_device();
+
+// NVTX ranges (header-only NVTX 3 from the toolkit), so that `nsys profile`
+// shows strata's timer phases by name; nearly free when no profiler is
+// attached, and no-ops in a host-only build.
+void range_push(const char* name) noexcept;
+void range_pop() noexcept;
+
 }  // namespace strata::cuda

@@ -22,5 +22,8 @@ void copy_to_host(void*, const void*, std::size_t) { unavailable(); }
 void copy_to_device(void*, const void*, std::size_t) { unavailable(); }
 void synchronize() {}
 void check_launch(const char*) {}
+DeviceProbe probe_device() { unavailable(); }
+void range_push(const char*) noexcept {}
+void range_pop() noexcept {}
 
 }  // namespace strata::cuda

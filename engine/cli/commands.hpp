@@ -35,7 +35,7 @@ struct RunArgs {
 // the rest.
 int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args);
 int models_command(std::ostream& out, const std::string& name, bool markdown);
-int doctor_command(const MpiContext& mpi, std::ostream& out);
+int doctor_command(const MpiContext& mpi, std::ostream& out, bool probe = false);
 int validate_command(const MpiContext& mpi, std::ostream& out, const std::string& backend,
                      const std::string& precision);
 

@@ -2,6 +2,7 @@
 #include <omp.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <thread>
@@ -14,9 +15,11 @@
 #include "engine/grid/grid.hpp"
 #include "engine/io/h5_output.hpp"
 #include "engine/runtime/build_info.hpp"
+#include "engine/runtime/device_health.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
+#include "engine/runtime/probe.hpp"
 #include "engine/runtime/rng_check.hpp"
 #include "engine/runtime/timers.hpp"
 
@@ -77,7 +80,44 @@ std::string cuda_version_text(int v) {
 
 }  // namespace
 
-int doctor_command(const MpiContext& mpi, std::ostream& out) {
+namespace {
+
+// `doctor --probe`: rank 0 alone measures (ranks sharing a node would
+// otherwise share its memory bandwidth and cores), the others wait.
+void print_probe(const MpiContext& mpi, const Device& device, std::ostream& out) {
+  char line[320];
+  out << "\nprobe (rank 0; rates measured here, peaks from the device's own attributes)\n";
+  mpi.collective([&] {
+    if (mpi.rank() != 0) return;
+    const HostProbe h = probe_host();
+    std::snprintf(line, sizeof line,
+                  "  host copy     %.1f GB/s on %d thread(s), %.1f GB/s on one (bytes read plus written, %zu MiB "
+                  "arrays)\n"
+                  "  host FMA      fp64 %.1f GFLOP/s a core, %.1f on %d thread(s); fp32 %.1f a core, %.1f on %d\n",
+                  h.copy_gbps_all, h.threads, h.copy_gbps_core, h.array_bytes >> 20, h.fma64_gflops_core,
+                  h.fma64_gflops_all, h.threads, h.fma32_gflops_core, h.fma32_gflops_all, h.threads);
+    out << line;
+    if (device.ordinal < 0) {
+      out << "  GPU           none on rank 0 (backend auto chose the host)\n";
+      return;
+    }
+    const cuda::DeviceProbe d = cuda::probe_device();
+    auto pct = [](double v, double peak) { return peak > 0 ? 100.0 * v / peak : 0.0; };
+    std::snprintf(line, sizeof line,
+                  "  cuda:%d copy   %.0f GB/s of %.0f peak (%.0f%%; bytes read plus written, %zu MiB buffers)\n"
+                  "  cuda:%d FMA    fp64 %.0f GFLOP/s of %.0f peak (%.0f%%); fp32 %.0f of %.0f (%.0f%%); SM clock %d MHz\n"
+                  "  cuda:%d PCIe   host to device %.1f GB/s, device to host %.1f GB/s (pinned)\n",
+                  device.ordinal, d.copy_gbps, d.peak_copy_gbps, pct(d.copy_gbps, d.peak_copy_gbps), d.bytes >> 20,
+                  device.ordinal, d.fma64_gflops, d.peak_fma64_gflops, pct(d.fma64_gflops, d.peak_fma64_gflops),
+                  d.fma32_gflops, d.peak_fma32_gflops, pct(d.fma32_gflops, d.peak_fma32_gflops), d.sm_clock_khz / 1000,
+                  device.ordinal, d.h2d_gbps, d.d2h_gbps);
+    out << line;
+  });
+}
+
+}  // namespace
+
+int doctor_command(const MpiContext& mpi, std::ostream& out, bool probe) {
   out << build::version_line() << "\n\nbuild\n" << build::build_flags_report();
   out << "\nMPI\n  library       " << mpi.library_version() << "\n  ranks         " << mpi.size() << " ("
       << mpi.launcher() << "), " << mpi.local_size() << " on this node\n"
@@ -106,13 +146,20 @@ int doctor_command(const MpiContext& mpi, std::ostream& out) {
                     i.name.c_str(), i.cc_major, i.cc_minor, static_cast<double>(i.total_memory) / (1 << 30),
                     i.multiprocessors, i.pci_bus_id.c_str());
       out << line;
+      out << "                MIG mode " << mig_mode_text(i.pci_bus_id) << "\n";
     }
   }
-  // What `backend = "auto"` would give every rank.
+  // What `backend = "auto"` would give every rank (and the MIG instance a
+  // rank is confined to, which CUDA_VISIBLE_DEVICES names as MIG-<uuid>).
   const Device device = select_device("auto", mpi);
-  const auto names = mpi.gather_strings(device.name);
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::string mig = visible != nullptr && std::string(visible).rfind("MIG-", 0) == 0
+                              ? std::string(", MIG instance ") + visible
+                              : std::string();
+  const auto names = mpi.gather_strings(device.name + (device.ordinal >= 0 ? mig : std::string()));
   out << "\nbackend auto\n";
   for (std::size_t r = 0; r < names.size(); ++r) out << "  rank " << r << "        " << names[r] << "\n";
+  if (probe) print_probe(mpi, device, out);
   return 0;
 }
 

@@ -75,7 +75,11 @@ int main(int argc, char** argv) {
   models->add_option("NAME", model_name, "model");
   models->add_flag("--markdown", markdown, "print the whole input reference (docs/inputs.md)");
 
+  bool probe = false;
   auto* doctor = app.add_subcommand("doctor", "devices, driver and runtime, MPI, HDF5, build flags");
+  doctor->add_flag("--probe", probe,
+                   "also measure copy bandwidth, FMA rates and host-device transfers (host and rank 0's GPU), "
+                   "beside the peaks the device reports");
 
   std::string val_backend, val_precision = "fp64";
   auto* validate = app.add_subcommand("validate", "analytic self-checks of every model: a pass/fail table");
@@ -130,7 +134,7 @@ int main(int argc, char** argv) {
   try {
     if (*run) return strata::run_command(mpi, out, run_args);
     if (*models) return strata::models_command(out, model_name, markdown);
-    if (*doctor) return strata::doctor_command(mpi, out);
+    if (*doctor) return strata::doctor_command(mpi, out, probe);
     if (*validate) return strata::validate_command(mpi, out, val_backend, val_precision);
     if (*sweep) return strata::sweep_command(mpi, out, sweep_args);
   } catch (const strata::Error& e) {

@@ -18,6 +18,7 @@
 #include "engine/io/h5_output.hpp"
 #include "engine/io/output_files.hpp"
 #include "engine/runtime/build_info.hpp"
+#include "engine/runtime/device_health.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
@@ -327,6 +328,8 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
 
   RunContext ctx{mpi, &*cfg, device, precision, timers, &*h5, out};
   ctx.restarting = !checkpoint.empty();
+  DeviceHealth health(device, settings.device_every_seconds);
+  ctx.health = &health;
   std::unique_ptr<Simulation> sim;
   try {
     mpi.collective([&] { sim = model->start(ctx); });
@@ -340,6 +343,7 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
     }
     const LoopResult loop = run_steps(*sim, ctx, store, header, settings);
     if (loop.stopped) {
+      health.write(*h5, mpi);
       Timers::write(*h5, timers.summarize(mpi));
       h5->set_status("stopped: checkpointed");
       out << "\nstopped on " << loop.reason << " at step " << sim->steps_done() << " of " << sim->steps()
@@ -350,6 +354,7 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
     Performance perf;
     mpi.collective([&] { perf = sim->finish(); });
     const auto summary = timers.summarize(mpi);
+    health.write(*h5, mpi);
     Timers::write(*h5, summary);
     write_performance(*h5, perf);
     h5->set_status("complete");
@@ -365,6 +370,7 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
         if (sim) sim->flush_output(false);
         if (sim && e.code() == ExitCode::numerical) sim->record_failure();
         if (sim) sim->flush_output(false);
+        health.write(*h5, mpi);
         h5->set_status(std::string("failed: ") + e.what());
       } catch (const Error&) {
         // The file system itself failed; the original error is the one to report.

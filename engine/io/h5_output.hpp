@@ -58,6 +58,8 @@ class H5Output {
   void table(const std::string& path, const H5Table& table);
   void group(const std::string& path);
   bool exists(const std::string& path) const;
+  // Unlinks a group or dataset if it exists (collective).
+  void remove(const std::string& path) { unlink_existing(path); }
 
   // A distributed 2-D dataset [total_rows, width] (1-D [total_rows] when
   // width is 0): this rank writes rows [row_offset, row_offset + rows) from

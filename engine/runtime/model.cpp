@@ -68,6 +68,12 @@ void declare_run_schema(Schema& s) {
             "all-reduced NaN/Inf check of the model's state every N steps (and always at the end); 0 = only at "
             "the end")
       .restart_safe = true;
+  s.real("health.device_every_seconds", 10.0, "s", Range{0.0, 86400.0},
+         "sample each rank's GPU through NVML (utilization, memory used, temperature, power, SM clock, clock-event "
+         "(throttle) reasons, ECC counts) every this many seconds into /health/<rank> of the output, and warn on the "
+         "progress line when a GPU throttles or reports new ECC errors; 0 = off. Absent without a GPU or an NVIDIA "
+         "driver")
+      .restart_safe = true;
 }
 
 Schema schema_for(const std::string& model) {

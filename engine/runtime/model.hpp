@@ -18,6 +18,7 @@ namespace strata {
 class MpiContext;
 class H5Output;
 class Timers;
+class DeviceHealth;
 class Simulation;
 
 // Everything a model run needs from the engine.
@@ -32,6 +33,7 @@ struct RunContext {
   // start() is followed by Simulation::restore(): the output file is a
   // restarted run's, so the model must not write its initial output again.
   bool restarting = false;
+  DeviceHealth* health = nullptr;   // the NVML sampler of `strata run` (warnings each step)
 };
 
 // One line of `strata validate`: an analytic self-check and its verdict.

@@ -55,6 +55,16 @@ void Progress::update(double done) {
   draw(done, false);
 }
 
+void Progress::warn(const std::string& text) {
+  if (!enabled_ || text.empty()) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (text == last_warning_ && std::chrono::duration<double>(now - last_warned_).count() < 60.0) return;
+  last_warning_ = text;
+  last_warned_ = now;
+  std::printf("%swarning: %s\n", drawn_ && tty_ && !finished_ ? "\n" : "", text.c_str());
+  std::fflush(stdout);
+}
+
 void Progress::finish() {
   if (!enabled_ || finished_) return;
   if (drawn_) draw(total_, true);

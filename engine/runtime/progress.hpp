@@ -19,6 +19,9 @@ class Progress {
   // done: work units finished so far, whole run (estimate from rank 0's share).
   void update(double done);
   void finish();
+  // A warning on a line of its own (a drawn tty line is ended first); at
+  // most once a minute for the same text.
+  void warn(const std::string& text);
 
  private:
   void draw(double done, bool final);
@@ -28,6 +31,8 @@ class Progress {
   std::chrono::steady_clock::time_point start_, last_draw_;
   int last_decile_ = 0;
   bool drawn_ = false, finished_ = false;
+  std::string last_warning_;
+  std::chrono::steady_clock::time_point last_warned_{};
 };
 
 std::string human_rate(double per_second);   // 1.23e+08 -> "123 M"

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "engine/config/config.hpp"
+#include "engine/runtime/device_health.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
@@ -67,6 +68,7 @@ LoopSettings LoopSettings::from(const Config& c, const std::string& max_walltime
   s.checkpoint_every_seconds = c.real("checkpoint.every_seconds");
   s.keep = static_cast<int>(c.integer("checkpoint.keep"));
   s.health_every_steps = c.integer("health.every_steps");
+  s.device_every_seconds = c.real("health.device_every_seconds");
   if (!max_walltime_option.empty()) {
     s.max_walltime = parse_walltime(max_walltime_option, "--max-walltime " + max_walltime_option);
   } else {
@@ -129,8 +131,10 @@ LoopResult run_steps(Simulation& sim, RunContext& ctx, CheckpointStore& store, C
     if (done == s.inject_nan_step && mpi.rank() == s.inject_nan_rank) sim.inject_nonfinite();
     if (s.health_every_steps > 0 && done % s.health_every_steps == 0) check_health(mpi, sim, done);
 
-    // One all-reduce a step: [signal, wall-time stop, seconds cadence, slowest step].
-    double flags[4] = {static_cast<double>(stop_signal()), 0, 0, process_seconds() - t0};
+    // One all-reduce a step: [signal, wall-time stop, seconds cadence, slowest
+    // step, device health events (DeviceHealth's bits)].
+    double flags[5] = {static_cast<double>(stop_signal()), 0, 0, process_seconds() - t0,
+                       static_cast<double>(ctx.health != nullptr ? ctx.health->take_events() : 0)};
     if (mpi.root()) {
       const double now = process_seconds();
       // Stop while the next step and a checkpoint still fit, with a margin
@@ -139,8 +143,9 @@ LoopResult run_steps(Simulation& sim, RunContext& ctx, CheckpointStore& store, C
       if (s.max_walltime > 0 && now + step_cost + 1.5 * checkpoint_estimate + 1.0 >= s.max_walltime) flags[1] = 1;
       if (s.checkpoint_every_seconds > 0 && now - last_checkpoint >= s.checkpoint_every_seconds) flags[2] = 1;
     }
-    MPI_Allreduce(MPI_IN_PLACE, flags, 4, MPI_DOUBLE, MPI_MAX, mpi.comm());
+    MPI_Allreduce(MPI_IN_PLACE, flags, 5, MPI_DOUBLE, MPI_MAX, mpi.comm());
     step_cost = flags[3];
+    if (flags[4] != 0) progress.warn(DeviceHealth::describe(static_cast<int>(flags[4])));
     progress.update(sim.work_done());
 
     if (done >= sim.steps()) break;   // the run is complete: nothing to save or stop for

@@ -21,6 +21,7 @@ struct LoopSettings {
   int keep = 2;
   double max_walltime = 0;                   // seconds since process start; 0: none
   std::int64_t health_every_steps = 100;     // 0: only at the end
+  double device_every_seconds = 10;          // NVML sampler cadence (DeviceHealth); 0: off
   // Test-only switches, from the environment (STRATA_TEST_STEP_DELAY_MS,
   // STRATA_TEST_INJECT_NAN=STEP[:RANK]): slow each step down so a test can
   // signal a run mid-way on any machine; put a NaN into one rank's state.

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/backend/cuda_runtime.hpp"
+
 namespace strata {
 
 class MpiContext;
@@ -14,8 +16,14 @@ class Timers {
  public:
   class Scope {
    public:
-    Scope(Timers& t, std::string phase) : timers_(t), phase_(std::move(phase)), start_(Clock::now()) {}
-    ~Scope() { timers_.add(phase_, std::chrono::duration<double>(Clock::now() - start_).count()); }
+    // Each phase is also an NVTX range of its name (a CUDA build under nsys).
+    Scope(Timers& t, std::string phase) : timers_(t), phase_(std::move(phase)), start_(Clock::now()) {
+      cuda::range_push(phase_.c_str());
+    }
+    ~Scope() {
+      cuda::range_pop();
+      timers_.add(phase_, std::chrono::duration<double>(Clock::now() - start_).count());
+    }
     Scope(const Scope&) = delete;
     Scope& operator=(const Scope&) = delete;
 

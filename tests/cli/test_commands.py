@@ -112,6 +112,28 @@ class Commands(sc.StrataTestCase):
         for topic in ("MPI", "HDF5", "CUDA"):
             self.assertIn(topic, res.stdout, res.describe())
 
+    def test_doctor_probe(self):
+        """--probe measures on rank 0 alone, on any rank count: host copy
+        bandwidth and FMA rates always, the GPU's beside its peaks where one
+        is in use. Only that the figures exist and are positive is checked
+        here (how fast is for benchmarks)."""
+        res = self.strata("doctor", "--probe", ranks=2)
+        self.assertExit(res, 0)
+        copy = re.search(r"host copy\s+([\d.]+) GB/s on (\d+) thread\(s\), ([\d.]+) GB/s on one", res.stdout)
+        fma = re.search(r"host FMA\s+fp64 ([\d.]+) GFLOP/s a core, ([\d.]+) on \d+ thread\(s\); "
+                        r"fp32 ([\d.]+) a core, ([\d.]+) on", res.stdout)
+        self.assertIsNotNone(copy, res.describe())
+        self.assertIsNotNone(fma, res.describe())
+        for v in [copy.group(1), copy.group(3)] + list(fma.groups()):
+            self.assertGreater(float(v), 0, res.describe())
+        self.assertEqual(res.stdout.count("host copy"), 1, f"more than one rank probed:{res.describe()}")
+        if re.search(r"rank 0\s+NVIDIA|rank 0\s+.*cuda:", res.stdout):
+            self.assertRegex(res.stdout, r"cuda:\d+ copy\s+\d+ GB/s of \d+ peak", res.describe())
+            self.assertRegex(res.stdout, r"cuda:\d+ FMA\s+fp64 \d+ GFLOP/s", res.describe())
+            self.assertRegex(res.stdout, r"cuda:\d+ PCIe\s+host to device [\d.]+ GB/s", res.describe())
+        else:
+            self.assertIn("GPU           none on rank 0", res.stdout, res.describe())
+
     # --- validate ---------------------------------------------------------------
 
     def test_validate(self):
