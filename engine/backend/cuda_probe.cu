@@ -4,18 +4,12 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <string>
 
+#include "engine/backend/cuda_check.cuh"
 #include "engine/backend/cuda_runtime.hpp"
-#include "engine/runtime/error.hpp"
 
 namespace strata::cuda {
 namespace {
-
-void check(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return;
-  throw Error(ExitCode::internal, std::string("CUDA error in doctor --probe, ") + what + ": " + cudaGetErrorName(e));
-}
 
 __global__ void copy_kernel(const float4* __restrict__ in, float4* __restrict__ out, std::size_t n) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
@@ -79,15 +73,6 @@ Lanes fma_lanes(int major, int minor) {
   return {};
 }
 
-int attribute(cudaDeviceAttr a, int device) {
-  int v = 0;
-  if (cudaDeviceGetAttribute(&v, a, device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  return v;
-}
-
 template <typename T>
 double fma_gflops(int blocks, int threads, T* sink) {
   const int iterations = 1 << 15;
@@ -104,15 +89,14 @@ DeviceProbe probe_device() {
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
   DeviceProbe p;
-  const int sms = attribute(cudaDevAttrMultiProcessorCount, device);
-  const int major = attribute(cudaDevAttrComputeCapabilityMajor, device);
-  const int minor = attribute(cudaDevAttrComputeCapabilityMinor, device);
-  const int threads_per_sm = attribute(cudaDevAttrMaxThreadsPerMultiProcessor, device);
-  p.sm_clock_khz = attribute(cudaDevAttrClockRate, device);
-  const double mem_khz = attribute(cudaDevAttrMemoryClockRate, device);
-  const double bus_bits = attribute(cudaDevAttrGlobalMemoryBusWidth, device);
-  p.peak_copy_gbps = 2.0 * mem_khz * 1e3 * bus_bits / 8.0 / 1e9;
-  const Lanes lanes = fma_lanes(major, minor);
+  const DeviceInfo info = device_info(device);
+  const int sms = info.multiprocessors;
+  if (cudaDeviceGetAttribute(&p.sm_clock_khz, cudaDevAttrClockRate, device) != cudaSuccess) {
+    (void)cudaGetLastError();   // no peak FMA rate then
+    p.sm_clock_khz = 0;
+  }
+  p.peak_copy_gbps = 2.0 * info.memory_clock_khz * 1e3 * info.memory_bus_width_bits / 8.0 / 1e9;
+  const Lanes lanes = fma_lanes(info.cc_major, info.cc_minor);
   p.peak_fma32_gflops = 2.0 * sms * lanes.fp32 * p.sm_clock_khz * 1e3 / 1e9;
   p.peak_fma64_gflops = 2.0 * sms * lanes.fp64 * p.sm_clock_khz * 1e3 / 1e9;
 
@@ -136,7 +120,7 @@ DeviceProbe probe_device() {
     check(cudaMalloc(&b, p.bytes), "cudaMalloc");
     check(cudaMemset(a, 0, p.bytes), "cudaMemset");
     const int threads = 256;
-    const int blocks = sms * std::max(1, threads_per_sm / threads);
+    const int blocks = sms * std::max(1, info.max_threads_per_multiprocessor / threads);
     check(cudaMalloc(&sink, static_cast<std::size_t>(blocks) * threads * sizeof(double)), "cudaMalloc");
     const double copy_s = best_seconds(10, [&] { copy_kernel<<<blocks, threads>>>(a, b, n); });
     check(cudaGetLastError(), "copy_kernel");

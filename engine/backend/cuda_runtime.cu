@@ -3,11 +3,11 @@
 
 #include <string>
 
+#include "engine/backend/cuda_check.cuh"
 #include "engine/backend/cuda_runtime.hpp"
 #include "engine/runtime/error.hpp"
 
 namespace strata::cuda {
-namespace {
 
 void check(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return;
@@ -16,8 +16,6 @@ void check(cudaError_t e, const char* what) {
   if (e == cudaErrorMemoryAllocation) throw ResourceError(msg);
   throw Error(ExitCode::internal, msg);
 }
-
-}  // namespace
 
 int device_count() {
   int n = 0;
