@@ -1,13 +1,28 @@
 #include "engine/runtime/stop_request.hpp"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 
 namespace strata {
 namespace {
 
 volatile sig_atomic_t g_signal = 0;
+// The process that launched this rank (mpirun, orted, slurmstepd), or 0
+// when strata runs alone. When it dies (kill -9 of mpirun) the rank is
+// re-parented; it stops at the next step boundary as on a signal, rather
+// than computing on for a job nobody waits for.
+pid_t g_launcher = 0;
+
+// Set by the launchers strata is run under (Open MPI, PMIx, Slurm's srun).
+bool under_launcher() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "SLURM_STEP_ID"}) {
+    if (std::getenv(name) != nullptr) return true;
+  }
+  return false;
+}
 
 void on_stop_signal(int sig) {
   // Only async-signal-safe work here: remember the first signal.
@@ -23,6 +38,7 @@ void install_stop_handlers() {
   static bool installed = false;
   if (installed) return;
   installed = true;
+  if (under_launcher()) g_launcher = getppid();
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
@@ -30,7 +46,10 @@ void install_stop_handlers() {
   for (int sig : {SIGTERM, SIGINT, SIGUSR1}) sigaction(sig, &sa, nullptr);
 }
 
-int stop_signal() { return g_signal; }
+int stop_signal() {
+  if (g_signal == 0 && g_launcher != 0 && getppid() != g_launcher) g_signal = kLauncherGone;
+  return g_signal;
+}
 
 double process_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - g_start).count();
@@ -41,6 +60,7 @@ const char* signal_name(int sig) {
     case SIGTERM: return "SIGTERM";
     case SIGINT: return "SIGINT";
     case SIGUSR1: return "SIGUSR1";
+    case kLauncherGone: return "the loss of its launcher (mpirun or srun exited)";
     default: return "a signal";
   }
 }

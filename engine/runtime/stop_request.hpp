@@ -9,7 +9,11 @@ namespace strata {
 
 // Installs the handlers (idempotent). Called by `run` and `sweep`.
 void install_stop_handlers();
-// The signal that asked this process to stop, or 0.
+// What stop_signal() says when the launcher of this rank (mpirun, srun's
+// step daemon) has exited: above every signal number, so an all-reduce
+// with MPI_MAX keeps it.
+constexpr int kLauncherGone = 1000;
+// The signal that asked this process to stop, kLauncherGone, or 0.
 int stop_signal();
 // Seconds since the process started (the job's wall clock, as far as this
 // process can tell), for checkpoint.max_walltime.

@@ -81,6 +81,10 @@ PointOutcome run_point(const SweepSpec& spec, std::size_t p, const MpiContext& g
     // Appended: a point resumed after a checkpoint keeps the earlier log.
     log.open(dir + "/log", std::ios::app);
     if (!log) throw Error(ExitCode::resources, "cannot write '" + dir + "/log'");
+    // Every line reaches the file as it is written: a point killed with
+    // SIGKILL (an out-of-memory kill, scancel --signal=KILL) keeps its log
+    // up to the kill, which is what the post-mortem needs.
+    log << std::unitbuf;
     log << "== strata sweep: " << spec.point_name(p) << " (" << spec.describe(p) << ") on " << group.size()
         << " rank(s), " << local_time_now() << "\n";
   });
@@ -89,6 +93,7 @@ PointOutcome run_point(const SweepSpec& spec, std::size_t p, const MpiContext& g
   std::ostream null_stream(&null_buffer);
   TeeBuffer tee(log.rdbuf(), also != nullptr ? also->rdbuf() : log.rdbuf());
   std::ostream tee_stream(&tee);
+  tee_stream << std::unitbuf;
   std::ostream& out = !group.root() ? null_stream : also != nullptr ? tee_stream : log;
 
   RunArgs args;
