@@ -25,7 +25,7 @@
 
 namespace strata {
 
-int models_command(std::ostream& out, const std::string& name, bool markdown) {
+int models_command(std::ostream& out, const std::string& name, bool markdown, const std::string& program) {
   const ModelRegistry& reg = ModelRegistry::instance();
   if (markdown) {
     out << "# Input reference\n\n"
@@ -53,9 +53,18 @@ int models_command(std::ostream& out, const std::string& name, bool markdown) {
   }
   const Model* m = reg.find(name);
   if (m == nullptr) {
-    std::string names;
-    for (const auto& n : reg.names()) names += (names.empty() ? "" : ", ") + n;
-    throw InputError("strata models " + name + ": unknown model; available: " + names);
+    std::string names, near;
+    std::size_t best = 3;   // up to two edits: a typo, not another word
+    for (const auto& n : reg.names()) {
+      names += (names.empty() ? "" : ", ") + n;
+      if (const std::size_t d = edit_distance(name, n); d < best) {
+        best = d;
+        near = n;
+      }
+    }
+    // The suggestion is a command of its own line, to paste as it is.
+    throw InputError("models: unknown model '" + name + "' (available: " + names + ")" +
+                     (near.empty() ? "" : "; did you mean '" + near + "':\n  " + program + " models " + near));
   }
   Schema s;
   m->declare(s);
