@@ -125,7 +125,7 @@ std::string existing_output_hint(const RunArgs& a, const std::string& output, co
     state = "the output they belong to is missing";
   }
   if (checkpoints && status != "complete") {
-    ways = "continue it (--restart), or ";
+    ways = "continue that run (--restart), or ";
     commands.push_back(command_line(a, "--restart"));
   }
   ways += "write a new file (-o), ";

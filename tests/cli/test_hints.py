@@ -170,6 +170,12 @@ class Hints(sc.StrataTestCase):
         self.assertEqual(len(hints), 1, stopped.describe())
         for option in ("-o out/sig.h5", "--set run.seed=11", "--set checkpoint.every_steps=1", "--restart"):
             self.assertIn(option, hints[0])
+        # Run again as first typed, the stopped run is in the way: --restart
+        # is among the ways out now, the same command as "continue with".
+        again = sc.run_command(cmd, self.tmp, env=self.env)
+        self.assertExit(again, 2)
+        self.assertInOutput("unfinished run", again.stderr, again)
+        self.assertIn(hints[0], self.suggestions(again, start="mpirun -np 2 "))
         res = self.paste(hints[0])
         self.assertExit(res, 0)
         self.assertInOutput("restarted from", res.stdout, res, "stdout")
