@@ -145,14 +145,32 @@ strata_quiet_mpi_banners() {
   '
 }
 
-# Runs strata on N ranks in the foreground as this process (signals sent to
-# it reach mpiexec), its stderr through strata_quiet_mpi_banners. The filter
-# ignores the signals that stop a run, so that it outlives mpiexec and shows
-# strata's last words.
-strata_exec_mpi() {
+# Runs `mpiexec -np N CMD...` with its stderr through strata_quiet_mpi_banners
+# and returns its exit code once the filter has printed everything (so the
+# last lines come before the shell's prompt). The signals that stop a run,
+# sent to this script, are passed on to mpiexec (which forwards SIGUSR1 and
+# SIGUSR2 to the ranks); the filter ignores them and outlives mpiexec.
+strata_run_mpi() {
   local np=$1
   shift
+  exec 3> >(trap '' INT TERM USR1 USR2 HUP; strata_quiet_mpi_banners >&2)
+  local filter=$!
   # shellcheck disable=SC2086 # -x only when set (scripts/run sets it)
-  exec mpiexec -np "$np" --oversubscribe ${STRATA_RUN_COMMAND:+-x STRATA_RUN_COMMAND} "$@" \
-    2> >(trap '' INT TERM USR1 USR2 HUP; strata_quiet_mpi_banners >&2)
+  mpiexec -np "$np" --oversubscribe ${STRATA_RUN_COMMAND:+-x STRATA_RUN_COMMAND} "$@" 2>&3 3>&- &
+  local mpi=$! sig rc
+  exec 3>&-
+  for sig in USR1 USR2 TERM HUP; do
+    # shellcheck disable=SC2064 # expanded now: the pid and signal are fixed
+    trap "kill -s $sig $mpi 2>/dev/null" "$sig"
+  done
+  # Ctrl-C reaches mpiexec and the ranks from the terminal; this shell only
+  # waits for them.
+  trap : INT
+  while :; do
+    wait "$mpi" && rc=0 || rc=$?
+    kill -0 "$mpi" 2>/dev/null || break   # a trapped signal interrupted the wait
+  done
+  trap - USR1 USR2 TERM HUP INT
+  wait "$filter" 2>/dev/null || true
+  return "$rc"
 }

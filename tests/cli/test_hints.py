@@ -153,17 +153,7 @@ class Hints(sc.StrataTestCase):
         proc = subprocess.Popen(cmd, cwd=self.tmp, env=sc.child_env({**self.env, **SLOW}),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True)
-        chk = self.path("out", "sig.chk")
-        deadline = time.monotonic() + 60
-        while not (os.path.isdir(chk) and any(n.endswith(".h5") for n in os.listdir(chk))):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                os.killpg(proc.pid, signal.SIGKILL)
-                out, err = proc.communicate()
-                self.fail(f"no checkpoint before the run ended:\n{out.decode()}\n{err.decode()}")
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGUSR1)   # mpirun passes it on; SIGTERM it would answer by killing
-        out, err = proc.communicate(timeout=sc.TIMEOUT_S)
-        stopped = sc.Result(cmd, self.tmp, proc.returncode, out, err, 0.0)
+        stopped = self.stop_at_first_checkpoint(proc, "out/sig.chk")
         self.assertExit(stopped, 75)
         self.assertInOutput("continue with", stopped.stdout, stopped, "stdout")
         hints = self.suggestions(stopped, start="mpirun -np 2 ")
@@ -180,6 +170,27 @@ class Hints(sc.StrataTestCase):
         self.assertExit(res, 0)
         self.assertInOutput("restarted from", res.stdout, res, "stdout")
         self.assertEqual(prices(self.path("out/sig.h5")), prices(self.path("ref.h5")))
+
+    def stop_at_first_checkpoint(self, proc, chk):
+        """Sends SIGUSR1 to proc once `chk` holds a checkpoint (mpirun
+        passes it on; SIGTERM it would answer by killing the ranks); returns
+        the Result."""
+        chk = self.path(chk)
+        deadline = time.monotonic() + 60
+        while not (os.path.isdir(chk) and any(n.endswith(".h5") for n in os.listdir(chk))):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                os.killpg(proc.pid, signal.SIGKILL)
+                out, err = proc.communicate()
+                self.fail(f"no checkpoint before the run ended:\n{out.decode()}\n{err.decode()}")
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGUSR1)
+        try:
+            out, err = proc.communicate(timeout=sc.TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+            self.fail(f"no exit after SIGUSR1:\n{out.decode()}\n{err.decode()}")
+        return sc.Result(proc.args, self.tmp, proc.returncode, out, err, 0.0)
 
     # --- the command line -----------------------------------------------------------
 
@@ -253,9 +264,22 @@ class Hints(sc.StrataTestCase):
             self.assertNotIn(word, after, res.describe())
 
     def test_scripts_run_launch_leaves_stratas_error_last(self):
-        res = self.lib_sh('strata_mpi_env; strata_exec_mpi 2 "$STRATA_BIN" run missing.toml')
+        res = self.lib_sh('strata_mpi_env; strata_run_mpi 2 "$STRATA_BIN" run missing.toml')
         self.assertExit(res, 2)
         self.assertNoBannerAfter("missing.toml: cannot open input file", res)
+
+    def test_scripts_run_passes_a_stop_signal_on_and_prints_the_continue_command(self):
+        # What scripts/run does after building: strata_run_mpi, SIGUSR1 to it.
+        lib = os.path.join(sc.SOURCE_DIR, "scripts", "lib.sh")
+        script = (f'source "{lib}"; strata_mpi_env; export STRATA_RUN_COMMAND=scripts/run; '
+                  f'strata_run_mpi 2 "{sc.STRATA_BIN}" run in.toml --set checkpoint.every_steps=1')
+        proc = subprocess.Popen(["bash", "-c", script], cwd=self.tmp, env=sc.child_env({**self.env, **SLOW}),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+        res = self.stop_at_first_checkpoint(proc, "out/run.chk")
+        self.assertExit(res, 75)
+        self.assertEqual(self.suggestions(res, start="scripts/run "),
+                         ["scripts/run in.toml --set checkpoint.every_steps=1 --restart"])
 
     def test_banner_filter_keeps_what_strata_did_not_say(self):
         rule = "-" * 74
