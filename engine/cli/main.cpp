@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "run the model of an input file, writing one HDF5 file");
   // Not required() here: `run --restart IN.toml` gives CLI11 the input as
   // --restart's value, and the check below puts it back.
-  run->add_option("INPUT", run_args.input, "input file (TOML)");
+  run->add_option("INPUT", run_args.input, "input file (TOML); required");
   run->add_option("--set", run_args.set, "override an input key: --set pricing.paths=1e7 (repeatable)")
       ->allow_extra_args(false);
   run->add_option("-o,--output", run_args.output, "output file (overrides run.output)");
