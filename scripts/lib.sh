@@ -52,7 +52,7 @@ strata_gpu_visible() {
 strata_build_source() {
   local home
   home=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$1/CMakeCache.txt" 2>/dev/null) || true
-  [ -n "$home" ] && (cd "$home" 2>/dev/null && pwd -P) || true
+  if [ -n "$home" ]; then (cd "$home" 2>/dev/null && pwd -P) || true; fi
 }
 
 # A checkout moved or copied with its build/ would otherwise go on building
