@@ -111,7 +111,8 @@ class Hints(sc.StrataTestCase):
     # --- a finished run, run again -------------------------------------------------
 
     def test_rerun_of_a_finished_run_suggests_a_new_file_overwrite_and_backup(self):
-        args = ("run", "in.toml", "-o", "out/a.h5", "--set", "run.seed=7")
+        # A value with quotes and brackets: the suggestions quote it for the shell.
+        args = ("run", "in.toml", "-o", "out/a.h5", "--set", "run.seed=7", "--set", 'pricing.greeks=["delta"]')
         self.assertExit(self.run_strata(*args), 0)
         first = prices(self.path("out/a.h5"))
         res = self.run_strata(*args)
