@@ -27,14 +27,24 @@ struct RunArgs {
   // sweep's own).
   bool resume_if_possible = false;
   std::string max_walltime;        // --max-walltime HH:MM:SS (overrides checkpoint.max_walltime)
+  // How the user started this command, up to the input: "strata run",
+  // "build/strata run", "mpirun -np 2 strata run", "scripts/run -np 4". The
+  // commands strata suggests (continue, run again) begin with it, so they
+  // work when pasted in the same directory.
+  std::string run_prefix;
 };
+
+// `word` as one shell word: unchanged when it has no character the shell
+// treats specially, else in single quotes.
+std::string shell_quote(const std::string& word);
 
 // Runs one model on the ranks of `mpi` (the world, or a sweep group's
 // communicator). Returns the exit code: 0 done, 75 stopped after a
 // checkpoint; throws strata::Error (collective where every rank knows) for
 // the rest.
 int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args);
-int models_command(std::ostream& out, const std::string& name, bool markdown);
+// `program`: strata as the user typed it, for the command a hint suggests.
+int models_command(std::ostream& out, const std::string& name, bool markdown, const std::string& program = "strata");
 int doctor_command(const MpiContext& mpi, std::ostream& out, bool probe = false);
 int validate_command(const MpiContext& mpi, std::ostream& out, const std::string& backend,
                      const std::string& precision);

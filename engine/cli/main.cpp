@@ -2,6 +2,7 @@
 // subcommand, and turns errors into one message and the exit code of SPEC.md.
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <iostream>
 #include <ostream>
 #include <streambuf>
@@ -34,6 +35,28 @@ int report(const strata::MpiContext& mpi, const std::string& message, int code, 
   return code;
 }
 
+// How the user started `strata run`, for the commands its messages suggest.
+// scripts/run names itself (STRATA_RUN_COMMAND); otherwise the program as
+// typed (argv[0]: "strata" from PATH, "build/strata", an absolute path),
+// behind mpirun when several ranks were started by it (a restart may use
+// any rank count, but the user's own is the one that fits their machine).
+std::string run_prefix(const strata::MpiContext& mpi, const char* argv0) {
+  if (const char* s = std::getenv("STRATA_RUN_COMMAND"); s != nullptr && *s != '\0') return s;
+  std::string prefix = strata::shell_quote(argv0) + " run";
+  if (mpi.launcher() == "mpirun" && mpi.size() > 1) {
+    std::string mpirun = "mpirun -np " + std::to_string(mpi.size());
+    // Open MPI refuses more ranks than cores without it; it was given if set.
+    if (const char* o = std::getenv("OMPI_MCA_rmaps_base_oversubscribe"); o != nullptr && std::string_view(o) == "1")
+      mpirun += " --oversubscribe";
+    prefix = mpirun + " " + prefix;
+  }
+  return prefix;
+}
+
+bool ends_with(std::string_view s, std::string_view tail) {
+  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -54,7 +77,9 @@ int main(int argc, char** argv) {
 
   strata::RunArgs run_args;
   auto* run = app.add_subcommand("run", "run the model of an input file, writing one HDF5 file");
-  run->add_option("INPUT", run_args.input, "input file (TOML)")->required();
+  // Not required() here: `run --restart IN.toml` gives CLI11 the input as
+  // --restart's value, and the check below puts it back.
+  run->add_option("INPUT", run_args.input, "input file (TOML); required");
   run->add_option("--set", run_args.set, "override an input key: --set pricing.paths=1e7 (repeatable)")
       ->allow_extra_args(false);
   run->add_option("-o,--output", run_args.output, "output file (overrides run.output)");
@@ -62,7 +87,8 @@ int main(int argc, char** argv) {
   run->add_option("--precision", run_args.precision, "fp64 | fp32 (overrides run.precision)");
   run->add_flag("--dry-run", run_args.dry_run, "print the resolved configuration and the plan; compute nothing");
   run->add_option("--restart", run_args.restart_file,
-                  "continue from a checkpoint: the given file, or (no value) the newest valid one beside the output")
+                  "continue from a checkpoint: the given file (.h5), or (no value) the newest valid one beside the "
+                  "output")
       ->expected(0, 1);
   run->add_flag("--overwrite", run_args.overwrite, "replace an existing output file written by strata");
   run->add_option("--max-walltime", run_args.max_walltime,
@@ -131,9 +157,30 @@ int main(int argc, char** argv) {
 
   run_args.output_given = run->count("--output") > 0;
   run_args.restart = run->count("--restart") > 0;
+  if (*run) {
+    // --restart's value is optional, so `run --restart IN.toml` hands it the
+    // input. A checkpoint is never TOML: a .toml there is the input.
+    if (ends_with(run_args.restart_file, ".toml")) {
+      if (!run_args.input.empty()) {
+        if (mpi.root()) {
+          std::cerr << "strata: input error: --restart " << run_args.restart_file
+                    << ": a checkpoint is an HDF5 file (NAME.chk/step-N.h5), not an input; give --restart alone to "
+                       "continue from the newest checkpoint\n";
+        }
+        return static_cast<int>(strata::ExitCode::bad_input);
+      }
+      run_args.input = run_args.restart_file;
+      run_args.restart_file.clear();
+    }
+    if (run_args.input.empty()) {
+      if (mpi.root()) std::cerr << "strata: input error: run: INPUT is required (strata run INPUT.toml)\n";
+      return static_cast<int>(strata::ExitCode::bad_input);
+    }
+    run_args.run_prefix = run_prefix(mpi, argv[0]);
+  }
   try {
     if (*run) return strata::run_command(mpi, out, run_args);
-    if (*models) return strata::models_command(out, model_name, markdown);
+    if (*models) return strata::models_command(out, model_name, markdown, strata::shell_quote(argv[0]));
     if (*doctor) return strata::doctor_command(mpi, out, probe);
     if (*validate) return strata::validate_command(mpi, out, val_backend, val_precision);
     if (*sweep) return strata::sweep_command(mpi, out, sweep_args);

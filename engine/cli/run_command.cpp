@@ -1,6 +1,7 @@
 // `strata run`: load and check the input, decide between a fresh run and a
 // restart, protect existing results, predict memory, then hand the model's
 // Simulation to the engine's step loop and write what it returns.
+#include <hdf5.h>
 #include <toml++/toml.h>
 
 #include <cstdio>
@@ -28,7 +29,124 @@
 #include "engine/runtime/timers.hpp"
 
 namespace strata {
+
+std::string shell_quote(const std::string& word) {
+  if (!word.empty() && word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+                                              "_@%+=:,./-") == std::string::npos) {
+    return word;
+  }
+  std::string quoted = "'";
+  for (const char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
 namespace {
+
+// --- hints: commands the user can paste -------------------------------------------
+
+// This run's command as the user gave it (prefix, input, --set, -o, --backend,
+// --precision, --max-walltime), with `output` instead of the user's output
+// when given, then `extra`. --restart, --overwrite and --dry-run are left to
+// the caller: they are what the hint is about.
+std::string command_line(const RunArgs& a, const std::string& extra, const std::string& output = "") {
+  std::string c = (a.run_prefix.empty() ? std::string("strata run") : a.run_prefix) + " " + shell_quote(a.input);
+  for (const std::string& s : a.set) c += " --set " + shell_quote(s);
+  if (!output.empty()) {
+    c += " -o " + shell_quote(output);   // applied after every --set run.output
+  } else if (a.output_given) {
+    c += " -o " + shell_quote(a.output);
+  }
+  if (!a.backend.empty()) c += " --backend " + shell_quote(a.backend);
+  if (!a.precision.empty()) c += " --precision " + shell_quote(a.precision);
+  if (!a.max_walltime.empty()) c += " --max-walltime " + shell_quote(a.max_walltime);
+  return extra.empty() ? c : c + " " + extra;
+}
+
+// "out/run.h5" -> "out/run-2.h5", the first of -2, -3, ... taken by neither an
+// output nor its checkpoints.
+std::string free_output_name(const std::string& output) {
+  const std::filesystem::path p(output);
+  const std::string ext = p.has_extension() ? p.extension().string() : ".h5";
+  const std::string stem = (p.parent_path() / p.stem()).string();
+  for (int n = 2;; ++n) {
+    const std::string candidate = stem + "-" + std::to_string(n) + ext;
+    std::error_code ec;
+    if (!std::filesystem::exists(candidate, ec) && !std::filesystem::exists(stem + "-" + std::to_string(n) + ".chk", ec))
+      return candidate;
+  }
+}
+
+// The root `status` attribute of a strata output ("complete", "stopped:
+// checkpointed", "failed: ...", "running"), or "" when unreadable. Local.
+std::string output_status(const std::string& path) {
+  if (!is_strata_file(path)) return "";
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (file < 0) return "";
+  std::string status;
+  if (H5Aexists_by_name(file, "/", "status", H5P_DEFAULT) > 0) {
+    const hid_t attr = H5Aopen_by_name(file, "/", "status", H5P_DEFAULT, H5P_DEFAULT);
+    const hid_t type = H5Tcopy(H5T_C_S1);
+    H5Tset_size(type, H5T_VARIABLE);
+    H5Tset_cset(type, H5T_CSET_UTF8);
+    char* text = nullptr;
+    if (attr >= 0 && H5Aread(attr, type, &text) >= 0 && text != nullptr) {
+      status = text;
+      H5free_memory(text);
+    }
+    H5Tclose(type);
+    if (attr >= 0) H5Aclose(attr);
+  }
+  H5Fclose(file);
+  return status;
+}
+
+// Why a fresh run cannot simply write `output`, and the commands that go on
+// from there, each on its own indented line (rank 0; empty elsewhere, where
+// nothing is printed). --restart is offered only where an unfinished run has
+// checkpoints to continue from (`checkpoints_usable`: false when a restart
+// has just found none of them valid).
+std::string existing_output_hint(const RunArgs& a, const std::string& output, const CheckpointStore& store,
+                                 const MpiContext& mpi, bool checkpoints_usable = true) {
+  if (!mpi.root()) return "";
+  std::error_code ec;
+  const bool exists = std::filesystem::exists(output, ec);
+  const bool checkpoints = checkpoints_usable && !store.list().empty();
+  const std::string status = exists ? output_status(output) : "";
+  std::string state, ways;
+  std::vector<std::string> commands;
+  if (exists && status.empty()) {
+    state = "it is not a result of strata";
+  } else if (status == "complete") {
+    state = "it holds a finished run (status \"complete\"), which has nothing to continue";
+  } else if (exists) {
+    state = "it holds an unfinished run (status \"" + status + "\")" +
+            (checkpoints ? " with checkpoints in " + store.directory() : ", with no checkpoint to continue from");
+  } else {
+    state = "the output they belong to is missing";
+  }
+  if (checkpoints && status != "complete") {
+    ways = "continue that run (--restart), or ";
+    commands.push_back(command_line(a, "--restart"));
+  }
+  ways += "write a new file (-o), ";
+  commands.push_back(command_line(a, "", free_output_name(output)));
+  if (!exists || !status.empty()) {
+    ways += "replace " + std::string(exists ? "it" : "them") + " (--overwrite), ";
+    commands.push_back(command_line(a, "--overwrite"));
+  }
+  std::string backup = backup_name(output);
+  if (!exists) {
+    // Only the checkpoints move: to the backup's .chk (output_files.hpp).
+    std::filesystem::path b(backup);
+    if (b.extension() == ".h5") b.replace_extension("");
+    backup = b.string() + ".chk";
+  }
+  ways += "or keep " + std::string(exists ? "it" : "them") + " as " + backup + " (run.backup = true)";
+  commands.push_back(command_line(a, "--set run.backup=true"));
+  std::string text = state + ". To " + ways + ":";
+  for (const std::string& c : commands) text += "\n  " + c;
+  return text;
+}
 
 std::string iso8601_now() {
   const std::time_t t = std::time(nullptr);
@@ -268,10 +386,17 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
       checkpoint = newest_valid_checkpoint(store, mpi, skipped);
       for (const std::string& s : skipped) out << "warning: skipping " << s << "\n";
       if (checkpoint.empty() && args.restart) {
+        std::error_code ec;
+        const std::string why =
+            "--restart: no valid checkpoint of " + output + " in " + store.directory() +
+            (skipped.empty() ? "" : " (" + std::to_string(skipped.size()) + " damaged, see above)");
+        // Without the output there is nothing in the way of a fresh run;
+        // with it, say what it holds and which ways remain.
+        if (!std::filesystem::exists(output, ec)) {
+          throw Error(ExitCode::bad_input, why + "; start afresh:\n  " + command_line(args, ""), true);
+        }
         throw Error(ExitCode::bad_input,
-                    "--restart: no valid checkpoint of " + output + " in " + store.directory() +
-                        (skipped.empty() ? "" : " (" + std::to_string(skipped.size()) + " damaged, see above)") +
-                        "; run without --restart to start afresh",
+                    why + ", and " + existing_output_hint(args, output, store, mpi, false),
                     true);
       }
       if (!checkpoint.empty()) restored = verify_checkpoint(checkpoint, mpi);
@@ -309,8 +434,9 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
     if (state == 0) out << "note: " << output << " is missing; the restarted run writes it anew\n";
   } else {
     std::string backup;
-    const ExistingOutput existing = prepare_fresh_output(
-        *cfg, store.directory(), {args.overwrite, args.resume_if_possible}, mpi, backup);
+    FreshOutput how{args.overwrite, args.resume_if_possible, ""};
+    if (!args.overwrite && !args.resume_if_possible) how.hint = existing_output_hint(args, output, store, mpi);
+    const ExistingOutput existing = prepare_fresh_output(*cfg, store.directory(), how, mpi, backup);
     if (existing == ExistingOutput::keep_as_backup) out << "kept the existing output as " << backup << "\n";
     if (existing == ExistingOutput::replace) out << "replacing " << output << " and its checkpoints\n";
     // Checkpoints of a replaced run must never be restarted into this one.
@@ -347,8 +473,9 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
       Timers::write(*h5, timers.summarize(mpi));
       h5->set_status("stopped: checkpointed");
       out << "\nstopped on " << loop.reason << " at step " << sim->steps_done() << " of " << sim->steps()
-          << "; checkpoint " << loop.checkpoint << "\ncontinue with: strata run " << cfg->path()
-          << " --restart (exit 75)\n";
+          << "; checkpoint " << loop.checkpoint << " (exit 75)\n";
+      // A sweep point is continued by running the sweep again (it says so).
+      if (!args.resume_if_possible) out << "continue with:\n  " << command_line(args, "--restart") << "\n";
       return static_cast<int>(ExitCode::stopped);
     }
     Performance perf;

@@ -176,19 +176,53 @@ Config Config::load_text(std::string_view text, const std::string& path, const s
   return c;
 }
 
+namespace {
+
+// The entry of an array of tables whose `name` is `name`.
+std::optional<std::size_t> entry_named(const toml::array& list, std::string_view name) {
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const auto* t = list.get(i)->as_table();
+    const toml::node* n = t != nullptr ? t->get("name") : nullptr;
+    if (n != nullptr && n->is_string() && n->as_string()->get() == name) return i;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 void Config::apply_override(const Override& o) {
-  const std::vector<std::string> parts = split_key(o.key);
+  std::vector<std::string> parts = split_key(o.key);
   toml::node* cursor = &table_;
   std::string walked;
   for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
-    const std::string& part = parts[i];
-    walked = join(walked, part);
+    std::string& part = parts[i];
     if (auto* t = cursor->as_table()) {
+      walked = join(walked, part);
       if (is_index(part)) throw InputError(o.arg + ": " + walked + ": not a list");
       if (!t->contains(part)) t->insert(part, toml::table{});
       cursor = t->get(part);
     } else if (auto* a = cursor->as_array()) {
-      if (!is_index(part)) throw InputError(o.arg + ": " + walked + ": expected an entry number");
+      // An entry by number, or by its `name` as the input writes it
+      // (pricing.asset.SPX.vol); the key is stored with the number.
+      if (!is_index(part)) {
+        const std::optional<std::size_t> named = entry_named(*a, part);
+        if (!named) {
+          std::string names;
+          for (std::size_t k = 0; k < a->size(); ++k) {
+            const auto* t = a->get(k)->as_table();
+            const toml::node* n = t != nullptr ? t->get("name") : nullptr;
+            if (n != nullptr && n->is_string()) names += (names.empty() ? "" : ", ") + n->as_string()->get();
+          }
+          throw InputError(o.arg + ": " + join(walked, part) + ": no entry of " + walked + " is named '" + part +
+                           "'; expected an entry number" +
+                           (a->empty()       ? std::string(" (it has none)")
+                            : a->size() == 1 ? std::string(" (0)")
+                                             : " (0 to " + std::to_string(a->size() - 1) + ")") +
+                           (names.empty() ? "" : " or one of the names " + names));
+        }
+        part = std::to_string(*named);
+      }
+      walked = join(walked, part);
       const std::size_t idx = std::stoul(part);
       if (idx >= a->size()) {
         throw InputError(o.arg + ": " + walked + ": the input has only " + std::to_string(a->size()) +
@@ -196,6 +230,7 @@ void Config::apply_override(const Override& o) {
       }
       cursor = a->get(idx);
     } else {
+      walked = join(walked, part);
       throw InputError(o.arg + ": " + walked + " is a value, not a table");
     }
   }
@@ -210,7 +245,9 @@ void Config::apply_override(const Override& o) {
   } catch (const toml::parse_error&) {
     target->insert_or_assign(parts.back(), o.value);
   }
-  overridden_[o.key] = o.arg;
+  std::string key;
+  for (const std::string& part : parts) key = join(key, part);
+  overridden_[key] = o.arg;
 }
 
 const toml::node* Config::node(std::string_view key) const {

@@ -79,6 +79,7 @@ ExistingOutput prepare_fresh_output(const Config& cfg, const std::string& checkp
       return;
     }
     const std::string what = output ? "the output file exists" : "checkpoints of an earlier run exist in " + checkpoints;
+    if (!how.overwrite && !how.hint.empty()) cfg.fail("run.output", what + "; nothing was computed: " + how.hint);
     if (!how.overwrite) {
       cfg.fail("run.output", what +
                                  "; nothing was computed. Use --overwrite to replace it, set run.backup = true to "

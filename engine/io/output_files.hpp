@@ -23,6 +23,7 @@ enum class ExistingOutput { none, replace, keep_as_backup };
 struct FreshOutput {
   bool overwrite = false;   // --overwrite
   bool owned = false;       // the caller owns the directory (a sweep point): replace whatever is there
+  std::string hint;         // when refused: what the existing files hold and the commands that go on (rank 0)
 };
 
 // Collective. Decides what happens to an existing `run.output` and its

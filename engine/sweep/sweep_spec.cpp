@@ -65,18 +65,24 @@ SweepValue value_of(const toml::node& n) {
 SweepValue integer_value(std::int64_t v) { return {std::to_string(v), std::to_string(v), static_cast<double>(v)}; }
 SweepValue real_value(double v) { return {float_toml(v), float_toml(v), v}; }
 
-// "pricing.asset.0.vol" -> "pricing.asset[].vol", as the schema names it.
-std::string schema_key(const std::string& key) {
+// "pricing.asset.0.vol" -> "pricing.asset[].vol", as the schema names it;
+// an entry may be named instead of numbered ("pricing.asset.SPX.vol"), as
+// --set allows: the part after a list of tables is its entry either way.
+std::string schema_key(const std::string& key, const Schema& schema) {
   std::string out;
+  bool entry = false;
   std::size_t start = 0;
   while (start <= key.size()) {
     std::size_t dot = key.find('.', start);
     if (dot == std::string::npos) dot = key.size();
     const std::string part = key.substr(start, dot - start);
-    if (!part.empty() && part.find_first_not_of("0123456789") == std::string::npos) {
+    if (entry || (!part.empty() && part.find_first_not_of("0123456789") == std::string::npos)) {
       out += "[]";
+      entry = false;
     } else {
       out += (out.empty() ? "" : ".") + part;
+      const Param* p = schema.find(out);
+      entry = p != nullptr && p->type == ParamType::table_list;
     }
     start = dot + 1;
   }
@@ -400,7 +406,7 @@ void SweepSpec::validate(const MpiContext& mpi) const {
     if (!model.empty() && ModelRegistry::instance().find(model) != nullptr) {
       const Schema schema = schema_for(model);
       for (const SweepAxis& a : axes_) {
-        const std::string skey = schema_key(a.key);
+        const std::string skey = schema_key(a.key, schema);
         const Param* param = schema.find(skey);
         const std::string where = input_ + ":" + std::to_string(a.line) + ": [sweep] \"" + a.key + "\"";
         if (param == nullptr) {

@@ -292,8 +292,9 @@ class Checkpoints(sc.StrataTestCase):
         mtime = os.path.getmtime(self.path("out/run.h5"))
         res = self.strata("run", "in.toml", "--set", "run.seed=9")
         self.assertExit(res, 2)
-        for needle in ("out/run.h5", "--overwrite", "run.backup", "--restart"):
+        for needle in ("out/run.h5", "--overwrite", "run.backup", "-o out/run-2.h5"):
             self.assertInOutput(needle, res.stderr, res)
+        self.assertNotIn("--restart", res.stderr)   # a finished run has nothing to continue
         self.assertEqual(os.path.getmtime(self.path("out/run.h5")), mtime)
         self.assertEqual(prices(self.path("out/run.h5")), before)
         # --overwrite replaces it, and drops the replaced run's checkpoints.

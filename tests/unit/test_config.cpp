@@ -160,6 +160,21 @@ TEST_CASE("--set overrides resolve after the file and are validated", "[config]"
   CHECK_THAT(error_of(kValid, {"novalue"}), Catch::Contains("expected key=value"));
 }
 
+TEST_CASE("--set names a list entry by its name as well as by its number", "[config]") {
+  const std::string two = std::string(kValid) + "\n[[toy.asset]]\nname = \"B\"\nvol = 0.3\n";
+  const Config c = load(two, {"toy.asset.B.vol=0.45", "toy.asset.A.model=heston"});
+  CHECK(c.real("toy.asset.1.vol") == 0.45);
+  CHECK(c.real("toy.asset.0.vol") == 0.2);
+  CHECK(c.string("toy.asset.0.model") == "heston");
+  // Stored and reported under the number, as the user gave it.
+  CHECK(c.where("toy.asset.1.vol") == "--set toy.asset.B.vol=0.45");
+  CHECK(c.to_toml() == load(two, {"toy.asset.1.vol=0.45", "toy.asset.0.model=heston"}).to_toml());
+  CHECK_THAT(error_of(two, {"toy.asset.B.vol=9"}),
+             Catch::Contains("--set toy.asset.B.vol=9: toy.asset.1.vol = 9") && Catch::Contains("out of range"));
+  CHECK_THAT(error_of(two, {"toy.asset.SPX.vol=0.1"}),
+             Catch::Contains("no entry of toy.asset is named 'SPX'") && Catch::Contains("(0 to 1) or one of the names A, B"));
+}
+
 TEST_CASE("edit distance and nearest key", "[config][schema]") {
   CHECK(edit_distance("paths", "paths") == 0);
   CHECK(edit_distance("pathz", "paths") == 1);
