@@ -302,7 +302,9 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
     MPI_Bcast(&state, 1, MPI_INT, 0, mpi.comm());
     if (state == 2) {
       mpi.collective([&] {
-        cfg->fail("run.output", "the file exists and is not an HDF5 file written by strata; cannot continue it");
+        cfg->fail("run.output", "the file exists and is not an HDF5 file written by strata (or is too damaged to "
+                                "open); cannot continue it. Move it aside: --restart then writes the output anew, "
+                                "its frames before the checkpoint marked missing");
       });
     }
     if (state == 1) mode = H5Output::Mode::append;
