@@ -135,6 +135,7 @@ void H5mdOutput::resume(std::int64_t frames, std::int64_t rows, const HostPartic
     for (std::size_t k = 0; k < row_times.size(); ++k)
       if (std::isnan(t[k])) row_times[k] = t[k];
   }
+  times_ = times;   // the XDMF sidecar leaves out a frame either element lacks
   missing_frames_ = nan_indices(times);
   missing_rows_ = nan_indices(row_times);
   record_missing_output(o, missing_frames_, missing_rows_);
