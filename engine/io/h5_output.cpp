@@ -277,16 +277,6 @@ std::int64_t H5Output::series_length(const std::string& path) const {
   return static_cast<std::int64_t>(dims[0]);
 }
 
-void H5Output::series_truncate(const std::string& path, std::int64_t length) {
-  Handle ds{check_id(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), "open dataset " + path), H5Dclose};
-  Handle space{H5Dget_space(ds.id), H5Sclose};
-  hsize_t dims[4] = {0, 0, 0, 0};
-  H5Sget_simple_extent_dims(space.id, dims, nullptr);
-  if (static_cast<std::int64_t>(dims[0]) <= length) return;
-  dims[0] = static_cast<hsize_t>(length);
-  check(H5Dset_extent(ds.id, dims), "truncate " + path);
-}
-
 void H5Output::series_resize(const std::string& path, std::int64_t length) {
   Handle ds{check_id(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), "open dataset " + path), H5Dclose};
   Handle space{H5Dget_space(ds.id), H5Sclose};

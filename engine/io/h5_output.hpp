@@ -82,11 +82,10 @@ class H5Output {
   // A 1-D extendible series of integers (H5MD's `step`), empty unless it exists.
   void integer_series(const std::string& path);
   std::int64_t series_length(const std::string& path) const;
-  // Drops frames from `length` on (a restart discards what came after its checkpoint).
-  void series_truncate(const std::string& path, std::int64_t length);
-  // Makes the series exactly `length` frames long: drops frames beyond it,
-  // or grows it with the fill value (NaN for doubles, -1 for integers) where
-  // frames a restart's checkpoint counts were lost before they reached the disk.
+  // Makes the series exactly `length` frames long: drops the frames beyond
+  // it (a restart discards what came after its checkpoint), or grows it
+  // with the fill value (NaN for doubles, -1 for integers) where frames a
+  // restart's checkpoint counts were lost before they reached the disk.
   void series_resize(const std::string& path, std::int64_t length);
   // Writes frame `index`, extending the dataset to index + 1 frames when
   // shorter: this rank's box [start, start + count) of the frame. Collective.
