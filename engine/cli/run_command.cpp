@@ -427,7 +427,9 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
     MPI_Bcast(&state, 1, MPI_INT, 0, mpi.comm());
     if (state == 2) {
       mpi.collective([&] {
-        cfg->fail("run.output", "the file exists and is not an HDF5 file written by strata; cannot continue it");
+        cfg->fail("run.output", "the file exists and is not an HDF5 file written by strata (or is too damaged to "
+                                "open); cannot continue it. Move it aside: --restart then writes the output anew, "
+                                "its frames before the checkpoint marked missing");
       });
     }
     if (state == 1) mode = H5Output::Mode::append;
@@ -445,10 +447,24 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
   store.remove_temporaries();
 
   std::optional<H5Output> h5;
+  // A restart that continues an existing file changes nothing of its header
+  // (status included) until the state is restored: a restart that fails
+  // before that leaves the file as it was.
+  bool header_written = false;
   {
     auto t = timers.scope("setup");
     h5.emplace(output, "run.output", mpi, mode);
-    write_header(*h5, *cfg, mpi, device, precision, checkpoint);
+    if (mode == H5Output::Mode::append) {
+      const std::string there = h5->string_attribute("/", "model");
+      mpi.collective([&] {
+        if (there != cfg->model())
+          cfg->fail("run.output", "the file holds a run of model '" + there + "', this input runs '" + cfg->model() +
+                                      "'; cannot continue it (choose another output with -o)");
+      });
+    } else {
+      write_header(*h5, *cfg, mpi, device, precision, checkpoint);
+      header_written = true;
+    }
   }
   out << "output " << h5->path() << "\n";
 
@@ -466,6 +482,18 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
       header.wall_seconds = restored.wall_seconds;
       out << "restarted from " << checkpoint << " (written by " << restored.ranks << " rank(s)): step "
           << sim->steps_done() << " of " << sim->steps() << "\n";
+      if (!header_written) {
+        write_header(*h5, *cfg, mpi, device, precision, checkpoint);
+        header_written = true;
+      }
+      const std::string lost = describe_missing_output(*h5);
+      if (!lost.empty()) {
+        out << "warning: " << output << " lacks output " << lost << " that " << checkpoint
+            << " counts (lost in a hard kill before they reached the disk, or with the file itself); they cannot "
+               "be computed again from the checkpoint, so they stay NaN (time included), are listed in the "
+               "file's root attributes missing_frames and missing_rows, and the run ends with status "
+               "'incomplete output'. For a complete file, run afresh with --overwrite\n";
+      }
     }
     const LoopResult loop = run_steps(*sim, ctx, store, header, settings);
     if (loop.stopped) {
@@ -484,12 +512,18 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
     health.write(*h5, mpi);
     Timers::write(*h5, summary);
     write_performance(*h5, perf);
-    h5->set_status("complete");
+    // Never `complete` over frames a restart could not give back.
+    const std::string lost = describe_missing_output(*h5);
+    h5->set_status(lost.empty() ? std::string("complete")
+                                : "incomplete output: the run finished, but output " + lost +
+                                      " were lost before a restart (NaN; root attributes missing_frames, "
+                                      "missing_rows)");
+    if (!lost.empty()) out << "warning: output " << lost << " of " << output << " were lost before a restart\n";
     out << "\n" << Timers::format(summary);
     for (const auto& f : perf.figures) out << "  " << f.name << " = " << f.value << " " << f.units << "\n";
     if (loop.checkpoints > 0) out << "checkpoints in " << store.directory() << "\n";
   } catch (const Error& e) {
-    if (e.collective()) {
+    if (e.collective() && header_written) {
       try {
         // What the model has at the failure (a grid model: a last frame and
         // diagnostics row, NaN and all), then the verdict; output still in

@@ -1,6 +1,8 @@
 #include "engine/grid/grid_output.hpp"
 
+#include <cmath>
 #include <filesystem>
+#include <span>
 #include <sstream>
 
 #include "engine/grid/grid.hpp"
@@ -41,6 +43,14 @@ std::string GridOutput::xdmf_path(const std::string& h5_path) { return xdmf::pat
 
 void GridOutput::create() {
   if (out_ == nullptr) return;
+  write_grid();
+  create_series();
+  frames_ = rows_ = 0;
+  times_.clear();
+  grid_.mpi().collective([&] { write_xdmf(); });
+}
+
+void GridOutput::write_grid() {
   H5Output& o = *out_;
   const GridSpec& s = grid_.spec();
   o.group("/grid");
@@ -66,50 +76,51 @@ void GridOutput::create() {
   for (int a = 0; a < grid_.dims(); ++a) ranks.push_back(std::to_string(grid_.ranks()[static_cast<std::size_t>(a)]));
   o.attribute("/grid", "decomposition", ranks);
   o.attribute("/grid", "halo", static_cast<std::int64_t>(grid_.halo()));
+}
 
+void GridOutput::create_series() {
+  H5Output& o = *out_;
   std::vector<std::int64_t> shape, start, count;
   frame_box(grid_, shape, start, count);
   std::vector<std::string> dims{"time"};
   for (int a = grid_.dims() - 1; a >= 0; --a) dims.push_back(axes_[static_cast<std::size_t>(a)]);
-  o.series("/fields/time", {}, "s");
-  o.attribute("/fields/time", "long_name", std::string("model time of each frame"));
-  for (const Quantity& q : fields_) {
-    const std::string path = "/fields/" + q.name;
-    o.series(path, shape, q.units);
+  // Only what is missing: a restart may find some series and not others.
+  const auto make = [&](const std::string& path, std::span<const std::int64_t> frame, const Quantity& q,
+                        const std::vector<std::string>* dimensions) {
+    if (o.exists(path)) return;
+    o.series(path, frame, q.units);
     o.attribute(path, "long_name", q.long_name);
-    o.attribute(path, "dimensions", dims);
-  }
-  o.series("/diagnostics/time", {}, "s");
-  o.attribute("/diagnostics/time", "long_name", std::string("model time of each row"));
-  for (const Quantity& q : diagnostics_) {
-    const std::string path = "/diagnostics/" + q.name;
-    o.series(path, {}, q.units);
-    o.attribute(path, "long_name", q.long_name);
-  }
-  frames_ = rows_ = 0;
-  times_.clear();
-  grid_.mpi().collective([&] { write_xdmf(); });
+    if (dimensions != nullptr) o.attribute(path, "dimensions", *dimensions);
+  };
+  make("/fields/time", {}, {"time", "s", "model time of each frame"}, nullptr);
+  for (const Quantity& q : fields_) make("/fields/" + q.name, shape, q, &dims);
+  make("/diagnostics/time", {}, {"time", "s", "model time of each row"}, nullptr);
+  for (const Quantity& q : diagnostics_) make("/diagnostics/" + q.name, {}, q, nullptr);
 }
 
 void GridOutput::resume(std::int64_t frames, std::int64_t rows) {
   if (out_ == nullptr) return;
   H5Output& o = *out_;
-  if (!o.exists("/fields/time")) {
-    create();
-    return;
-  }
-  o.series_truncate("/fields/time", frames);
-  for (const Quantity& q : fields_) o.series_truncate("/fields/" + q.name, frames);
-  o.series_truncate("/diagnostics/time", rows);
-  for (const Quantity& q : diagnostics_) o.series_truncate("/diagnostics/" + q.name, rows);
+  // A file that lost its structure (written anew after the output was
+  // deleted, or never flushed before a hard kill) gets it back.
+  if (!o.exists("/grid/" + axes_[0])) write_grid();
+  create_series();
+  // Exactly the checkpoint's frames and rows: what came after it is dropped
+  // (it is computed again); what it counts but the file lacks (written
+  // after the file's last flush before a kill, or a lost file) is grown
+  // with NaN, time included, so every later frame keeps its index.
+  o.series_resize("/fields/time", frames);
+  for (const Quantity& q : fields_) o.series_resize("/fields/" + q.name, frames);
+  o.series_resize("/diagnostics/time", rows);
+  for (const Quantity& q : diagnostics_) o.series_resize("/diagnostics/" + q.name, rows);
   times_ = o.read("/fields/time");
-  frames_ = static_cast<std::int64_t>(times_.size());
-  rows_ = o.series_length("/diagnostics/time");
-  if (frames_ != frames || rows_ != rows)
-    throw Error(ExitCode::bad_input, o.path() + ": holds fewer output frames (" + std::to_string(frames_) +
-                                         ") or diagnostic rows than its checkpoint recorded; restart with "
-                                         "--restart and the checkpoint that belongs to this output",
-                true);
+  frames_ = frames;
+  rows_ = rows;
+  // Each series' time is written last in its frame, so a NaN time marks a
+  // frame that never fully reached the disk.
+  missing_frames_ = nan_indices(times_);
+  missing_rows_ = nan_indices(o.read("/diagnostics/time"));
+  record_missing_output(o, missing_frames_, missing_rows_);
   grid_.mpi().collective([&] { write_xdmf(); });
 }
 
@@ -121,6 +132,9 @@ void GridOutput::frame(double time, const std::vector<std::vector<double>>& valu
   for (std::size_t f = 0; f < fields_.size(); ++f)
     out_->series_write("/fields/" + fields_[f].name, frames_, values[f], start, count);
   out_->series_write("/fields/time", frames_, time);
+  // On disk, metadata included, before the next step: a hard kill keeps
+  // every frame written so far (and the diagnostics rows before it).
+  out_->flush();
   ++frames_;
   times_.push_back(time);
   // Not collective: this may run on the background writer's thread, which
@@ -211,7 +225,9 @@ void GridOutput::write_xdmf() {
   if (!grid_.mpi().root()) return;
   sidecar_ = xdmf::Sidecar(xdmf_path(out_->path()), xdmf::head("fields"), xdmf::kTail);
   std::vector<std::string> entries;
-  for (std::size_t f = 0; f < times_.size(); ++f) entries.push_back(xdmf_entry(f));
+  // A lost frame (NaN time) has nothing to show.
+  for (std::size_t f = 0; f < times_.size(); ++f)
+    if (!std::isnan(times_[f])) entries.push_back(xdmf_entry(f));
   sidecar_.rewrite(entries);
 }
 

@@ -41,7 +41,14 @@ class GridOutput {
   void create();
   // A restarted run: keeps the first `frames` field frames and `rows`
   // diagnostic rows (what its checkpoint had written) and drops the rest.
+  // Frames and rows the checkpoint counts but the file lacks (lost in a
+  // hard kill, or the whole file lost) become NaN, time included, and are
+  // listed by missing_frames()/missing_rows(); what is missing of the
+  // file's structure is created. Collective.
   void resume(std::int64_t frames, std::int64_t rows);
+  // After resume(): indices of the frames and rows the file lacks.
+  const std::vector<std::int64_t>& missing_frames() const { return missing_frames_; }
+  const std::vector<std::int64_t>& missing_rows() const { return missing_rows_; }
 
   // Appends a frame: values[f] is this rank's owned cells of fields()[f]
   // (grid::owned_values). Collective (HDF5 only); rank 0 appends it to
@@ -57,6 +64,8 @@ class GridOutput {
   static std::string xdmf_path(const std::string& h5_path);
 
  private:
+  void write_grid();      // /grid: attributes and cell-centre coordinates
+  void create_series();   // the empty series that do not exist yet
   std::string xdmf_entry(std::size_t frame) const;
   void write_xdmf();    // the whole sidecar (rank 0)
   void append_xdmf();   // the newest frame's entry (rank 0)
@@ -67,6 +76,7 @@ class GridOutput {
   std::vector<double> times_;   // of the frames, for the XDMF sidecar
   xdmf::Sidecar sidecar_;
   std::int64_t frames_ = 0, rows_ = 0;
+  std::vector<std::int64_t> missing_frames_, missing_rows_;
 };
 
 }  // namespace strata::grid

@@ -1,9 +1,11 @@
 #include "engine/io/h5_output.hpp"
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <sstream>
 #include <stdexcept>
 #include <system_error>
 
@@ -258,6 +260,9 @@ void H5Output::integer_series(const std::string& path) {
   Handle space{H5Screate_simple(1, &dims, &max), H5Sclose};
   Handle dcpl{H5Pcreate(H5P_DATASET_CREATE), H5Pclose};
   check(H5Pset_chunk(dcpl.id, 1, &chunk), "chunk " + path);
+  // -1 marks an entry never written (H5MD steps are >= 0).
+  const std::int64_t fill = -1;
+  H5Pset_fill_value(dcpl.id, H5T_NATIVE_INT64, &fill);
   H5Pset_alloc_time(dcpl.id, H5D_ALLOC_TIME_INCR);
   Handle ds{check_id(H5Dcreate2(file_, path.c_str(), H5T_NATIVE_INT64, space.id, lcpl_, dcpl.id, H5P_DEFAULT),
                      "create dataset " + path),
@@ -272,14 +277,14 @@ std::int64_t H5Output::series_length(const std::string& path) const {
   return static_cast<std::int64_t>(dims[0]);
 }
 
-void H5Output::series_truncate(const std::string& path, std::int64_t length) {
+void H5Output::series_resize(const std::string& path, std::int64_t length) {
   Handle ds{check_id(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), "open dataset " + path), H5Dclose};
   Handle space{H5Dget_space(ds.id), H5Sclose};
   hsize_t dims[4] = {0, 0, 0, 0};
   H5Sget_simple_extent_dims(space.id, dims, nullptr);
-  if (static_cast<std::int64_t>(dims[0]) <= length) return;
+  if (static_cast<std::int64_t>(dims[0]) == length) return;
   dims[0] = static_cast<hsize_t>(length);
-  check(H5Dset_extent(ds.id, dims), "truncate " + path);
+  check(H5Dset_extent(ds.id, dims), "resize " + path);
 }
 
 void H5Output::series_write(const std::string& path, std::int64_t index, std::span<const double> local,
@@ -432,9 +437,97 @@ void H5Output::table(const std::string& path, const H5Table& table) {
   }
 }
 
+bool H5Output::has_attribute(const std::string& object, const std::string& name) const {
+  return H5Aexists_by_name(file_, object.c_str(), name.c_str(), H5P_DEFAULT) > 0;
+}
+
+std::string H5Output::string_attribute(const std::string& object, const std::string& name) const {
+  if (!has_attribute(object, name)) return "";
+  Handle attr{check_id(H5Aopen_by_name(file_, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
+                       "open attribute " + object + ":" + name),
+              H5Aclose};
+  Handle stored{H5Aget_type(attr.id), H5Tclose};
+  if (H5Tget_class(stored.id) != H5T_STRING) return "";
+  if (H5Tis_variable_str(stored.id) > 0) {
+    Handle type{vl_string_type(), H5Tclose};
+    char* text = nullptr;
+    check(H5Aread(attr.id, type.id, &text), "read attribute " + object + ":" + name);
+    std::string value = text != nullptr ? text : "";
+    H5free_memory(text);
+    return value;
+  }
+  std::string value(H5Tget_size(stored.id), '\0');
+  Handle type{fixed_string_type(value.size()), H5Tclose};
+  check(H5Aread(attr.id, type.id, value.data()), "read attribute " + object + ":" + name);
+  return value.substr(0, value.find('\0'));
+}
+
+std::vector<std::int64_t> H5Output::integer_attribute(const std::string& object, const std::string& name) const {
+  if (!has_attribute(object, name)) return {};
+  Handle attr{check_id(H5Aopen_by_name(file_, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
+                       "open attribute " + object + ":" + name),
+              H5Aclose};
+  Handle space{H5Aget_space(attr.id), H5Sclose};
+  const hssize_t n = H5Sget_simple_extent_npoints(space.id);
+  std::vector<std::int64_t> value(static_cast<std::size_t>(n > 0 ? n : 0));
+  if (!value.empty()) check(H5Aread(attr.id, H5T_NATIVE_INT64, value.data()), "read attribute " + object + ":" + name);
+  return value;
+}
+
+void H5Output::remove_attribute(const std::string& object, const std::string& name) {
+  if (has_attribute(object, name))
+    check(H5Adelete_by_name(file_, object.c_str(), name.c_str(), H5P_DEFAULT), "remove attribute " + name);
+}
+
 void H5Output::set_status(const std::string& status) {
   attribute("/", "status", status);
   flush();
+}
+
+std::vector<std::int64_t> nan_indices(const std::vector<double>& times) {
+  std::vector<std::int64_t> lost;
+  for (std::size_t k = 0; k < times.size(); ++k)
+    if (std::isnan(times[k])) lost.push_back(static_cast<std::int64_t>(k));
+  return lost;
+}
+
+void record_missing_output(H5Output& out, const std::vector<std::int64_t>& frames,
+                           const std::vector<std::int64_t>& rows) {
+  for (const auto& [name, lost] : {std::pair{"missing_frames", &frames}, std::pair{"missing_rows", &rows}}) {
+    if (lost->empty()) {
+      out.remove_attribute("/", name);
+    } else {
+      out.attribute("/", name, *lost);
+    }
+  }
+}
+
+namespace {
+
+// "0-3, 7, 9-10" for {0, 1, 2, 3, 7, 9, 10} (sorted).
+std::string index_ranges(const std::vector<std::int64_t>& v) {
+  std::ostringstream text;
+  for (std::size_t k = 0; k < v.size();) {
+    std::size_t end = k;
+    while (end + 1 < v.size() && v[end + 1] == v[end] + 1) ++end;
+    if (k > 0) text << ", ";
+    text << v[k];
+    if (end > k) text << '-' << v[end];
+    k = end + 1;
+  }
+  return text.str();
+}
+
+}  // namespace
+
+std::string describe_missing_output(const H5Output& out) {
+  const auto frames = out.integer_attribute("/", "missing_frames");
+  const auto rows = out.integer_attribute("/", "missing_rows");
+  std::ostringstream text;
+  if (!frames.empty()) text << "frames " << index_ranges(frames);
+  if (!frames.empty() && !rows.empty()) text << " and ";
+  if (!rows.empty()) text << "rows " << index_ranges(rows);
+  return text.str();
 }
 
 void H5Output::flush() { check(H5Fflush(file_, H5F_SCOPE_GLOBAL), "flush " + path_); }

@@ -82,8 +82,11 @@ class H5Output {
   // A 1-D extendible series of integers (H5MD's `step`), empty unless it exists.
   void integer_series(const std::string& path);
   std::int64_t series_length(const std::string& path) const;
-  // Drops frames from `length` on (a restart discards what came after its checkpoint).
-  void series_truncate(const std::string& path, std::int64_t length);
+  // Makes the series exactly `length` frames long: drops the frames beyond
+  // it (a restart discards what came after its checkpoint), or grows it
+  // with the fill value (NaN for doubles, -1 for integers) where frames a
+  // restart's checkpoint counts were lost before they reached the disk.
+  void series_resize(const std::string& path, std::int64_t length);
   // Writes frame `index`, extending the dataset to index + 1 frames when
   // shorter: this rank's box [start, start + count) of the frame. Collective.
   void series_write(const std::string& path, std::int64_t index, std::span<const double> local,
@@ -95,7 +98,18 @@ class H5Output {
   // An integer series' entry `index` (integer_series): rank 0's value is written.
   void series_write(const std::string& path, std::int64_t index, std::int64_t value);
 
+  // A string attribute of an existing object, "" when it has none. Collective.
+  std::string string_attribute(const std::string& object, const std::string& name) const;
+  bool has_attribute(const std::string& object, const std::string& name) const;
+  // An integer (array) attribute, empty when absent. Collective.
+  std::vector<std::int64_t> integer_attribute(const std::string& object, const std::string& name) const;
+  void remove_attribute(const std::string& object, const std::string& name);
+
   void set_status(const std::string& status);   // root attribute `status`
+  // Writes HDF5's cached metadata and everything written so far to the file
+  // (H5Fflush, global scope, which also syncs through MPI-IO), so a process
+  // killed afterwards leaves a file that opens and holds all of it.
+  // Collective.
   void flush();
 
  private:
@@ -111,6 +125,20 @@ class H5Output {
   hid_t xfer_ = -1;   // collective transfer property list
   hid_t lcpl_ = -1;   // creates intermediate groups
 };
+
+// Indices of the NaN entries of a series' times: the frames a series'
+// fill value stands in for (a frame's time is written last).
+std::vector<std::int64_t> nan_indices(const std::vector<double>& times);
+
+// A restart whose checkpoint counts output frames (and diagnostics or
+// observable rows) that the file lacks records their indices in the root
+// attributes `missing_frames` and `missing_rows` (absent when none).
+// Collective.
+void record_missing_output(H5Output& out, const std::vector<std::int64_t>& frames,
+                           const std::vector<std::int64_t>& rows);
+// What those attributes say, as "frames 0-3, 7 and rows 0-3"; "" when the
+// output lacks nothing. Collective.
+std::string describe_missing_output(const H5Output& out);
 
 std::string hdf5_version();
 

@@ -1,5 +1,6 @@
 #include "engine/particles/h5md_output.hpp"
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -22,21 +23,34 @@ H5mdOutput::H5mdOutput(H5Output* out, const MpiContext& mpi, std::int64_t n, con
 
 std::string H5mdOutput::xdmf_path(const std::string& h5_path) { return xdmf::path_for(h5_path); }
 
-// An H5MD time-dependent element: a group with step (int64), time and value.
+// An H5MD time-dependent element: a group with step (int64), time and
+// value; only what does not exist yet (a restart may find some of it).
 void H5mdOutput::create_element(const std::string& path, const std::vector<std::int64_t>& frame,
                                 const std::string& units, const std::string& long_name) {
   H5Output& o = *out_;
   o.group(path);
   o.integer_series(path + "/step");
-  o.series(path + "/time", {}, units_.time);
-  o.attribute(path + "/time", "unit", units_.time);
-  o.series(path + "/value", frame, units);
-  o.attribute(path + "/value", "unit", units);
-  o.attribute(path + "/value", "long_name", long_name);
+  if (!o.exists(path + "/time")) {
+    o.series(path + "/time", {}, units_.time);
+    o.attribute(path + "/time", "unit", units_.time);
+  }
+  if (!o.exists(path + "/value")) {
+    o.series(path + "/value", frame, units);
+    o.attribute(path + "/value", "unit", units);
+    o.attribute(path + "/value", "long_name", long_name);
+  }
 }
 
 void H5mdOutput::create(const HostParticles& p) {
   if (out_ == nullptr) return;
+  write_static(p);
+  create_series();
+  frames_ = rows_ = 0;
+  times_.clear();
+  mpi_.collective([&] { write_xdmf(); });
+}
+
+void H5mdOutput::write_static(const HostParticles& p) {
   H5Output& o = *out_;
   o.group("/h5md");
   o.attribute("/h5md", "version", std::vector<std::int64_t>{1, 1});
@@ -75,41 +89,56 @@ void H5mdOutput::create(const HostParticles& p) {
     o.attribute(std::string(kAll) + "/mass", "units", units_.mass);
     o.attribute(std::string(kAll) + "/mass", "long_name", std::string("particle mass"));
   }
+}
+
+void H5mdOutput::create_series() {
   const std::vector<std::int64_t> frame{n_, 3};
   create_element(std::string(kAll) + "/position", frame, units_.length, "position");
   create_element(std::string(kAll) + "/velocity", frame, units_.velocity, "velocity");
-  o.group("/observables");
+  out_->group("/observables");
   for (const Observable& ob : observables_) {
     std::vector<std::int64_t> shape;
     if (ob.width > 0) shape.push_back(ob.width);
     create_element("/observables/" + ob.name, shape, ob.units, ob.long_name);
   }
-  frames_ = rows_ = 0;
-  times_.clear();
-  mpi_.collective([&] { write_xdmf(); });
 }
 
-void H5mdOutput::resume(std::int64_t frames, std::int64_t rows) {
+void H5mdOutput::resume(std::int64_t frames, std::int64_t rows, const HostParticles& p) {
   if (out_ == nullptr) return;
   H5Output& o = *out_;
-  if (!o.exists(std::string(kAll) + "/position/value"))
-    throw Error(ExitCode::bad_input, o.path() + ": no /particles/all/position to continue; restart with the output "
-                                                "that belongs to the checkpoint",
-                true);
+  // A file that lost its structure (written anew after the output was
+  // deleted, or never flushed before a hard kill) gets it back.
+  if (!o.exists(std::string(kAll) + "/id")) write_static(p);
   has_mass_ = o.exists(std::string(kAll) + "/mass");
+  create_series();
+  // Exactly the checkpoint's frames and rows: what came after it is dropped
+  // (it is computed again); what it counts but the file lacks is grown with
+  // the fill values (NaN time and value, step -1), so every later frame
+  // keeps its index.
   for (const char* e : {"position", "velocity"})
     for (const char* part : {"step", "time", "value"})
-      o.series_truncate(std::string(kAll) + "/" + e + "/" + part, frames);
+      o.series_resize(std::string(kAll) + "/" + e + "/" + part, frames);
   for (const Observable& ob : observables_)
-    for (const char* part : {"step", "time", "value"}) o.series_truncate("/observables/" + ob.name + "/" + part, rows);
+    for (const char* part : {"step", "time", "value"}) o.series_resize("/observables/" + ob.name + "/" + part, rows);
   times_ = o.read(std::string(kAll) + "/position/time");
-  frames_ = static_cast<std::int64_t>(times_.size());
-  rows_ = observables_.empty() ? rows : o.series_length("/observables/" + observables_.front().name + "/time");
-  if (frames_ != frames || rows_ != rows)
-    throw Error(ExitCode::bad_input, o.path() + ": holds fewer trajectory frames (" + std::to_string(frames_) +
-                                         ") or observable rows than its checkpoint recorded; restart with "
-                                         "--restart and the checkpoint that belongs to this output",
-                true);
+  frames_ = frames;
+  rows_ = rows;
+  // A frame's time is written after its values: a NaN time (the fill
+  // value) marks a frame that never fully reached the disk.
+  std::vector<double> times = times_;
+  const std::vector<double> velocity_times = o.read(std::string(kAll) + "/velocity/time");
+  for (std::size_t k = 0; k < times.size(); ++k)
+    if (std::isnan(velocity_times[k])) times[k] = velocity_times[k];
+  std::vector<double> row_times(static_cast<std::size_t>(rows), 0.0);
+  for (const Observable& ob : observables_) {
+    const std::vector<double> t = o.read("/observables/" + ob.name + "/time");
+    for (std::size_t k = 0; k < row_times.size(); ++k)
+      if (std::isnan(t[k])) row_times[k] = t[k];
+  }
+  times_ = times;   // the XDMF sidecar leaves out a frame either element lacks
+  missing_frames_ = nan_indices(times);
+  missing_rows_ = nan_indices(row_times);
+  record_missing_output(o, missing_frames_, missing_rows_);
   mpi_.collective([&] { write_xdmf(); });
 }
 
@@ -126,6 +155,9 @@ void H5mdOutput::frame(std::int64_t step, double time, const HostParticles& p) {
     out_->series_write(path + "/step", frames_, step);
     out_->series_write(path + "/time", frames_, time);
   }
+  // On disk, metadata included, before the next step: a hard kill keeps
+  // every frame written so far (and the observable rows before it).
+  out_->flush();
   ++frames_;
   times_.push_back(time);
   mpi_.collective([&] { append_xdmf(); });
@@ -194,7 +226,9 @@ void H5mdOutput::write_xdmf() {
   if (!mpi_.root()) return;
   sidecar_ = xdmf::Sidecar(xdmf_path(out_->path()), xdmf::head("particles"), xdmf::kTail);
   std::vector<std::string> entries;
-  for (std::size_t f = 0; f < times_.size(); ++f) entries.push_back(xdmf_entry(f));
+  // A lost frame (NaN time) has nothing to show.
+  for (std::size_t f = 0; f < times_.size(); ++f)
+    if (!std::isnan(times_[f])) entries.push_back(xdmf_entry(f));
   sidecar_.rewrite(entries);
 }
 

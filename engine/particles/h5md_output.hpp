@@ -16,7 +16,8 @@
 // routed to the even share of their index and each rank writes its block
 // collectively. Values are float64 in the file for FP32 runs too. Datasets
 // carry H5MD's `unit` and, as the grid output does, CF's `units` and
-// `long_name`. Output is synchronous: a frame is on disk when frame() returns.
+// `long_name`. Output is synchronous: a frame is on disk (flushed, metadata
+// included) when frame() returns.
 #pragma once
 
 #include <cstdint>
@@ -56,8 +57,15 @@ class H5mdOutput {
   void create(const HostParticles& p);
   // A restarted run: keeps the first `frames` trajectory frames and `rows`
   // observable rows (what its checkpoint had written), drops the rest.
-  // Collective; throws Error (exit 2) when the file holds fewer.
-  void resume(std::int64_t frames, std::int64_t rows);
+  // Frames and rows the checkpoint counts but the file lacks (lost in a
+  // hard kill, or the whole file lost) get the fill values (NaN time and
+  // value, step -1) and are listed by missing_frames()/missing_rows() and
+  // in the root attributes missing_frames/missing_rows; what is missing of
+  // the file's structure is created, the static part (id, mass) from `p`
+  // as create() does. Collective.
+  void resume(std::int64_t frames, std::int64_t rows, const HostParticles& p);
+  const std::vector<std::int64_t>& missing_frames() const { return missing_frames_; }
+  const std::vector<std::int64_t>& missing_rows() const { return missing_rows_; }
 
   // Appends a trajectory frame (position and velocity of every particle).
   // Collective; appends it to OUT.xmf.
@@ -73,6 +81,8 @@ class H5mdOutput {
   static std::string xdmf_path(const std::string& h5_path);
 
  private:
+  void write_static(const HostParticles& p);   // /h5md, box, id, mass
+  void create_series();                         // the time-dependent elements not there yet
   void create_element(const std::string& path, const std::vector<std::int64_t>& frame, const std::string& units,
                       const std::string& long_name);
   std::string xdmf_entry(std::size_t frame) const;
@@ -88,6 +98,7 @@ class H5mdOutput {
   bool has_mass_ = false;
   xdmf::Sidecar sidecar_;
   std::int64_t frames_ = 0, rows_ = 0;
+  std::vector<std::int64_t> missing_frames_, missing_rows_;
 };
 
 }  // namespace strata::particles

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "engine/config/config.hpp"
+#include "engine/io/h5_output.hpp"
 #include "engine/runtime/device_health.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/model.hpp"
@@ -106,6 +107,10 @@ LoopResult run_steps(Simulation& sim, RunContext& ctx, CheckpointStore& store, C
   const auto write_checkpoint = [&] {
     // The output in flight goes first: HDF5 is one thread's at a time.
     sim.flush_output();
+    // Then the output file reaches the disk, metadata included, before the
+    // checkpoint that counts its frames exists: after a hard kill, every
+    // frame a checkpoint counts is in the file (a restart drops the later ones).
+    if (ctx.output != nullptr) ctx.output->flush();
     // Never store a state that is already broken.
     check_health(mpi, sim, sim.steps_done());
     auto t = ctx.timers.scope("checkpoint");

@@ -49,7 +49,8 @@ template <class T>
 void MdSimulation<T>::restore(StateReader& r) {
   step_ = r.integer("md/step");
   last_frame_step_ = r.integer("md/last_frame_step");
-  output_->resume(r.integer("md/frames"), r.integer("md/rows"));
+  output_->resume(r.integer("md/frames"), r.integer("md/rows"), identity_);
+  identity_ = {};
   const particles::HostParticles a = particles::restore_particles(r, ctx_.mpi, "md/atoms");
   const particles::HostParticles b = particles::restore_particles(r, ctx_.mpi, "md/build");
   // To the owners of the build positions (both shares are the same rows).

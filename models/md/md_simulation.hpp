@@ -64,9 +64,12 @@ class MdSimulation : public Simulation {
     box.periodic = true;
     output_ = std::make_unique<particles::H5mdOutput>(ctx.output, ctx.mpi, atoms, box,
                                                       particles::Units{"1", "1", "1", "1"}, md_observables());
-    if (!ctx_.restarting) {
-      particles::HostParticles first = to_particles(owned, *domain_, true);
-      first.id = std::move(ids);
+    particles::HostParticles first = to_particles(owned, *domain_, true);
+    first.id = std::move(ids);
+    if (ctx_.restarting) {
+      // restore() may have to write the file's static part (ids) anew.
+      identity_ = std::move(first);
+    } else {
       output_->create(first);
     }
     atoms_.load(std::move(owned), false);
@@ -235,6 +238,7 @@ class MdSimulation : public Simulation {
   std::unique_ptr<particles::H5mdOutput> output_;
   std::int64_t last_frame_step_ = -1;
   bool failure_recorded_ = false;
+  particles::HostParticles identity_;   // a restart's atoms as created: ids for the output
 };
 
 }  // namespace strata::md

@@ -173,7 +173,7 @@ class NbodySimulation final : public Simulation {
                                            " bodies, the input makes " + std::to_string(n_), true);
     upload(bodies);   // the even share is this rank's block: no migration
     forces();         // the same sums, in the same order, as before the checkpoint
-    output_->resume(r.integer("nbody/frames"), r.integer("nbody/rows"));
+    output_->resume(r.integer("nbody/frames"), r.integer("nbody/rows"), download());
   }
 
   Performance finish() override {

@@ -126,9 +126,19 @@ TEST_CASE("H5MD frames are in index order and read back sorted by id", "[mpi][pa
     CHECK(same_bits(first_row[3 * 5 + 1], coord(5, 1)));
     CHECK(out.read("/observables/momentum/value") == std::vector<double>{1, 2, 3});
     // A restart from a checkpoint taken after frame 1 drops frame 2.
-    h5md.resume(1, 1);
+    h5md.resume(1, 1, p);
     CHECK(out.series_length("/particles/all/velocity/value") == 1);
     CHECK(out.series_length("/particles/all/velocity/step") == 1);
+    CHECK(h5md.missing_frames().empty());
+    CHECK(h5md.missing_rows().empty());
+    // One whose checkpoint counts frames and rows the file lost (a hard
+    // kill) keeps their indices, filled and listed.
+    h5md.resume(3, 2, p);
+    CHECK(out.series_length("/particles/all/position/value") == 3);
+    CHECK(h5md.missing_frames() == std::vector<std::int64_t>{1, 2});
+    CHECK(h5md.missing_rows() == std::vector<std::int64_t>{1});
+    CHECK(out.integer_attribute("/", "missing_frames") == std::vector<std::int64_t>{1, 2});
+    CHECK(describe_missing_output(out) == "frames 1-2 and rows 1");
   }
   const H5mdSnapshot snap = read_h5md(path, "nbody.initial_file", mpi);
   CHECK(snap.n == kN);
