@@ -152,9 +152,15 @@ class Field:
         # An axis one cell wide carries no information: a run with ny = 1
         # is a 1-D problem and reads best as a line.
         self.line_axes = [a for a in self.plane_axes if len(coords[a]) > 1]
-        self.coords = coords
         self.units = pc.attr(ds, "units")
         self.long_name = pc.attr(ds, "long_name", name)
+        # C-grid velocities sit on faces, half a cell before the centre
+        # (their long_name says which face): draw them where they are.
+        coords = dict(coords)
+        for face, axis in (("west face", grid_axes[0]), ("south face", grid_axes[1] if len(grid_axes) > 1 else None)):
+            if axis and face in self.long_name and len(coords[axis]) > 1:
+                coords[axis] = coords[axis] - 0.5 * (coords[axis][1] - coords[axis][0])
+        self.coords = coords
         self.name = name
         self.model = pc.attr(f, "model")
         span = max(float(np.ptp(edges(coords[a]))) for a in self.plane_axes)
@@ -182,7 +188,8 @@ def plot_line(field, folder, prefix):
     written = []
     fig, ax = plt.subplots(figsize=(7.0, 4.0), constrained_layout=True)
     (line,) = ax.plot(x, values[0], lw=1.5)
-    ax.set_xlim(x[0], x[-1])
+    x_edges = edges(field.coords[axis]) / lsize
+    ax.set_xlim(x_edges[0], x_edges[-1])
     ax.set_ylim(vmin - pad, vmax + pad)
     ax.set_xlabel(f"{axis} [{lname}]")
     ax.set_ylabel(field.value_label())
@@ -202,7 +209,7 @@ def plot_line(field, folder, prefix):
         for k in range(len(field.frames)):
             colour = cmap(k / max(len(field.frames) - 1, 1))
             ax.plot(x, values[k], lw=1.2, color=colour, label=f"t = {pc.time_text(field.times[k], field.time_unit)}")
-        ax.set_xlim(x[0], x[-1])
+        ax.set_xlim(x_edges[0], x_edges[-1])
         ax.set_xlabel(f"{axis} [{lname}]")
         ax.set_ylabel(field.value_label())
         ax.grid(alpha=0.3)
