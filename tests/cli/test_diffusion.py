@@ -3,7 +3,7 @@
 conservation, restart, input errors, health, the XDMF sidecar and the plot
 script.
 
-SPEC.md Guarantees 1, 2, 4 and 5 for the 3-D heat equation. Every check is
+docs/contract.md guarantees 1, 2, 4 and 5 for the 3-D heat equation. Every check is
 computed here from the output files (numpy, h5py) rather than trusted from
 the model's own diagnostics, and every tolerance is derived in the test from
 the scheme (truncation error, stability, round-off per operation) so that a
