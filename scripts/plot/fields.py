@@ -171,9 +171,12 @@ class Field:
         when = pc.time_text(self.times[k], self.time_unit)
         return f"{self.model}: {self.name} at t = {when}{self.cut_text}"
 
-    def value_label(self):
+    def value_label(self, length_in=4.0, fontsize=10):
+        """The long name and units, wrapped to fit along `length_in`
+        inches of axis (long names run to a sentence)."""
         label = f"{self.long_name} [{self.units}]" if self.units else self.long_name
-        return textwrap.fill(label, 45)   # long names run to a sentence
+        # An average character is about 0.55 em wide.
+        return textwrap.fill(label, max(18, int(length_in * 72 / (0.55 * fontsize))))
 
 
 def plot_line(field, folder, prefix):
@@ -246,7 +249,9 @@ def plot_plane(field, folder, prefix, gif, fps):
     ax.set_ylabel(f"{v_axis} [{lname}]")
     cax = make_axes_locatable(ax).append_axes("right", size="4%", pad=0.12)
     bar = fig.colorbar(mesh, cax=cax)
-    bar.set_label(field.value_label())
+    # The axes' height once the aspect ratio is applied: the label fits along it.
+    axes_height = min(height - 1.1, (width * 0.78) * aspect)
+    bar.set_label(field.value_label(0.95 * axes_height, 9), fontsize=9)
     title = ax.set_title("", fontsize=10)
     fig.tight_layout()
 

@@ -23,7 +23,8 @@ For each OUT.h5, in DIR (-o DIR, by default the folder of OUT.h5):
   smooth halo) rather than a speckle of single bodies. Above 20000 bodies,
   or with --smooth 0, a mass-weighted histogram smoothed by S cells.
 - DIR/<stem>_orbits.png instead, for 8 bodies or fewer stored in 20
-  frames or more: each body's path in the x-y plane through the frames.
+  frames or more that trace their paths: each body's path in the x-y
+  plane through the frames.
 
 Units: md works in Lennard-Jones units (length sigma, energy epsilon, time
 tau, temperature epsilon/k_B); nbody in N-body units (G = M = 1, so length,
@@ -33,6 +34,7 @@ a dataset carries a unit other than "1" that one is shown.
 Needs python3-h5py, python3-numpy and python3-matplotlib.
 """
 
+import sys
 import tomllib
 
 import plot_common as pc
@@ -121,8 +123,8 @@ def energy_plot(run, folder):
     top.set_ylabel("dE/E = (E(t) - E(0)) / |E(0)|", fontsize=9)
     worst = int(np.argmax(np.abs(rel)))
     top.plot(t[worst], rel[worst], "o", color="tab:red", ms=4,
-             label=f"largest |dE/E|: {rel[worst]:+.2e} at t = {t[worst]:.4g}")
-    top.legend(fontsize=8, loc="best", frameon=False)
+             label=f"largest |dE/E|:\n{rel[worst]:+.2e} at t = {t[worst]:.4g}")
+    top.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     fig.suptitle(f"{run.model} {run.stem}: energy ({run.units['system']})", fontsize=10)
     top.ticklabel_format(axis="y", style="sci", scilimits=(-2, 3))
     top.grid(alpha=0.3)
@@ -273,6 +275,16 @@ def density_plot(run, folder, frame, bins, smooth, extent):
     return path
 
 
+def paths_resolved(f):
+    """Whether the frames trace the bodies' paths: a body moves across a
+    fifth of the system's extent. Frames one orbit apart (two_body.toml)
+    find every body where it was, and draw no path."""
+    pos = f["particles/all/position/value"][()][:, :, :2]
+    size = float(np.ptp(pos[0], axis=0).max())
+    travel = float(np.ptp(pos, axis=0).max())
+    return size > 0 and travel > 0.2 * size
+
+
 def orbits_plot(run, folder):
     pos = run.f["particles/all/position/value"][()]
     times = run.f["particles/all/position/time"][()]
@@ -309,8 +321,11 @@ def plot_file(path, args):
             frames, bodies = f["particles/all/position/value"].shape[:2]
             if bodies > ORBIT_MAX_BODIES:
                 written.append(density_plot(run, folder, args.frame, args.bins, args.smooth, args.extent))
-            elif frames >= MIN_ORBIT_FRAMES:
+            elif frames >= MIN_ORBIT_FRAMES and paths_resolved(f):
                 written.append(orbits_plot(run, folder))
+            else:
+                print(f"{path}: no paths figure: {frames} frame(s) do not trace the orbits "
+                      "(a lower nbody.output_every stores more)", file=sys.stderr)
     for p in written:
         print(p)
 

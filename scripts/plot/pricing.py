@@ -136,7 +136,9 @@ def greeks_of(path, names):
                     assets = [pc.text(a) for a in g[greek].attrs["assets"]]
                     refs = list(ref) if ref is not None and ref.shape != () else [None] * len(assets)
                     for a, v, e, r in zip(assets, value, se, refs):
-                        out.setdefault(greek, []).append((f"{name}[{a}]", float(v), float(e), r))
+                        # One instrument: the assets alone label the bars (the title names it).
+                        label = a if len(names) == 1 else f"{name}[{a}]"
+                        out.setdefault(greek, []).append((label, float(v), float(e), r))
     return out, units
 
 
@@ -180,7 +182,7 @@ def greeks_plot(path, args, names, stem, folder):
         labels.append("closed form or semi-analytic")
     axes[0, 0].legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 1.02), ncol=len(labels),
                       fontsize=8, frameon=False)
-    fig.suptitle(f"pricing {stem}: Greeks", fontsize=10)
+    fig.suptitle(f"pricing {stem}: Greeks" + (f" of {names[0]}, per asset" if len(names) == 1 else ""), fontsize=10)
     png = os.path.join(folder, f"{stem}_greeks.png")
     fig.savefig(png, dpi=120)
     plt.close(fig)
