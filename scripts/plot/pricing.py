@@ -29,10 +29,12 @@ marker at the closed form where one exists, to DIR/<stem>_greeks.png.
 No rerun.
 """
 
+import json
 import os
 import shutil
 import subprocess
 import tempfile
+import tomllib
 
 import plot_common as pc
 from plot_common import PlotError, h5py
@@ -189,7 +191,7 @@ def greeks_plot(path, args, names, stem, folder):
     print(png)
 
 
-def qmc_plot(args, strata, cfg, tmp, names, total, stem, folder):
+def qmc_plot(args, strata, cfg, tmp, names, total, stem, folder, extra):
     """Standard error against paths, Philox and Sobol', per instrument."""
     samplers = {"philox": "Monte Carlo (Philox)", "sobol": "quasi-Monte Carlo (scrambled Sobol')"}
     series = {s: {name: [] for name in names} for s in samplers}
@@ -198,7 +200,7 @@ def qmc_plot(args, strata, cfg, tmp, names, total, stem, folder):
         if paths < 1024:
             continue
         for sampler in samplers:
-            got = rerun(strata, cfg, tmp, paths, ["--set", f"pricing.sampler={sampler}"])
+            got = rerun(strata, cfg, tmp, paths, ["--set", f"pricing.sampler={sampler}", *extra])
             for name in names:
                 series[sampler][name].append((got[name][0], got[name][5]))
     if not series["philox"][names[0]]:
@@ -227,21 +229,45 @@ def qmc_plot(args, strata, cfg, tmp, names, total, stem, folder):
         print(png)
 
 
+def portfolio_override(path, text):
+    """--set for a portfolio file named relative to the original input: the
+    rerun's configuration lives elsewhere, so give it the file's absolute
+    path (looked up beside the input as the run named it, from the current
+    directory or from the output's folder and its parent)."""
+    try:
+        name = tomllib.loads(text).get("pricing", {}).get("portfolio_file", "")
+    except tomllib.TOMLDecodeError:
+        return []
+    if not name or os.path.isabs(name):
+        return []
+    with h5py.File(path, "r") as f:
+        input_file = pc.attr(f, "input_file", "")
+    out_dir = os.path.dirname(os.path.abspath(path))
+    for base in (os.getcwd(), out_dir, os.path.dirname(out_dir)):
+        candidate = os.path.join(base, os.path.dirname(input_file), name)
+        if os.path.isfile(candidate):
+            return ["--set", f"pricing.portfolio_file={json.dumps(os.path.abspath(candidate))}"]
+    raise PlotError(f"{path}: the run priced the portfolio file {name!r} beside its input {input_file}, "
+                    "which is not found from here: run from the directory the run was started in")
+
+
 def convergence_plot(args, strata, path, names, final, stem, folder):
     total = next(iter(final.values()))[0]
     series = {name: [] for name in names}
+    text = config_text(path)
+    extra = portfolio_override(path, text)
     with tempfile.TemporaryDirectory() as tmp:
         cfg = os.path.join(tmp, "run.toml")
         with open(cfg, "w", encoding="utf-8") as f:
-            f.write(config_text(path))
+            f.write(text)
         if args.qmc:
-            qmc_plot(args, strata, cfg, tmp, names, total, stem, folder)
+            qmc_plot(args, strata, cfg, tmp, names, total, stem, folder, extra)
             return
         for k in range(args.levels, 0, -1):
             paths = total >> k
             if paths < 2:
                 continue
-            got = rerun(strata, cfg, tmp, paths)
+            got = rerun(strata, cfg, tmp, paths, extra)
             for name in names:
                 series[name].append(got[name])
     for name in names:

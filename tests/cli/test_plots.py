@@ -31,6 +31,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 # name -> (input, --set overrides): one small output per family and case.
 RUNS = {
     "pricing": ("quickstart.toml", ["pricing.paths=4096", 'pricing.greeks=["delta", "vega"]']),
+    "book": ("pricing/book.toml", ["pricing.paths=1024"]),
     "plummer": ("nbody/plummer.toml", ["nbody.n=96", "nbody.t_end=0.0625", "nbody.output_every=4"]),
     "kepler": ("nbody/two_body.toml", ["nbody.steps=400", "nbody.output_every=20", "nbody.diag_every=20"]),
     "liquid": ("md/lj_liquid.toml", ["md.cells=[3, 3, 3]", "md.steps=20", "md.thermo_every=10",
@@ -177,6 +178,10 @@ class PlotScripts(unittest.TestCase):
         self.assertEqual(res.returncode, 0, res.describe())
         self.assertNothingHere(res)
         self.assertPngs(beside, ["pricing_spx_atm_call_convergence.png"], res)
+        # A portfolio file named relative to the input: the reruns find it.
+        res = self.plot("pricing", self.copy("book", beside), "--instrument", "atm_call", "--levels", "1")
+        self.assertEqual(res.returncode, 0, res.describe())
+        self.assertPngs(beside, ["book_atm_call_convergence.png"], res)
         res = self.plot("pricing", path, "--greeks", "-o", "figs")
         self.assertEqual(res.returncode, 0, res.describe())
         self.assertEqual(sc.files_under(os.path.join(self.cwd, "figs")), ["pricing_greeks.png"], res.describe())
