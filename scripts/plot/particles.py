@@ -15,13 +15,14 @@ For each OUT.h5, in DIR (-o DIR, by default the folder of OUT.h5):
   where the total energy is not conserved and its drift means nothing.
 - DIR/<stem>_density.png, for nbody runs of more than 8 bodies: the
   surface density of frame N (default: the last) projected on the x-y
-  plane about the centre of mass, on B x B cells (default 128) over
-  [-L, L]^2 (default: the half width holding 99% of the bodies), on a log
-  scale. Each body is spread as a Gaussian half as wide as the distance to
-  its 16th nearest neighbour in projection, and at least S cells (default
-  1.5), so a few thousand bodies show their structure (a sharp core, a
-  smooth halo) rather than a speckle of single bodies. Above 20000 bodies,
-  or with --smooth 0, a mass-weighted histogram smoothed by S cells.
+  plane about the centre of the densest region (shrinking spheres), on
+  B x B cells (default 128) over [-L, L]^2 (default: the half width
+  holding 99% of the bodies), on a log scale. Each body is spread as a
+  Gaussian half as wide as the distance to its 16th nearest neighbour in
+  projection, and at least S cells (default 1.5), so a few thousand
+  bodies show their structure (a sharp core, a smooth halo) rather than a
+  speckle of single bodies. Above 20000 bodies, or with --smooth 0, a
+  mass-weighted histogram smoothed by S cells.
 - DIR/<stem>_orbits.png instead, for 8 bodies or fewer stored in 20
   frames or more that trace their paths: each body's path in the x-y
   plane through the frames.
@@ -236,13 +237,31 @@ def adaptive_density(p, m, centres, neighbours, floor):
 ADAPTIVE_MAX_BODIES = 20000
 
 
+def density_centre(x, m):
+    """The centre of the densest region by shrinking spheres (Power et al.
+    2003, MNRAS 338, 14): the centre of mass of the bodies within a sphere
+    shrunk by 2.5% a step, until 1% of them (at least 32) remain. Unlike the
+    centre of mass it stays on a core that ejected bodies pull away from."""
+    centre = np.average(x, axis=0, weights=m)
+    radius = float(np.sqrt(((x - centre) ** 2).sum(axis=1)).max())
+    keep = max(32, len(m) // 100)
+    inside = np.ones(len(m), dtype=bool)
+    while inside.sum() > keep:
+        radius *= 0.975
+        inside = ((x - centre) ** 2).sum(axis=1) < radius ** 2
+        if inside.sum() < keep:
+            break
+        centre = np.average(x[inside], axis=0, weights=m[inside])
+    return centre
+
+
 def density_plot(run, folder, frame, bins, smooth, extent):
     pos = run.f["particles/all/position/value"]
     times = run.f["particles/all/position/time"][()]
     k = frame_index(run, frame, len(times))
     x = pos[k]
     m = run.f["particles/all/mass"][()]
-    centre = np.average(x, axis=0, weights=m)
+    centre = density_centre(x, m)
     p = np.stack([x[:, 0] - centre[0], x[:, 1] - centre[1]], axis=1)
     half = extent if extent else max(float(np.quantile(np.abs(p).max(axis=1), 0.99)), 1e-12)
     edges = np.linspace(-half, half, bins + 1)
@@ -264,11 +283,11 @@ def density_plot(run, folder, frame, bins, smooth, extent):
     ax.set_facecolor("black")
     fig.colorbar(im, ax=ax, shrink=0.92, extend="min",
                  label=run.label("projected surface density", "density"))
-    ax.set_xlabel(run.label("x - x_cm", "length"))
-    ax.set_ylabel(run.label("y - y_cm", "length"))
+    ax.set_xlabel(run.label("x - x_c", "length"))
+    ax.set_ylabel(run.label("y - y_c", "length"))
     ax.set_aspect("equal")
     ax.set_title(f"nbody {run.stem}: {len(m)} bodies at t = {times[k]:.4g} (frame {k})\n"
-                 f"{bins} x {bins} cells, {what}", fontsize=9)
+                 f"{bins} x {bins} cells, {what};\ncentred on the densest region (shrinking spheres)", fontsize=9)
     path = f"{folder}/{run.stem}_density.png"
     fig.savefig(path, dpi=120)
     plt.close(fig)
