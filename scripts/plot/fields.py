@@ -19,7 +19,8 @@ field shares one colour scale, so an animation does not flicker. A run one
 cell wide (ny = 1: the dam break) is drawn as line plots, value against
 position, with one more figure DIR/<stem>_<field>_profiles.png holding the
 frames together. Axes are in km when the domain spans 5 km or more; frame
-times are the stored ones, in h or days when the run spans two of them.
+times are the stored ones (the first step at or after each output time),
+every digit in the titles, in h or days when the run spans two of them.
 A 3-D field is cut through one plane: by default the middle cell of the
 slowest axis; --slice z=12 takes cell 12, --slice y=0.25 the cell nearest
 y = 0.25 m.
@@ -211,7 +212,9 @@ def plot_line(field, folder, prefix):
         cmap = plt.get_cmap("viridis")
         for k in range(len(field.frames)):
             colour = cmap(k / max(len(field.frames) - 1, 1))
-            ax.plot(x, values[k], lw=1.2, color=colour, label=f"t = {pc.time_text(field.times[k], field.time_unit)}")
+            # Six digits in a legend; the per-frame figures' titles give every digit.
+            name, size = field.time_unit
+            ax.plot(x, values[k], lw=1.2, color=colour, label=f"t = {field.times[k] / size:.6g} {name}")
         ax.set_xlim(x_edges[0], x_edges[-1])
         ax.set_xlabel(f"{axis} [{lname}]")
         ax.set_ylabel(field.value_label())
