@@ -158,7 +158,7 @@ def temperature_plot(run, folder, target):
     t, temp, ds = got
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(7.0, 5.2), sharex=True, constrained_layout=True)
     top.plot(t, temp, lw=1, color="tab:red", label="temperature")
-    top.axhline(target, color="k", ls="--", lw=1, label=f"thermostat target {pc.plain_number(target)}")
+    top.axhline(target, color="k", ls="--", lw=1, label=f"thermostat target T = {pc.plain_number(target)}")
     # After the first quarter, as the bath has had time to act.
     settled = temp[len(temp) // 4:]
     top.plot([], [], " ", label=f"mean after t = {t[len(temp) // 4]:.4g}: {settled.mean():.4f}")
