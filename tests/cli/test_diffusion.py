@@ -436,7 +436,7 @@ class Diffusion(sc.StrataTestCase):
         with h5py.File(self.path("out/run.h5"), "r") as f:
             # The file stays readable, with the rows written before the
             # failure (t = 0 and the frame after step 3, t = 0.1125 s) and
-            # one more of the state at the failing step (SPEC: the run
+            # one more of the state at the failing step (docs/contract.md: the run
             # writes its diagnostics), NaN and all, for the post-mortem.
             np.testing.assert_array_equal(f["diagnostics/time"][()], f["fields/time"][()])
             self.assertEqual(len(f["diagnostics/time"]), 3)

@@ -338,8 +338,8 @@ class Quickstart(unittest.TestCase):
         self.assertBitwiseEqual(a, b, "fp32, 1 vs 3 ranks")
 
     def test_rerun_from_stored_config(self):
-        # SPEC: the resolved configuration is stored "so any result can be
-        # re-run exactly".
+        # docs/contract.md: the resolved configuration is stored, and
+        # strata run on it reproduces the run.
         _, f1 = self.run_ok(1)
         text = sc.read_config_text(f1)
         resolved = os.path.join(self.tmp, "resolved.toml")
