@@ -34,6 +34,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import textwrap
 import tomllib
 
 import plot_common as pc
@@ -56,6 +57,13 @@ def results(path):
             out[name] = (int(g["paths"][()]), g["price"][()], g["ci95_low"][()], g["ci95_high"][()], ref,
                          g["stderr"][()])
     return out
+
+
+def reference_method(path, name):
+    """How the instrument's reference price was computed (its `method`)."""
+    with h5py.File(path, "r") as f:
+        g = f["pricing"][name]
+        return pc.attr(g["reference_price"], "method", "") if "reference_price" in g else ""
 
 
 def price_units(path):
@@ -283,7 +291,9 @@ def convergence_plot(args, strata, path, names, final, stem, folder):
         ax.errorbar(paths, price, yerr=[lo, hi], fmt="o-", capsize=3, label="Monte Carlo, 95% CI")
         ref = pts[-1][4]
         if ref is not None:
-            ax.axhline(ref, color="k", linestyle="--", linewidth=1, label=f"reference {ref:.6g}")
+            method = reference_method(path, name)
+            ax.axhline(ref, color="k", linestyle="--", linewidth=1,
+                       label=f"reference {ref:.6g}" + ("\n" + textwrap.fill(f"({method})", 30) if method else ""))
         ax.set_xscale("log", base=2)
         path_ticks(ax, paths)
         ax.set_xlabel("paths")

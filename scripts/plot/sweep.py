@@ -34,7 +34,8 @@ INPUT_REFERENCE = os.path.join(HERE, os.pardir, os.pardir, "docs", "inputs.md")
 # Units of the result columns a pricing summary has (docs/output.md).
 RESULT_UNITS = {"price": "currency", "stderr": "currency", "ci95_low": "currency", "ci95_high": "currency",
                 "reference_price": "currency", "paths": "paths", "delta": "1", "gamma": "1/currency",
-                "vega": "currency per unit vol", "rho": "currency per unit rate", "theta": "currency/year"}
+                "vega": "currency per unit vol", "rho": "currency per unit rate", "theta": "currency/year",
+                "compute_seconds": "s", "option_paths_per_second": "1/s"}
 
 
 def schema_units():
