@@ -10,7 +10,8 @@ Reads the axes and cell-centre coordinates from /grid, the frames from
 /fields/<name> and their times from /fields/time, and writes
 DIR/<stem>_<field>_<frame>.png (frame numbered as in the file) and, with
 --gif, DIR/<stem>_<field>.gif. DIR is -o DIR, by default the folder of
-OUT.h5.
+OUT.h5. Without --field every field is drawn except one that is zero in
+every frame drawn (v in the 1-D dam break).
 
 2-D planes are colour maps with the colourbar the height of the axes; a
 field that takes both signs (vorticity, vertical wind, anomalies) gets a
@@ -298,6 +299,11 @@ def plot_file(path, args):
         fields = [Field(f, path, name, args.frames, args.slice) for name in names]
     folder = pc.out_dir(args, path)
     for field in fields:
+        if not args.field and all(not d.any() for d in field.data):
+            # v and the vorticity of the 1-D dam break: a flat zero is no figure.
+            print(f"{path}: {field.name} is zero in every frame drawn; no figure (--field {field.name} "
+                  "draws it anyway)", file=sys.stderr)
+            continue
         prefix = f"{pc.stem(path)}_{field.name}"
         if len(field.line_axes) == 1:
             if args.gif:

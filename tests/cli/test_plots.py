@@ -151,6 +151,9 @@ class PlotScripts(unittest.TestCase):
                                  "bubble_wwnd_0000.png", "heat_u_0000.png"], res)
         # ny = 1: a line per frame and the frames together.
         self.assertPngs(beside, ["dam_h_0000.png", "dam_h_0002.png", "dam_h_profiles.png"], res)
+        # ... and no figure of a field that is zero throughout (v of a 1-D run).
+        self.assertNotIn("dam_v_0000.png", sc.files_under(beside), res.describe())
+        self.assertIn("v is zero in every frame drawn", res.stderr, res.describe())
         res = self.plot("fields", paths[0], "-o", "figs", "--field", "h", "--frames", "-1")
         self.assertEqual(res.returncode, 0, res.describe())
         self.assertEqual(sc.files_under(os.path.join(self.cwd, "figs")), ["vortex_h_0002.png"], res.describe())
