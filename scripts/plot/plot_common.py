@@ -12,16 +12,16 @@ import argparse
 import os
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")  # files only: no display on cluster nodes
-
 try:
     import h5py
+    import matplotlib
     import numpy as np
 except ImportError as err:  # pragma: no cover - environment problem
-    sys.exit(f"{os.path.basename(sys.argv[0])}: error: needs h5py and numpy "
-             f"(Debian: python3-h5py python3-numpy; run with /usr/bin/python3): {err}")
+    sys.exit(f"{os.path.basename(sys.argv[0])}: error: needs h5py, numpy and matplotlib "
+             f"(Debian: python3-h5py python3-numpy python3-matplotlib; run with /usr/bin/python3, "
+             f"not {sys.executable}): {err}")
+
+matplotlib.use("Agg")  # files only: no display on cluster nodes
 
 # Which script draws which model's output: named in the error for a file of
 # another model, so the user learns the right command.
