@@ -6,7 +6,7 @@ STRATA_BUILD_DIR=${STRATA_BUILD_DIR:-$STRATA_ROOT/build}
 # Debian's python3 has python3-h5py; an offline GPU machine names its own.
 STRATA_PYTHON=${STRATA_PYTHON:-/usr/bin/python3}
 
-# Debian packages (SPEC.md). The CUDA toolkit is not among them: it is used
+# Debian packages (README.md). The CUDA toolkit is not among them: it is used
 # where /usr/local/cuda or nvcc already exists.
 STRATA_PACKAGES=(cmake g++ make libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools catch2
                  libtomlplusplus-dev libcli11-dev libboost-dev python3-h5py python3-numpy python3-matplotlib)

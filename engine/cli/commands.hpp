@@ -62,7 +62,7 @@ struct SweepArgs {
   bool retry_failed = false;       // --all: run failed points again
 };
 
-// Returns the exit code: see SPEC.md "Sweeps" and docs/output.md.
+// Returns the exit code: see docs/contract.md and docs/output.md.
 int sweep_command(const MpiContext& mpi, std::ostream& out, const SweepArgs& args);
 
 }  // namespace strata

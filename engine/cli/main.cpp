@@ -1,5 +1,5 @@
 // strata: one binary, every model. Parses the command line, runs the
-// subcommand, and turns errors into one message and the exit code of SPEC.md.
+// subcommand, and turns errors into one message and the exit code of docs/contract.md.
 #include <CLI/CLI.hpp>
 
 #include <cstdlib>
@@ -150,7 +150,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // Help and --version exit 0; every usage error exits 2 (SPEC.md).
+    // Help and --version exit 0; every usage error exits 2 (docs/contract.md).
     if (mpi.root()) app.exit(e);
     return e.get_exit_code() == 0 ? 0 : static_cast<int>(strata::ExitCode::bad_input);
   }

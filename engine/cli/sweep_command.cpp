@@ -1,4 +1,4 @@
-// strata sweep INPUT: one input, many runs (SPEC.md "Sweeps"). Every mode
+// strata sweep INPUT: one input, many runs (docs/contract.md). Every mode
 // first expands the [sweep] table and validates every point on every rank,
 // so a bad value is exit 2 before any point runs or any directory exists.
 #include <algorithm>

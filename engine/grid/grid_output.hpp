@@ -1,4 +1,4 @@
-// Output of a grid model into the run's HDF5 file, as SPEC.md lays it out:
+// Output of a grid model into the run's HDF5 file, as docs/output.md lays it out:
 // /grid attributes and cell-centre coordinates, /fields/<name> time series
 // [n_out, (nz,) ny, nx] written collectively (each rank its box) into
 // chunked, extendible datasets with /fields/time, /diagnostics/<name> time

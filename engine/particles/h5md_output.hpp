@@ -1,5 +1,5 @@
 // Output of a particle model into the run's HDF5 file in the H5MD 1.1 layout
-// (SPEC.md; https://www.nongnu.org/h5md/h5md.html), plus an XDMF sidecar
+// (docs/output.md; https://www.nongnu.org/h5md/h5md.html), plus an XDMF sidecar
 // OUT.xmf that ParaView opens:
 //
 //   /h5md                    attribute version = [1, 1]; groups creator

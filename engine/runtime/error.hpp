@@ -1,5 +1,5 @@
 // Errors are values with context. Library code throws them; the CLI turns
-// each into one message and the exit code of SPEC.md.
+// each into one message and the exit code of docs/contract.md.
 #pragma once
 
 #include <stdexcept>
@@ -7,7 +7,7 @@
 
 namespace strata {
 
-// Process exit codes, SPEC.md "Exit codes".
+// Process exit codes, docs/contract.md "Exit codes".
 enum class ExitCode : int {
   ok = 0,
   internal = 1,     // a bug or an unexpected system failure

@@ -1,48 +1,46 @@
 #!/usr/bin/python3
-"""PNG frames (and an animated GIF) of one field of a grid model's output.
+"""Figures of the fields of a grid model's output (diffusion, shallow_water,
+euler2d): one PNG per frame and field, and an animated GIF on request.
 
-    scripts/plot/fields.py OUT.h5 --field u [--frames all|N,M,...|N:M]
-                           [--slice AXIS=mid|INDEX|COORD] [--out DIR] [--gif] [--fps F]
+    scripts/plot/fields.py OUT.h5 [OUT.h5 ...] [-o DIR] [--field NAME ...]
+                           [--frames all|N,M,...|N:M] [--slice AXIS=mid|INDEX|COORD]
+                           [--gif] [--fps F]
 
-Works on every grid model (diffusion, shallow_water, euler2d): it reads the
-axes and cell-centre coordinates from /grid, the frames from
-/fields/<name> and their times from /fields/time. A 3-D field is cut
-through one plane: by default the middle cell of the slowest axis (z for
-[n_out, nz, ny, nx]); --slice z=12 takes cell 12, --slice y=0.25 the cell
-nearest y = 0.25 m. Every frame shares one colour scale (the range over the
-frames drawn), so an animation does not flicker. Writes
-DIR/<stem>_<field>_<frame>.png and, with --gif, DIR/<stem>_<field>.gif
-(matplotlib's PillowWriter; needs python3-pil, which Debian's
-python3-matplotlib pulls in). Needs python3-h5py, python3-numpy and
-python3-matplotlib.
+Reads the axes and cell-centre coordinates from /grid, the frames from
+/fields/<name> and their times from /fields/time, and writes
+DIR/<stem>_<field>_<frame>.png (frame numbered as in the file) and, with
+--gif, DIR/<stem>_<field>.gif. DIR is -o DIR, by default the folder of
+OUT.h5. Without --field every field is drawn except one that is zero in
+every frame drawn (v in the 1-D dam break).
+
+2-D planes are colour maps with the colourbar the height of the axes; a
+field that takes both signs (vorticity, vertical wind, anomalies) gets a
+diverging map centred on zero, others a sequential one. Every frame of a
+field shares one colour scale, so an animation does not flicker. A run one
+cell wide (ny = 1: the dam break) is drawn as line plots, value against
+position, with one more figure DIR/<stem>_<field>_profiles.png holding the
+frames together. Axes are in km when the domain spans 5 km or more; frame
+times are the stored ones (the first step at or after each output time),
+every digit in the titles, in h or days when the run spans two of them.
+A 3-D field is cut through one plane: by default the middle cell of the
+slowest axis; --slice z=12 takes cell 12, --slice y=0.25 the cell nearest
+y = 0.25 m.
+
+Needs python3-h5py, python3-numpy, python3-matplotlib (and python3-pil for
+--gif).
 """
 
-import argparse
 import os
-import textwrap
 import sys
+import textwrap
 
-import matplotlib
+import plot_common as pc
+from plot_common import PlotError, np
 
-matplotlib.use("Agg")  # files only: no display on cluster nodes
 import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+from mpl_toolkits.axes_grid1 import make_axes_locatable  # noqa: E402
 
-try:
-    import h5py  # noqa: E402
-except ImportError as err:  # pragma: no cover - environment problem
-    sys.exit(f"fields.py needs h5py (Debian: python3-h5py, run with /usr/bin/python3): {err}")
-
-
-def text_attr(obj, name, default=""):
-    value = obj.attrs.get(name, default)
-    if isinstance(value, bytes):
-        return value.decode("utf-8")
-    return str(value)
-
-
-def str_list(value):
-    return [v.decode("utf-8") if isinstance(v, bytes) else str(v) for v in np.atleast_1d(value)]
+GRID_MODELS = ("diffusion", "shallow_water", "euler2d")
 
 
 def parse_frames(spec, count):
@@ -57,15 +55,15 @@ def parse_frames(spec, count):
         else:
             picked = [int(v) for v in spec.split(",") if v.strip()]
     except ValueError:
-        sys.exit(f"--frames {spec}: expected all, N,M,... or N:M")
+        raise PlotError(f"--frames {spec}: expected all, N,M,... or N:M") from None
     out = []
     for f in picked:
         g = f + count if f < 0 else f
         if not 0 <= g < count:
-            sys.exit(f"--frames {spec}: frame {f} does not exist (the file has {count}: 0 to {count - 1})")
+            raise PlotError(f"--frames {spec}: frame {f} does not exist (the file has {count}: 0 to {count - 1})")
         out.append(g)
     if not out:
-        sys.exit(f"--frames {spec}: selects no frame (the file has {count})")
+        raise PlotError(f"--frames {spec}: selects no frame (the file has {count})")
     return out
 
 
@@ -73,10 +71,10 @@ def parse_slice(spec, axes, coords):
     """'AXIS=mid|INDEX|COORD' -> (position of AXIS among the frame's
     dimensions, cell index). `axes` are the frame's dimensions, slowest first."""
     if "=" not in spec:
-        sys.exit(f"--slice {spec}: expected AXIS=mid, AXIS=INDEX or AXIS=COORDINATE")
+        raise PlotError(f"--slice {spec}: expected AXIS=mid, AXIS=INDEX or AXIS=COORDINATE")
     axis, where = (v.strip() for v in spec.split("=", 1))
     if axis not in axes:
-        sys.exit(f"--slice {spec}: no axis {axis!r} (the field's axes are {', '.join(axes)})")
+        raise PlotError(f"--slice {spec}: no axis {axis!r} (the field's axes are {', '.join(axes)})")
     c = coords[axis]
     if where == "mid":
         index = len(c) // 2
@@ -85,12 +83,12 @@ def parse_slice(spec, axes, coords):
         if index < 0:
             index += len(c)
         if not 0 <= index < len(c):
-            sys.exit(f"--slice {spec}: cell {where} is outside 0..{len(c) - 1}")
+            raise PlotError(f"--slice {spec}: cell {where} is outside 0..{len(c) - 1}")
     else:
         try:
             value = float(where)
         except ValueError:
-            sys.exit(f"--slice {spec}: {where!r} is neither mid, a cell index nor a coordinate")
+            raise PlotError(f"--slice {spec}: {where!r} is neither mid, a cell index nor a coordinate") from None
         index = int(np.argmin(np.abs(c - value)))
     return axes.index(axis), index
 
@@ -103,112 +101,237 @@ def edges(centres):
     return np.concatenate([centres - d / 2, [centres[-1] + d / 2]])
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("h5", help="output file of a grid model (diffusion, shallow_water, euler2d)")
-    ap.add_argument("--field", required=True, help="name of a dataset in /fields (e.g. u, h, theta)")
-    ap.add_argument("--frames", default="all", help="all (default), N,M,... or N:M; negative counts from the end")
-    ap.add_argument("--slice", help="3-D fields: AXIS=mid|INDEX|COORD (default: middle of the slowest axis)")
-    ap.add_argument("--out", default=None, help="output directory (default: DIR_OF_H5/plots)")
-    ap.add_argument("--gif", action="store_true", help="also write an animated GIF of the frames")
-    ap.add_argument("--fps", type=float, default=4.0, help="GIF frames per second (default 4)")
-    args = ap.parse_args()
-
-    with h5py.File(args.h5, "r") as f:
-        if "grid" not in f or "fields" not in f:
-            sys.exit(f"{args.h5}: no /grid or /fields: not the output of a grid model")
-        fields = sorted(k for k in f["fields"] if k != "time")
-        if args.field not in fields:
-            sys.exit(f"{args.h5}: no field {args.field!r}; it has {', '.join(fields) or 'none'}")
-        ds = f["fields/" + args.field]
-        times = f["fields/time"][()]
-        grid_axes = str_list(f["grid"].attrs["axes"])          # fastest first
-        axes = list(reversed(grid_axes))                        # the frame's dimensions, slowest first
-        coords = {a: f["grid/" + a][()] for a in axes}
-        coord_units = {a: text_attr(f["grid/" + a], "units", "m") for a in axes}
-        if ds.ndim != len(axes) + 1:
-            sys.exit(f"{args.h5}: /fields/{args.field} has {ds.ndim} dimensions, expected time + {len(axes)}")
-        count = min(ds.shape[0], len(times))
-        if count == 0:
-            sys.exit(f"{args.h5}: /fields/{args.field} holds no frames yet")
-        frames = parse_frames(args.frames, count)
-
-        if len(axes) == 3:
-            cut_pos, cut_index = parse_slice(args.slice or f"{axes[0]}=mid", axes, coords)
-        elif args.slice:
-            sys.exit(f"--slice: /fields/{args.field} is 2-D ({', '.join(axes)}); nothing to slice")
-        else:
-            cut_pos = cut_index = None
-        plane_axes = [a for i, a in enumerate(axes) if i != cut_pos]   # [vertical, horizontal]
-        cut_text = ""
-        if cut_pos is not None:
-            a = axes[cut_pos]
-            cut_text = f", {a} = {coords[a][cut_index]:.4g} {coord_units[a]} (cell {cut_index})"
-
-        def plane(frame):
-            if cut_pos is None:
-                return ds[frame]
-            sel = [frame, slice(None), slice(None), slice(None)]
-            sel[1 + cut_pos] = cut_index
-            return ds[tuple(sel)]
-
-        data = [np.asarray(plane(fr), dtype=np.float64) for fr in frames]
-        units = text_attr(ds, "units")
-        long_name = text_attr(ds, "long_name", args.field)
-        model = text_attr(f, "model", "")
-
+def colour_scale(data):
+    """(vmin, vmax, colour map): symmetric about zero and diverging for a
+    field that takes both signs, else the data's range and sequential."""
     finite = [d[np.isfinite(d)] for d in data]
     finite = [d for d in finite if d.size]
     vmin = min(float(d.min()) for d in finite) if finite else 0.0
     vmax = max(float(d.max()) for d in finite) if finite else 1.0
+    if vmin < 0.0 < vmax:
+        bound = max(-vmin, vmax)
+        return -bound, bound, "RdBu_r"
     if vmax <= vmin:
-        vmax = vmin + (abs(vmin) * 1e-6 or 1.0)
+        pad = abs(vmin) * 1e-6 or 1.0
+        vmin, vmax = vmin - pad, vmax + pad
+    return vmin, vmax, "viridis"
 
-    out_dir = args.out or os.path.join(os.path.dirname(os.path.abspath(args.h5)), "plots")
-    os.makedirs(out_dir, exist_ok=True)
-    stem = f"{os.path.splitext(os.path.basename(args.h5))[0]}_{args.field}"
-    v_axis, h_axis = plane_axes
-    x_edges, y_edges = edges(coords[h_axis]), edges(coords[v_axis])
 
-    fig, ax = plt.subplots(figsize=(6.4, 5.2), constrained_layout=True)
-    mesh = ax.pcolormesh(x_edges, y_edges, data[0], vmin=vmin, vmax=vmax, cmap="viridis", shading="flat")
-    ax.set_aspect("equal")
-    ax.set_xlabel(f"{h_axis} [{coord_units[h_axis]}]")
-    ax.set_ylabel(f"{v_axis} [{coord_units[v_axis]}]")
-    bar = fig.colorbar(mesh, ax=ax)
-    # Long names run to a sentence: wrap them so the label stays on the figure.
-    label = f"{long_name} [{units}]" if units else long_name
-    bar.set_label(textwrap.fill(label, 45))
+class Field:
+    """One field of one file: its frames (as float64 planes or lines), axes
+    and labels."""
+
+    def __init__(self, f, path, name, frames_spec, slice_spec):
+        ds = f["fields/" + name]
+        times = f["fields/time"][()]
+        grid_axes = [pc.text(a) for a in np.atleast_1d(f["grid"].attrs["axes"])]   # fastest first
+        axes = list(reversed(grid_axes))                                          # slowest first
+        coords = {a: f["grid/" + a][()] for a in axes}
+        if ds.ndim != len(axes) + 1:
+            raise PlotError(f"{path}: /fields/{name} has {ds.ndim} dimensions, expected time + {len(axes)}")
+        count = min(ds.shape[0], len(times))
+        if count == 0:
+            raise PlotError(f"{path}: /fields/{name} holds no frames yet")
+        self.frames = parse_frames(frames_spec, count)
+        self.times = [float(times[k]) for k in self.frames]
+        if len(axes) == 3:
+            cut_pos, cut_index = parse_slice(slice_spec or f"{axes[0]}=mid", axes, coords)
+        elif slice_spec:
+            raise PlotError(f"--slice: /fields/{name} is 2-D ({', '.join(axes)}); nothing to slice")
+        else:
+            cut_pos = cut_index = None
+        self.cut_text = ""
+        if cut_pos is not None:
+            a = axes[cut_pos]
+            self.cut_text = f", {a} = {coords[a][cut_index]:.4g} m (cell {cut_index})"
+        self.data = []
+        for fr in self.frames:
+            sel = [fr] + [slice(None)] * len(axes)
+            if cut_pos is not None:
+                sel[1 + cut_pos] = cut_index
+            self.data.append(np.asarray(ds[tuple(sel)], dtype=np.float64))
+        self.plane_axes = [a for i, a in enumerate(axes) if i != cut_pos]   # [vertical, horizontal]
+        # An axis one cell wide carries no information: a run with ny = 1
+        # is a 1-D problem and reads best as a line.
+        self.line_axes = [a for a in self.plane_axes if len(coords[a]) > 1]
+        self.units = pc.attr(ds, "units")
+        self.long_name = pc.attr(ds, "long_name", name)
+        # C-grid velocities sit on faces, half a cell before the centre
+        # (their long_name says which face): draw them where they are.
+        coords = dict(coords)
+        for face, axis in (("west face", grid_axes[0]), ("south face", grid_axes[1] if len(grid_axes) > 1 else None)):
+            if axis and face in self.long_name and len(coords[axis]) > 1:
+                coords[axis] = coords[axis] - 0.5 * (coords[axis][1] - coords[axis][0])
+        self.coords = coords
+        self.name = name
+        self.model = pc.attr(f, "model")
+        span = max(float(np.ptp(edges(coords[a]))) for a in self.plane_axes)
+        self.length = pc.length_unit(span)
+        self.time_unit = pc.time_unit(float(np.max(times[:count])))
+
+    def title(self, k):
+        when = pc.time_text(self.times[k], self.time_unit)
+        return f"{self.model}: {self.name} at t = {when}{self.cut_text}"
+
+    def value_label(self, length_in=4.0, fontsize=10):
+        """The long name and units, wrapped to fit along `length_in`
+        inches of axis (long names run to a sentence)."""
+        label = f"{self.long_name} [{self.units}]" if self.units else self.long_name
+        # An average character is about 0.55 em wide.
+        return textwrap.fill(label, max(18, int(length_in * 72 / (0.55 * fontsize))))
+
+
+def plot_line(field, folder, prefix):
+    """ny = 1: the field against its one long axis, each frame alone and
+    all frames together."""
+    (axis,) = field.line_axes
+    lname, lsize = field.length
+    x = field.coords[axis] / lsize
+    values = [d.ravel() for d in field.data]
+    vmin, vmax, _ = colour_scale(values)
+    pad = 0.05 * (vmax - vmin)
+    written = []
+    fig, ax = plt.subplots(figsize=(7.0, 4.0), constrained_layout=True)
+    (line,) = ax.plot(x, values[0], lw=1.5)
+    x_edges = edges(field.coords[axis]) / lsize
+    ax.set_xlim(x_edges[0], x_edges[-1])
+    ax.set_ylim(vmin - pad, vmax + pad)
+    ax.set_xlabel(f"{axis} [{lname}]")
+    ax.set_ylabel(field.value_label())
+    ax.grid(alpha=0.3)
     title = ax.set_title("")
+    for k, fr in enumerate(field.frames):
+        line.set_ydata(values[k])
+        title.set_text(field.title(k))
+        path = os.path.join(folder, f"{prefix}_{fr:04d}.png")
+        fig.savefig(path, dpi=120)
+        written.append(path)
+    plt.close(fig)
+
+    if len(field.frames) > 1:
+        fig, ax = plt.subplots(figsize=(7.0, 4.0), constrained_layout=True)
+        cmap = plt.get_cmap("viridis")
+        for k in range(len(field.frames)):
+            colour = cmap(k / max(len(field.frames) - 1, 1))
+            # Six digits in a legend; the per-frame figures' titles give every digit.
+            name, size = field.time_unit
+            ax.plot(x, values[k], lw=1.2, color=colour, label=f"t = {field.times[k] / size:.6g} {name}")
+        ax.set_xlim(x_edges[0], x_edges[-1])
+        ax.set_xlabel(f"{axis} [{lname}]")
+        ax.set_ylabel(field.value_label())
+        ax.grid(alpha=0.3)
+        ax.set_title(f"{field.model}: {field.name}{field.cut_text}")
+        if len(field.frames) <= 12:
+            ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        else:
+            sm = plt.cm.ScalarMappable(cmap=cmap, norm=plt.Normalize(field.times[0] / field.time_unit[1],
+                                                                     field.times[-1] / field.time_unit[1]))
+            fig.colorbar(sm, ax=ax, label=f"t [{field.time_unit[0]}]")
+        path = os.path.join(folder, f"{prefix}_profiles.png")
+        fig.savefig(path, dpi=120)
+        written.append(path)
+        plt.close(fig)
+    return written, None
+
+
+def plot_plane(field, folder, prefix, gif, fps):
+    v_axis, h_axis = field.plane_axes
+    lname, lsize = field.length
+    x_edges = edges(field.coords[h_axis]) / lsize
+    y_edges = edges(field.coords[v_axis]) / lsize
+    vmin, vmax, cmap = colour_scale(field.data)
+
+    # The figure takes the domain's aspect ratio, so the axes fill it and
+    # the colourbar beside them has their height.
+    aspect = (y_edges[-1] - y_edges[0]) / (x_edges[-1] - x_edges[0])
+    width = 6.4
+    height = min(max(width * 0.78 * aspect + 1.1, 2.6), 9.0)
+    fig, ax = plt.subplots(figsize=(width, height))
+    mesh = ax.pcolormesh(x_edges, y_edges, field.data[0], vmin=vmin, vmax=vmax, cmap=cmap, shading="flat")
+    ax.set_aspect("equal")
+    ax.set_xlabel(f"{h_axis} [{lname}]")
+    ax.set_ylabel(f"{v_axis} [{lname}]")
+    cax = make_axes_locatable(ax).append_axes("right", size="4%", pad=0.12)
+    bar = fig.colorbar(mesh, cax=cax)
+    # The axes' height once the aspect ratio is applied: the label fits along it.
+    axes_height = min(height - 1.1, (width * 0.78) * aspect)
+    bar.set_label(field.value_label(0.95 * axes_height, 9), fontsize=9)
+    title = ax.set_title("", fontsize=10)
+    fig.tight_layout()
 
     def draw(k):
-        mesh.set_array(data[k].ravel())
-        title.set_text(f"{model + ': ' if model else ''}{args.field} at t = {times[frames[k]]:.6g} s{cut_text}")
+        mesh.set_array(field.data[k].ravel())
+        title.set_text(field.title(k))
         return mesh, title
 
     written = []
-    for k, fr in enumerate(frames):
+    for k, fr in enumerate(field.frames):
         draw(k)
-        path = os.path.join(out_dir, f"{stem}_{fr:04d}.png")
-        fig.savefig(path, dpi=100)
+        path = os.path.join(folder, f"{prefix}_{fr:04d}.png")
+        fig.savefig(path, dpi=120, bbox_inches="tight", pad_inches=0.08)
         written.append(path)
-    print(f"wrote {len(written)} PNG frame(s) of {args.field} to {out_dir}"
-          f" (colour range {vmin:.6g} to {vmax:.6g} {units})")
 
-    if args.gif:
+    gif_path = None
+    if gif:
         try:
             import PIL  # noqa: F401
             from matplotlib.animation import FuncAnimation, PillowWriter
         except ImportError:
-            print("no GIF: python3-pil (Pillow) is not installed; the PNG frames are written",
-                  file=sys.stderr)
+            print("no GIF: python3-pil (Pillow) is not installed; the PNG frames are written", file=sys.stderr)
         else:
-            anim = FuncAnimation(fig, draw, frames=len(frames), blit=False)
-            gif = os.path.join(out_dir, f"{stem}.gif")
-            anim.save(gif, writer=PillowWriter(fps=args.fps), dpi=80)
-            print(f"wrote {gif} ({len(frames)} frame(s), {args.fps:g} per second)")
+            anim = FuncAnimation(fig, draw, frames=len(field.frames), blit=False)
+            gif_path = os.path.join(folder, f"{prefix}.gif")
+            anim.save(gif_path, writer=PillowWriter(fps=fps), dpi=80)
     plt.close(fig)
+    return written, gif_path
+
+
+def plot_file(path, args):
+    f, _ = pc.open_output(path, GRID_MODELS, "the fields of grid models (diffusion, shallow_water, euler2d)")
+    with f:
+        if "grid" not in f or "fields" not in f or "fields/time" not in f:
+            raise PlotError(f"{path}: no /grid or /fields: the run wrote no frames")
+        available = sorted(k for k in f["fields"] if k != "time")
+        names = args.field or available
+        for name in names:
+            if name not in available:
+                raise PlotError(f"{path}: no field {name!r}; it has {', '.join(available) or 'none'}")
+        fields = [Field(f, path, name, args.frames, args.slice) for name in names]
+    folder = pc.out_dir(args, path)
+    for field in fields:
+        if not args.field and all(not d.any() for d in field.data):
+            # v and the vorticity of the 1-D dam break: a flat zero is no figure.
+            print(f"{path}: {field.name} is zero in every frame drawn; no figure (--field {field.name} "
+                  "draws it anyway)", file=sys.stderr)
+            continue
+        prefix = f"{pc.stem(path)}_{field.name}"
+        if len(field.line_axes) == 1:
+            if args.gif:
+                print(f"{field.name}: a 1-D field; the profiles figure holds the frames, no GIF", file=sys.stderr)
+            written, gif_path = plot_line(field, folder, prefix)
+        else:
+            written, gif_path = plot_plane(field, folder, prefix, args.gif, args.fps)
+        print(f"wrote {len(written)} PNG(s) of {field.name} to {folder}")
+        if gif_path:
+            print(f"wrote {gif_path} ({len(field.frames)} frame(s), {args.fps:g} per second)")
+
+
+def main():
+    ap = pc.parser(__doc__, "output file of a grid model (diffusion, shallow_water, euler2d)")
+    ap.add_argument("--field", action="append", metavar="NAME",
+                    help="a dataset in /fields (e.g. h, vorticity, theta); repeat for several (default: every field)")
+    ap.add_argument("--frames", default="all",
+                    help="frames to draw: all (default), N,M,... or N:M; negative counts from the end")
+    ap.add_argument("--slice", metavar="AXIS=WHERE",
+                    help="3-D fields: the plane drawn, AXIS=mid|INDEX|COORD in m (default: middle of the slowest axis)")
+    ap.add_argument("--gif", action="store_true", help="also write an animated GIF of the frames of each 2-D field")
+    ap.add_argument("--fps", type=float, default=4.0, help="GIF frames per second (default 4)")
+    args = ap.parse_args()
+    if args.fps <= 0:
+        raise PlotError(f"--fps {args.fps:g}: must be positive")
+    for path in args.inputs:
+        plot_file(path, args)
 
 
 if __name__ == "__main__":
-    main()
+    pc.run(main)

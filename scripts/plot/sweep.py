@@ -1,64 +1,152 @@
 #!/usr/bin/python3
 """Heat map of one result of a strata sweep over two swept parameters.
 
-    scripts/plot/sweep.py summary.csv [--x KEY] [--y KEY] [--value COLUMN] [-o sweep.png]
+    scripts/plot/sweep.py SUMMARY [SUMMARY ...] [-o DIR] [--x KEY] [--y KEY] [--value COLUMN]
 
-Reads the CSV that `strata sweep INPUT --collect summary.h5` writes beside
-summary.h5 (index, swept parameters, status, results). Defaults: the first
-two swept columns (x, then y) and the first `.price` column. Cells of points
-that are not done (NaN) stay blank. Needs python3-numpy and python3-matplotlib.
+SUMMARY is what `strata sweep INPUT --collect summary.h5` writes: the HDF5
+file or the CSV beside it (index, swept parameters, status, results); the
+table is read from the CSV. Defaults: the first two swept columns (x, then
+y) and the first `.price` column (else the first numeric result). Each
+cell is annotated with its value, in black or white, whichever reads on
+the cell's colour. Cells of points that are not done (NaN) stay blank.
+Axis and colourbar labels carry the units of the input keys, taken from
+the summary where it names them, else from the input reference of this
+checkout (docs/inputs.md). Writes DIR/<stem>_<value>.png; DIR is -o DIR,
+by default the folder of SUMMARY.
+
+Needs python3-numpy and python3-matplotlib (and python3-h5py for the
+units stored in summary.h5).
 """
 
-import argparse
 import csv
 import math
-import sys
+import os
+import re
 
-import matplotlib
+import plot_common as pc
+from plot_common import PlotError, h5py, np
 
-matplotlib.use("Agg")  # files only: no display on cluster nodes
 import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+INPUT_REFERENCE = os.path.join(HERE, os.pardir, os.pardir, "docs", "inputs.md")
+
+# Units of the result columns a pricing summary has (docs/output.md).
+RESULT_UNITS = {"price": "currency", "stderr": "currency", "ci95_low": "currency", "ci95_high": "currency",
+                "reference_price": "currency", "paths": "paths", "delta": "1", "gamma": "1/currency",
+                "vega": "currency per unit vol", "rho": "currency per unit rate", "theta": "currency/year",
+                "compute_seconds": "s", "option_paths_per_second": "1/s"}
+
+
+def schema_units():
+    """{(table, key): unit} from docs/inputs.md's tables (`### [table]`
+    headings, then `| key | type | default | unit | ...` rows)."""
+    units = {}
+    try:
+        with open(INPUT_REFERENCE, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return units
+    table = None
+    for line in lines:
+        m = re.match(r"^### `\[+([\w.]+)\]+`", line)
+        if m:
+            table = m.group(1)
+            continue
+        # | `key` | type | default | unit | range | doc |; a type may hold "\|".
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)]
+        if table and len(cells) >= 6 and re.fullmatch(r"`\w+`", cells[1]):
+            units[(table, cells[1].strip("`"))] = cells[4]
+    return units
+
+
+def key_unit(column, schema, stored):
+    """The unit of a swept key or result column, or ''."""
+    if column in stored:
+        return stored[column]
+    parts = column.split(".")
+    if len(parts) >= 2:
+        key = parts[-1]
+        # pricing.asset.0.vol or pricing.asset.SPX.vol -> table pricing.asset
+        for cut in (len(parts) - 1, len(parts) - 2):
+            unit = schema.get((".".join(parts[:cut]), key))
+            if unit is not None:
+                return unit
+        if parts[-1] in RESULT_UNITS:
+            return RESULT_UNITS[parts[-1]]
+    return ""
+
+
+def labelled(column, unit):
+    return f"{column} [{unit}]" if unit and unit != "1" else column
+
+
+def read_summary(path):
+    """(csv path, units stored in summary.h5 by column)."""
+    if not os.path.exists(path):
+        raise PlotError(f"{path}: no such file")
+    stored = {}
+    base, ext = os.path.splitext(path)
+    h5_path = path if ext == ".h5" else base + ".h5"
+    if ext == ".h5" or (h5py is not None and os.path.exists(h5_path)):
+        if ext == ".h5" and not h5py.is_hdf5(path):
+            raise PlotError(f"{path}: not an HDF5 file; sweep.py plots the summary of strata sweep --collect")
+        if h5py.is_hdf5(h5_path):
+            with h5py.File(h5_path, "r") as f:
+                if "summary" not in f:
+                    model = pc.attr(f, "model", "")
+                    if ext == ".h5":
+                        hint = f" (for {model}: {pc.SCRIPT_OF_MODEL[model]})" if model in pc.SCRIPT_OF_MODEL else ""
+                        raise PlotError(f"{path}: no /summary: not a sweep summary; sweep.py plots the summary "
+                                        f"of strata sweep --collect{hint}")
+                else:
+                    ds = f["summary"]
+                    for name, value in ds.attrs.items():
+                        if name.endswith("_units"):
+                            stored[name[:-len("_units")]] = pc.text(value)
+    csv_path = base + ".csv" if ext == ".h5" else path
+    if not os.path.exists(csv_path):
+        raise PlotError(f"{path}: no {os.path.basename(csv_path)} beside it (strata sweep --collect writes both)")
+    return csv_path, stored
 
 
 def read_csv(path):
-    with open(path, newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
-        if not rows:
-            sys.exit(f"{path}: no points in the summary")
-        return list(rows[0].keys()), rows
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+    except UnicodeDecodeError:
+        raise PlotError(f"{path}: not a text file; sweep.py plots the summary of strata sweep --collect") from None
+    if not rows:
+        raise PlotError(f"{path}: no points in the summary")
+    return list(rows[0].keys()), rows
 
 
 def as_float(text):
     try:
         return float(text)
-    except ValueError:
+    except (TypeError, ValueError):
         return math.nan
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("csv", help="summary.csv from strata sweep --collect")
-    ap.add_argument("--x", help="swept parameter on the x axis (default: the first)")
-    ap.add_argument("--y", help="swept parameter on the y axis (default: the second)")
-    ap.add_argument("--value", help="result column to colour by (default: the first .price)")
-    ap.add_argument("-o", "--output", default="sweep.png", help="PNG to write (default sweep.png)")
-    args = ap.parse_args()
-
-    columns, rows = read_csv(args.csv)
-    if "status" not in columns:
-        sys.exit(f"{args.csv}: no status column: not a strata sweep summary")
+def plot_file(path, args, schema):
+    csv_path, stored = read_summary(path)
+    columns, rows = read_csv(csv_path)
+    if "status" not in columns or "index" not in columns:
+        raise PlotError(f"{csv_path}: no index and status columns: not a strata sweep summary")
     # Swept parameters sit between index and status.
     swept = columns[columns.index("index") + 1:columns.index("status")]
     results = columns[columns.index("status") + 1:]
     x = args.x or (swept[0] if swept else None)
     y = args.y or next((c for c in swept if c != x), None)
-    value = args.value or next((c for c in results if c.endswith(".price")), None)
+    numeric = [c for c in results if any(not math.isnan(as_float(r[c])) for r in rows)]
+    value = args.value or next((c for c in results if c.endswith(".price")), None) or \
+        (numeric[0] if numeric else None)
     for name, what in ((x, "--x"), (y, "--y"), (value, "--value")):
         if name is None:
-            sys.exit(f"{args.csv}: cannot pick {what}: columns are {', '.join(columns)}")
+            raise PlotError(f"{csv_path}: cannot pick {what}: columns are {', '.join(columns)}"
+                            + (" (a heat map needs two swept parameters)" if what == "--y" else ""))
         if name not in columns:
-            sys.exit(f"{args.csv}: {what} {name}: no such column (columns: {', '.join(columns)})")
+            raise PlotError(f"{csv_path}: {what} {name}: no such column (columns: {', '.join(columns)})")
 
     xs = sorted({as_float(r[x]) for r in rows})
     ys = sorted({as_float(r[y]) for r in rows})
@@ -67,22 +155,52 @@ def main():
         # With more than two swept parameters, the last point of a cell wins.
         grid[ys.index(as_float(r[y])), xs.index(as_float(r[x]))] = as_float(r[value])
 
-    fig, ax = plt.subplots(figsize=(1.2 + 0.6 * len(xs), 1.2 + 0.5 * len(ys)), constrained_layout=True)
-    mesh = ax.imshow(np.ma.masked_invalid(grid), origin="lower", aspect="auto", cmap="viridis")
+    cell_w, cell_h = 0.78, 0.42
+    fig, ax = plt.subplots(figsize=(max(5.0, 2.6 + cell_w * len(xs)), max(3.2, 1.7 + cell_h * len(ys))),
+                           constrained_layout=True)
+    cmap = plt.get_cmap("viridis")
+    finite = grid[np.isfinite(grid)]
+    vmin, vmax = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+    norm = plt.Normalize(vmin, vmax if vmax > vmin else vmin + 1.0)
+    mesh = ax.imshow(np.ma.masked_invalid(grid), origin="lower", aspect="auto", cmap=cmap, norm=norm)
     ax.set_xticks(range(len(xs)), [f"{v:g}" for v in xs])
     ax.set_yticks(range(len(ys)), [f"{v:g}" for v in ys])
-    ax.set_xlabel(x)
-    ax.set_ylabel(y)
-    ax.set_title(value)
-    fig.colorbar(mesh, ax=ax, label=value)
-    if len(xs) * len(ys) <= 150:
+    ax.set_xlabel(labelled(x, key_unit(x, schema, stored)))
+    ax.set_ylabel(labelled(y, key_unit(y, schema, stored)))
+    value_label = labelled(value, key_unit(value, schema, stored))
+    done = int(np.isfinite(grid).sum())
+    ax.set_title(f"{value} over {len(xs)} x {len(ys)} points ({done} done)", fontsize=10)
+    fig.colorbar(mesh, ax=ax, label=value_label)
+    if len(xs) * len(ys) <= 400:
+        size = 9 if len(xs) <= 12 else 7
         for i in range(len(ys)):
             for j in range(len(xs)):
-                if not math.isnan(grid[i, j]):
-                    ax.text(j, i, f"{grid[i, j]:.3g}", ha="center", va="center", fontsize=7, color="w")
-    fig.savefig(args.output, dpi=120)
-    print(f"wrote {args.output}: {value} over {x} x {y} ({len(xs)} x {len(ys)})")
+                v = grid[i, j]
+                if math.isnan(v):
+                    continue
+                r, g, b, _ = cmap(norm(v))
+                # Relative luminance (ITU-R BT.709): dark text on light cells.
+                colour = "black" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.45 else "white"
+                ax.text(j, i, f"{v:.4g}", ha="center", va="center", fontsize=size, color=colour)
+    folder = pc.out_dir(args, path)
+    safe = re.sub(r"[^\w.-]", "_", value)
+    png = os.path.join(folder, f"{pc.stem(path)}_{safe}.png")
+    fig.savefig(png, dpi=130)
+    plt.close(fig)
+    print(f"wrote {png}: {value} over {x} x {y} ({len(xs)} x {len(ys)})")
+
+
+def main():
+    ap = pc.parser(__doc__, "summary.h5 or summary.csv from strata sweep --collect")
+    ap.add_argument("--x", metavar="KEY", help="swept parameter on the x axis (default: the first)")
+    ap.add_argument("--y", metavar="KEY", help="swept parameter on the y axis (default: the second)")
+    ap.add_argument("--value", metavar="COLUMN",
+                    help="result column to colour by (default: the first .price, else the first numeric result)")
+    args = ap.parse_args()
+    schema = schema_units()
+    for path in args.inputs:
+        plot_file(path, args, schema)
 
 
 if __name__ == "__main__":
-    main()
+    pc.run(main)

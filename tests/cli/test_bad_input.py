@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Bad input and usage: exit 2, one clear message, nothing written.
 
-SPEC.md "Input files": an unknown key, a wrong type or an out-of-range value
+docs/contract.md "How an input is resolved": an unknown key, a wrong type or an out-of-range value
 is an error that names the file, the line, the key, and for a misspelling the
 nearest valid key; exit 2, nothing written. Each case starts from a valid
 minimal pricing input (VALID below) and breaks one thing.

@@ -2,7 +2,7 @@
 """Batch operations of `strata run`: checkpoints, restart, signals, wall time,
 health checks, memory prediction, and never clobbering a result.
 
-SPEC.md Guarantees 2-4. A run is slowed down with the test-only switch
+docs/contract.md guarantees 2-4. A run is slowed down with the test-only switch
 STRATA_TEST_STEP_DELAY_MS so that a signal lands mid-run on any machine; the
 prices of every stopped-and-restarted run must equal, bit for bit, those of
 the same input run without interruption.

@@ -36,7 +36,7 @@ maturity = 0.5
 assets = ["A"]
 """
 
-# Keys every pricing input has (SPEC.md "Input files", "Pricing input") that
+# Keys every pricing input has (docs/inputs.md, "[pricing]") that
 # `strata models` must document, section by section.
 EXPECTED_KEYS = {
     "[run]": ["model", "precision", "backend", "seed", "output"],
@@ -88,7 +88,7 @@ class Commands(sc.StrataTestCase):
                                 and lines[i + 1].strip(), f"key without a doc line: {line!r}")
 
     def test_models_and_markdown_list_the_same_keys(self):
-        # Both come from one parameter schema (STYLE.md).
+        # Both come from one parameter schema.
         overview = self.ok("models").stdout
         listed = sc.schema_keys_from_models(overview)
         # Every registered model's own table (the lines under "models:").

@@ -3,7 +3,7 @@
 conservation, restart, input errors, health, the XDMF sidecar and the plot
 script.
 
-SPEC.md Guarantees 1, 2, 4 and 5 for the 3-D heat equation. Every check is
+docs/contract.md guarantees 1, 2, 4 and 5 for the 3-D heat equation. Every check is
 computed here from the output files (numpy, h5py) rather than trusted from
 the model's own diagnostics, and every tolerance is derived in the test from
 the scheme (truncation error, stability, round-off per operation) so that a
@@ -436,7 +436,7 @@ class Diffusion(sc.StrataTestCase):
         with h5py.File(self.path("out/run.h5"), "r") as f:
             # The file stays readable, with the rows written before the
             # failure (t = 0 and the frame after step 3, t = 0.1125 s) and
-            # one more of the state at the failing step (SPEC: the run
+            # one more of the state at the failing step (docs/contract.md: the run
             # writes its diagnostics), NaN and all, for the post-mortem.
             np.testing.assert_array_equal(f["diagnostics/time"][()], f["fields/time"][()])
             self.assertEqual(len(f["diagnostics/time"]), 3)

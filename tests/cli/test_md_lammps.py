@@ -13,7 +13,7 @@ pair within the cutoff is ever missed) with the same formulas, differing
 only in summation order and in whether ghost positions are images, so the
 trajectories differ by round-off (1e-16) amplified by the chaos over
 t = 0.5 (at most e^(10 * 0.5) = 150): 1e-13 or so. LAMMPS prints 15
-significant digits (5e-16 relative). The issue's claim is 1e-7 relative;
+significant digits (5e-16 relative). The required figure is 1e-7 relative;
 the test checks it, relative to max(|value|, 1) for the pressure, which
 crosses zero.
 

@@ -162,7 +162,7 @@ class Nbody(sc.StrataTestCase):
         self.assertAlmostEqual(abs(pos[-1][0][0]), 0.75, delta=0.01)
 
     def test_plummer_2048_virial_equilibrium_and_energy(self):
-        # The case: N = 2048, softening 0.01, dt = 1/128, to t = 10
+        # The validation case: N = 2048, softening 0.01, dt = 1/128, to t = 10
         # (1280 steps, 5.4e9 pair interactions; ~35 s on 2 cores).
         self.run_nbody("plummer", env={"OMP_NUM_THREADS": "2"}, initial="plummer", n=2048, softening=0.01,
                        dt=1.0 / 128, t_end=10.0, diag_every=16, output_every=0)

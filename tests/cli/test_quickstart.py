@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """End to end: `strata run inputs/quickstart.toml`, on 1 and on 3 MPI ranks.
 
-Checks the printed price table, the whole HDF5 layout of SPEC.md "Output
+Checks the printed price table, the whole HDF5 layout of docs/output.md "Output
 files" for the pricing model, the prices against their Black-Scholes
 references, and the reproducibility guarantee (bitwise identical results for
 any rank count, thread count and chunk size).
@@ -263,7 +263,7 @@ class Quickstart(unittest.TestCase):
                                            delta=ulps, msg=f"{name} ci95_low")
                     self.assertAlmostEqual(float(r["ci95_high"]), price + sc.Z95 * se,
                                            delta=ulps, msg=f"{name} ci95_high")
-                    # The issue's acceptance criterion: every quickstart price
+                    # The acceptance criterion: every quickstart price
                     # lies within 3 standard errors of its Black-Scholes value.
                     ref = float(r["reference_price"])
                     self.assertLessEqual(abs(price - ref), 3 * se,
@@ -301,7 +301,7 @@ class Quickstart(unittest.TestCase):
         self.assertIn('ATTRIBUTE "status"', res.stdout, res.describe())
         self.assertIn('"complete"', res.stdout, res.describe())
 
-    # --- reproducibility (SPEC.md, Guarantees 1) ----------------------------
+    # --- reproducibility (docs/contract.md, guarantee 1) ----------------------------
 
     def test_bitwise_identical_1_vs_3_ranks(self):
         _, f1 = self.run_ok(1)
@@ -338,8 +338,8 @@ class Quickstart(unittest.TestCase):
         self.assertBitwiseEqual(a, b, "fp32, 1 vs 3 ranks")
 
     def test_rerun_from_stored_config(self):
-        # SPEC: the resolved configuration is stored "so any result can be
-        # re-run exactly".
+        # docs/contract.md: the resolved configuration is stored, and
+        # strata run on it reproduces the run.
         _, f1 = self.run_ok(1)
         text = sc.read_config_text(f1)
         resolved = os.path.join(self.tmp, "resolved.toml")
