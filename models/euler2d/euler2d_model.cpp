@@ -20,6 +20,7 @@
 #include "engine/grid/grid_simulation.hpp"
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
+#include "engine/runtime/step_count.hpp"
 #include "kernels/stencil/euler2d.hpp"
 
 namespace strata::euler2d {
@@ -59,9 +60,8 @@ struct Params {
   double dz() const { return k::kZLen / static_cast<double>(nz); }
   // miniWeather: dt = min(dx, dz) / max_speed * cfl, max_speed = 450 m/s.
   double dt() const { return std::min(dx(), dz()) / k::kMaxSpeed * cfl; }
-  std::int64_t steps() const {
-    return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(sim_time / dt() * (1 - 1e-12))));
-  }
+  // read_params refuses a span of more than kMaxSteps steps.
+  std::int64_t steps() const { return step_count(sim_time, dt()).value_or(0); }
 
   GridSpec spec() const {
     GridSpec s;
@@ -91,6 +91,8 @@ Params read_params(const Config& c) {
   p.hv_beta = c.real("euler2d.hv_beta");
   p.ranks = grid::ranks_from(c, "euler2d.decomposition", 2);
   p.decomposition_where = c.where("euler2d.decomposition");
+  if (!step_count(p.sim_time, p.dt()))
+    c.fail("euler2d.sim_time", step_count_problem(p.sim_time, p.dt(), "dt = min(dx, dz) cfl / 450 m/s"));
   return p;
 }
 
