@@ -48,9 +48,9 @@ const char* signal_name(int sig) {
 Error stopped_during_setup(const std::string& phase) {
   const int sig = stop_signal();
   return Error(ExitCode::stopped,
-               std::string("stopped on ") + signal_name(sig) + " during " + phase +
-                   ", before the first step: nothing computed, no checkpoint to continue from (run again to "
-                   "start afresh)",
+               std::string(signal_name(sig)) + " during " + phase +
+                   ", before the first step: nothing computed and no checkpoint to continue from (start afresh "
+                   "with --overwrite)",
                true);
 }
 

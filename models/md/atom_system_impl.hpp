@@ -92,11 +92,11 @@ std::string AtomSystem<T>::check_and_wrap() {
     }
     char text[640];
     std::snprintf(text, sizeof text,
-                  "md: atom %lld is at (%.6g, %.6g, %.6g), %s, at step %lld on rank %d (a neighbour list reaches "
+                  "rank %d: md: atom %lld is at (%.6g, %.6g, %.6g), %s, at step %lld (a neighbour list reaches "
                   "cutoff + skin = %.6g): the run is unstable (md.dt too large for the forces or the temperature, "
                   "or atoms on top of each other)",
-                  static_cast<long long>(host_.index[i]), x[0], x[1], x[2], where, static_cast<long long>(step_),
-                  domain_.rank(), ghost_cutoff_);
+                  domain_.rank(), static_cast<long long>(host_.index[i]), x[0], x[1], x[2], where,
+                  static_cast<long long>(step_), ghost_cutoff_);
     return text;
   }
   for (std::size_t k = 0; k < 3 * n; ++k) {

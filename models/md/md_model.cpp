@@ -140,10 +140,10 @@ FileStart read_start_file(const RunContext& ctx, const Params& p) {
       if (!wrap_periodic(q.position[e], snap.box.edges[static_cast<std::size_t>(a)], image) && unplaced.empty()) {
         char text[400];
         std::snprintf(text, sizeof text,
-                      "md: atom %lld of md.initial_file %s has coordinate %d = %.6g, not a place in the periodic "
-                      "box of edge %.6g (not finite, or more than 2^30 box lengths out), at step 0 on rank %d",
-                      static_cast<long long>(q.id.empty() ? q.index[k] : q.id[k]), p.initial_file.c_str(), a, given,
-                      snap.box.edges[static_cast<std::size_t>(a)], ctx.mpi.rank());
+                      "rank %d: md: atom %lld of md.initial_file %s has coordinate %d = %.6g, not a place in the "
+                      "periodic box of edge %.6g (not finite, or more than 2^30 box lengths out), at step 0",
+                      ctx.mpi.rank(), static_cast<long long>(q.id.empty() ? q.index[k] : q.id[k]),
+                      p.initial_file.c_str(), a, given, snap.box.edges[static_cast<std::size_t>(a)]);
         unplaced = text;
       }
       q.image[e] = image;

@@ -252,8 +252,8 @@ class MdSimulation : public Simulation {
         ok = ok && std::isfinite(h.position[3 * i + k]) && std::isfinite(h.velocity[3 * i + k]) &&
              std::isfinite(f[3 * i + k]);
       if (!ok)
-        culprit = what + ": atom " + std::to_string(h.index[i]) + " has a non-finite force or energy on rank " +
-                  std::to_string(ctx_.mpi.rank()) + " (atoms on top of each other, or md.dt too large?)";
+        culprit = "rank " + std::to_string(ctx_.mpi.rank()) + ": " + what + ": atom " + std::to_string(h.index[i]) +
+                  " has a non-finite force or energy (atoms on top of each other, or md.dt too large?)";
     }
     ctx_.mpi.check_collective(culprit, static_cast<int>(ExitCode::numerical), /*name_rank=*/false);
     throw Error(ExitCode::numerical, what, true);

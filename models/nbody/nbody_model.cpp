@@ -290,8 +290,10 @@ class NbodySimulation final : public Simulation {
     if (ranks == 1) {
       // The same sums in source pieces (ascending, as the pieces of several
       // ranks below), looking for a signal between them.
-      for (std::int64_t first = 0; first < n_ && stop_signal() == 0; first += kSourcePiece)
-        accumulate_gravity(dev, block(body_.data() + 4 * first, Share{first, std::min(kSourcePiece, n_ - first)}));
+      // Pieces of about 2^26 pair interactions (a tenth of a second or so).
+      const std::int64_t piece = std::max<std::int64_t>(64, (std::int64_t{1} << 26) / std::max<std::int64_t>(1, n_));
+      for (std::int64_t first = 0; first < n_ && stop_signal() == 0; first += piece)
+        accumulate_gravity(dev, block(body_.data() + 4 * first, Share{first, std::min(piece, n_ - first)}));
       return;
     }
     // Pipelined broadcasts: block s + 1 travels while block s is summed.
@@ -427,7 +429,7 @@ class NbodySimulation final : public Simulation {
     std::snprintf(what, sizeof what, "nbody: the diagnostics of step %lld are not finite (K = %g, W = %g)",
                   static_cast<long long>(step_), d.kinetic, d.potential);
     const std::optional<std::string> body = nonfinite();
-    ctx_.mpi.check_collective(body ? std::string(what) + ": " + *body + " on rank " + std::to_string(ctx_.mpi.rank())
+    ctx_.mpi.check_collective(body ? "rank " + std::to_string(ctx_.mpi.rank()) + ": " + what + ": " + *body
                                    : std::string(),
                               static_cast<int>(ExitCode::numerical), /*name_rank=*/false);
     throw Error(ExitCode::numerical, what, true);
