@@ -30,6 +30,7 @@
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/simulation.hpp"
 #include "engine/runtime/step_count.hpp"
+#include "engine/runtime/stop_request.hpp"
 #include "engine/runtime/timers.hpp"
 #include "engine/config/config.hpp"
 
@@ -166,6 +167,10 @@ class GridSimulation : public Simulation {
   // restarted run's restore() takes the output up instead.
   void begin(std::unique_ptr<Grid> grid, const GridClock& clock, std::vector<Quantity> fields,
              std::vector<Quantity> diagnostics, std::vector<std::string> axes) {
+    // The model's constructor filled its fields, O(cells) on the host for
+    // some; a signal during it (their loops end early) stops the run here,
+    // before any output, on every rank.
+    if (ctx_.mpi.any(stop_signal() != 0)) throw stopped_during_setup("the initial state");
     grid_ = std::move(grid);
     clock_ = clock;
     for (const Quantity& q : diagnostics) diagnostic_names_.push_back(q.name);

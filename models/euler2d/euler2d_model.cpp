@@ -21,6 +21,7 @@
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/step_count.hpp"
+#include "engine/runtime/stop_request.hpp"
 #include "kernels/stencil/euler2d.hpp"
 
 namespace strata::euler2d {
@@ -414,7 +415,8 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
     std::vector<std::vector<T>> host(k::kVars, std::vector<T>(static_cast<std::size_t>(g.storage()), T(0)));
     const auto n = g.count(), s0 = g.start();
     const double dx = p_.dx(), dz = p_.dz();
-    for (index_t j = 0; j < n[1]; ++j)
+    // O(cells) quadrature: a signal ends it early (GridSimulation::begin stops the run).
+    for (index_t j = 0; j < n[1] && stop_signal() == 0; ++j)
       for (index_t i = 0; i < n[0]; ++i) {
         double q[k::kVars] = {0, 0, 0, 0};
         for (int kk = 0; kk < 3; ++kk)
@@ -443,7 +445,7 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
     wforce_ = Field<T>(g, this->ctx_.device, "wforce");
     std::vector<T> host(static_cast<std::size_t>(g.storage()), T(0));
     const auto n = g.count(), s0 = g.start();
-    for (index_t j = 0; j < n[1]; ++j)
+    for (index_t j = 0; j < n[1] && stop_signal() == 0; ++j)
       for (index_t i = 0; i < n[0]; ++i) {
         const double x = (static_cast<double>(s0[0] + i) + 0.5) * p_.dx();
         const double z = (static_cast<double>(s0[1] + j) + 0.5) * p_.dz();

@@ -16,6 +16,7 @@
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/simulation.hpp"
+#include "engine/runtime/stop_request.hpp"
 #include "engine/runtime/timers.hpp"
 #include "engine/particles/h5md_output.hpp"
 #include "engine/particles/particles.hpp"
@@ -75,6 +76,7 @@ class MdSimulation : public Simulation {
       first.id = std::move(ids);
       output_->create(first);
     }
+    if (ctx_.mpi.any(stop_signal() != 0)) throw stopped_during_setup("the initial atoms");
     atoms_.at_step(ctx_.restarting ? -1 : 0);
     atoms_.load(std::move(owned), false);
     forces(0, true);
