@@ -8,6 +8,7 @@
 // over the body index (TreeSum), also independent of the decomposition.
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -287,11 +288,16 @@ class NbodySimulation final : public Simulation {
       accumulate_gravity(dev, block(body_.data(), mine_));
       return;
     }
+    // During set-up, pieces of about 2^26 pair interactions (a tenth of a
+    // second or so) between looks for a signal.
+    const std::int64_t piece =
+        setting_up_ ? std::clamp<std::int64_t>((std::int64_t{1} << 26) / std::max<std::int64_t>(1, mine_.count), 64,
+                                               kSourcePiece)
+                    : kSourcePiece;
     if (ranks == 1) {
       // The same sums in source pieces (ascending, as the pieces of several
-      // ranks below), looking for a signal between them.
-      // Pieces of about 2^26 pair interactions (a tenth of a second or so).
-      const std::int64_t piece = std::max<std::int64_t>(64, (std::int64_t{1} << 26) / std::max<std::int64_t>(1, n_));
+      // ranks below: each body's sum runs over the sources in order either
+      // way, so the bits are the same).
       for (std::int64_t first = 0; first < n_ && stop_signal() == 0; first += piece)
         accumulate_gravity(dev, block(body_.data() + 4 * first, Share{first, std::min(piece, n_ - first)}));
       return;
@@ -319,11 +325,11 @@ class NbodySimulation final : public Simulation {
       }
       // In pieces, ascending, with an MPI_Test between them: Open MPI moves
       // a non-blocking broadcast along only inside MPI calls.
-      for (std::int64_t first = 0; first < src.count; first += kSourcePiece) {
-        const Share piece{src.first + first, std::min(kSourcePiece, src.count - first)};
+      for (std::int64_t first = 0; first < src.count; first += piece) {
+        const Share part{src.first + first, std::min(piece, src.count - first)};
         // During set-up a signal skips the sums (the broadcasts go on: every
         // rank must take part); the constructor then stops the run.
-        if (!(setting_up_ && stop_signal() != 0)) accumulate_gravity(dev, block(sources + 4 * first, piece));
+        if (!(setting_up_ && stop_signal() != 0)) accumulate_gravity(dev, block(sources + 4 * first, part));
         int done = 0;
         MPI_Test(&pending, &done, MPI_STATUS_IGNORE);
       }

@@ -222,26 +222,26 @@ assets = ["A"]
 
 class SignalDuringSetUp(StrataTestCase):
 
-    def test_sigterm_during_the_initial_forces(self):
-        # 200,000 bodies: the forces before the first step are 4e10 pair
-        # interactions, tens of seconds on two cores; SIGTERM must end the
-        # run within a few seconds, not after them.
+    def stop_during_forces(self, sig, ranks=None):
+        """Signals a run of 200,000 bodies during its first forces (4e10 pair
+        interactions, tens of seconds on two cores); it must stop within a
+        few seconds, not after them. Returns the stderr."""
         self.write("in.toml", NBODY)
-        cmd = strata_command(["run", "in.toml", "--set", "nbody.n=200000", "--set", "nbody.steps=1"])
+        cmd = strata_command(["run", "in.toml", "--set", "nbody.n=200000", "--set", "nbody.steps=1"], ranks)
         proc = subprocess.Popen(cmd, cwd=self.tmp, env=child_env(), stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         try:
             # Past start-up, into the forces (the bodies take well under a second).
-            time.sleep(2.0)
+            time.sleep(3.0)
             self.assertIsNone(proc.poll(), "the run ended before the signal")
-            proc.send_signal(signal.SIGTERM)
+            proc.send_signal(sig)
             sent = time.monotonic()
             try:
-                out, err = proc.communicate(timeout=BOUND_S / 2)
+                _, err = proc.communicate(timeout=BOUND_S / 2)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.communicate()
-                self.fail(f"SIGTERM during set-up ignored for {BOUND_S / 2} s")
+                self.fail(f"a signal during set-up ignored for {BOUND_S / 2} s")
         finally:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
@@ -249,11 +249,20 @@ class SignalDuringSetUp(StrataTestCase):
         waited = time.monotonic() - sent
         err = err.decode()
         self.assertEqual(proc.returncode, 75, err)
-        self.assertIn("SIGTERM during the initial forces", err)
         with h5py.File(self.path("out/run.h5"), "r") as f:
             status = as_str(f.attrs["status"])
-        self.assertTrue(status.startswith("stopped: SIGTERM"), status)
-        print(f"\n  stopped {waited:.2f} s after SIGTERM during set-up", file=sys.stderr)
+        self.assertTrue(status.startswith("stopped: "), status)
+        self.assertIn(f"{sig.name} during the initial forces", status)
+        print(f"\n  stopped {waited:.2f} s after {sig.name} during set-up ({ranks or 1} rank(s))", file=sys.stderr)
+        return err
+
+    def test_sigterm_during_the_initial_forces(self):
+        err = self.stop_during_forces(signal.SIGTERM)
+        self.assertIn("SIGTERM during the initial forces", err)
+
+    def test_sigusr1_through_mpirun_during_the_initial_forces(self):
+        # mpirun forwards SIGUSR1 to every rank (SIGTERM it answers by killing them).
+        self.stop_during_forces(signal.SIGUSR1, ranks=2)
 
 
 if __name__ == "__main__":
