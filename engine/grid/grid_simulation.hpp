@@ -174,10 +174,14 @@ class GridSimulation : public Simulation {
     grid_ = std::move(grid);
     clock_ = clock;
     for (const Quantity& q : diagnostics) diagnostic_names_.push_back(q.name);
-    // Models refuse such spans when they read their input; a dt known only
-    // from the initial state (shallow_water's) can still make too many.
+    // Models refuse such spans when they read their input (exit 2, nothing
+    // written); a dt known only from the full scan of the initial state
+    // (shallow_water's; the input check had a sample's upper bound of it)
+    // can still make too many, found after the output exists: exit 3.
     const std::optional<std::int64_t> steps = step_count(clock.sim_time, clock.dt);
-    if (!steps) throw InputError(clock.span_key + ": " + step_count_problem(clock.sim_time, clock.dt, "dt"));
+    if (!steps)
+      throw Error(ExitCode::numerical,
+                  clock.span_key + ": " + step_count_problem(clock.sim_time, clock.dt, "dt (from every cell)"), true);
     steps_ = *steps;
     output_ = std::make_unique<GridOutput>(ctx_.output, *grid_, std::move(fields), std::move(diagnostics),
                                            std::move(axes));

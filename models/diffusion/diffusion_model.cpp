@@ -11,9 +11,9 @@
 #include "engine/config/schema.hpp"
 #include "engine/grid/grid.hpp"
 #include "engine/grid/grid_simulation.hpp"
-#include "engine/runtime/step_count.hpp"
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
+#include "engine/runtime/step_count.hpp"
 #include "kernels/stencil/diffusion.hpp"
 
 namespace strata::diffusion {
