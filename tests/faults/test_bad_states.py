@@ -225,11 +225,15 @@ class SignalDuringSetUp(StrataTestCase):
     def stop_during_forces(self, sig, ranks=None):
         """Signals a run of 200,000 bodies during its first forces (4e10 pair
         interactions, tens of seconds on two cores); it must stop within a
-        few seconds, not after them. Returns the stderr."""
+        few seconds, not after them (and the step after them). Returns the
+        stderr."""
         self.write("in.toml", NBODY)
         cmd = strata_command(["run", "in.toml", "--set", "nbody.n=200000", "--set", "nbody.steps=1"], ranks)
-        proc = subprocess.Popen(cmd, cwd=self.tmp, env=child_env(), stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        # Two threads a rank, so that a machine with many cores still spends
+        # seconds on them (2 x 4e10 pair interactions of ~20 flops).
+        proc = subprocess.Popen(cmd, cwd=self.tmp, env=child_env({"OMP_NUM_THREADS": "2"}),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
         try:
             # Past start-up, into the forces (the bodies take well under a second).
             time.sleep(3.0)
