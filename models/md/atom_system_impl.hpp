@@ -24,9 +24,13 @@ kernels::particles::CellGrid<T> AtomSystem<T>::cell_grid() const {
     const int n = std::max(1, static_cast<int>(std::floor(extent / width)));
     g.lo[a] = static_cast<T>(lo);
     g.n[a] = n;
-    // Cells at least `width` wide, in T arithmetic as the kernels use it.
+    // Cells at least `width` wide, in T arithmetic as the kernels use it:
+    // n width <= extent, so n / extent rounded to T is at most an ulp or two
+    // above 1 / width; a fixed few steps down settle it (no loop runs on a
+    // value's say).
     g.inv_width[a] = static_cast<T>(n / extent);
-    while (static_cast<double>(g.inv_width[a]) * width > 1.0) g.inv_width[a] = std::nextafter(g.inv_width[a], T(0));
+    for (int k = 0; k < 8 && static_cast<double>(g.inv_width[a]) * width > 1.0; ++k)
+      g.inv_width[a] = std::nextafter(g.inv_width[a], T(0));
   }
   return g;
 }
