@@ -24,7 +24,7 @@ class NullBuffer : public std::streambuf {
 };
 
 int report(const strata::MpiContext& mpi, const std::string& message, int code, bool collective) {
-  const char* kind = code == 2 ? "input error" : "error";
+  const char* kind = code == 2 ? "input error" : code == 75 ? "stopped" : "error";
   if (collective || mpi.size() == 1) {
     if (mpi.root()) std::cerr << "strata: " << kind << ": " << message << std::endl;
     return code;

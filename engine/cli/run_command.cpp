@@ -532,7 +532,8 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
         if (sim && e.code() == ExitCode::numerical) sim->record_failure();
         if (sim) sim->flush_output(false);
         health.write(*h5, mpi);
-        h5->set_status(std::string("failed: ") + e.what());
+        // A signal during set-up (stopped_during_setup) is a stop, not a failure.
+        h5->set_status(std::string(e.code() == ExitCode::stopped ? "stopped: " : "failed: ") + e.what());
       } catch (const Error&) {
         // The file system itself failed; the original error is the one to report.
       }

@@ -12,6 +12,7 @@
 // save/restore hooks. See models/diffusion for the smallest example.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -28,6 +29,8 @@
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/simulation.hpp"
+#include "engine/runtime/step_count.hpp"
+#include "engine/runtime/stop_request.hpp"
 #include "engine/runtime/timers.hpp"
 #include "engine/config/config.hpp"
 
@@ -37,6 +40,7 @@ struct GridClock {
   double sim_time = 0;          // model seconds to run
   double dt = 0;                // model seconds per step (the last may be shorter)
   double output_interval = 0;   // model seconds between frames; 0: first and last only
+  std::string span_key = "sim_time";   // the key that sets sim_time, for errors
 };
 
 template <class T>
@@ -163,9 +167,22 @@ class GridSimulation : public Simulation {
   // restarted run's restore() takes the output up instead.
   void begin(std::unique_ptr<Grid> grid, const GridClock& clock, std::vector<Quantity> fields,
              std::vector<Quantity> diagnostics, std::vector<std::string> axes) {
+    // The model's constructor filled its fields, O(cells) on the host for
+    // some; a signal during it (their loops end early) stops the run here,
+    // before any output, on every rank.
+    if (ctx_.mpi.any(stop_signal() != 0)) throw stopped_during_setup("the initial state");
     grid_ = std::move(grid);
     clock_ = clock;
-    steps_ = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(clock.sim_time / clock.dt * (1 - 1e-12))));
+    for (const Quantity& q : diagnostics) diagnostic_names_.push_back(q.name);
+    // Models refuse such spans when they read their input (exit 2, nothing
+    // written); a dt known only from the full scan of the initial state
+    // (shallow_water's; the input check had a sample's upper bound of it)
+    // can still make too many, found after the output exists: exit 3.
+    const std::optional<std::int64_t> steps = step_count(clock.sim_time, clock.dt);
+    if (!steps)
+      throw Error(ExitCode::numerical,
+                  clock.span_key + ": " + step_count_problem(clock.sim_time, clock.dt, "dt (from every cell)"), true);
+    steps_ = *steps;
     output_ = std::make_unique<GridOutput>(ctx_.output, *grid_, std::move(fields), std::move(diagnostics),
                                            std::move(axes));
     writer_ = std::make_unique<BackgroundWriter>(
@@ -236,6 +253,13 @@ class GridSimulation : public Simulation {
       d = diagnostics();
       checking_ = true;
     }
+    // Every result written must be finite: a non-finite diagnostic (a sum
+    // that overflowed over finite cells, say) fails the run like a NaN in
+    // the state. Every rank holds the same row, so every rank throws.
+    for (std::size_t i = 0; check && i < d.size(); ++i)
+      if (!std::isfinite(d[i]))
+        unstable("diagnostic " + (i < diagnostic_names_.size() ? diagnostic_names_[i] : std::to_string(i)) + " = " +
+                 std::to_string(d[i]) + " is not finite");
     last_diagnostics_ = d;
     last_output_step_ = step_;
     auto t = ctx_.timers.scope("output");
@@ -243,12 +267,26 @@ class GridSimulation : public Simulation {
       out->diagnostics(time, d);
       out->frame(time, values);
     });
-    // Frames due at or before now are done (a long step may pass several).
-    if (clock_.output_interval > 0)
-      while (next_output_time() <= time_ * (1 + 1e-12)) ++outputs_done_;
+    // Frames due at or before now are done (a long step may pass several):
+    // outputs_done_ becomes at least the least k with k * interval > now,
+    // found from floor(now / interval) and settled on that very comparison
+    // (k * interval does not fall as k rises), so the work does not grow
+    // with the time and the count is the one counting up one by one gives.
+    if (clock_.output_interval > 0) {
+      const double now = time_ * (1 + 1e-12), interval = clock_.output_interval;
+      const double guess = std::floor(now / interval);
+      if (guess < kMaxSteps) {
+        std::int64_t k = static_cast<std::int64_t>(guess);
+        if (k > 0 && static_cast<double>(k - 1) * interval > now) --k;
+        if (static_cast<double>(k) * interval <= now) ++k;
+        if (static_cast<double>(k) * interval <= now) ++k;
+        outputs_done_ = std::max(outputs_done_, k);
+      }
+    }
   }
 
   GridClock clock_;
+  std::vector<std::string> diagnostic_names_;
   std::int64_t steps_ = 0, step_ = 0, steps_this_run_ = 0, outputs_done_ = 0;
   double time_ = 0;
   double step_seconds_ = 0;   // this process' time in step(), this rank

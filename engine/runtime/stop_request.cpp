@@ -65,4 +65,13 @@ const char* signal_name(int sig) {
   }
 }
 
+Error stopped_during_setup(const std::string& phase) {
+  const int sig = stop_signal();
+  return Error(ExitCode::stopped,
+               std::string(signal_name(sig)) + " during " + phase +
+                   ", before the first step: nothing computed and no checkpoint to continue from (start afresh "
+                   "with --overwrite)",
+               true);
+}
+
 }  // namespace strata

@@ -5,6 +5,10 @@
 // during a checkpoint changes nothing: the checkpoint still completes.
 #pragma once
 
+#include <string>
+
+#include "engine/runtime/error.hpp"
+
 namespace strata {
 
 // Installs the handlers (idempotent). Called by `run` and `sweep`.
@@ -20,5 +24,14 @@ int stop_signal();
 double process_seconds();
 // "SIGTERM", "SIGUSR1", ...
 const char* signal_name(int sig);
+
+// Set-up before the first step (initial states, scans over every cell, the
+// dry run's plan) has no step boundary and nothing to checkpoint, so a
+// signal there ends the run at once: long set-up loops poll stop_signal()
+// (one load, cheap enough once a row), leave the loop when it is set, agree
+// with the other ranks (MpiContext::any) at their next collective call, and
+// throw this on every rank: exit 75 ("stopped"), nothing to restart from,
+// so the next start is a fresh one.
+Error stopped_during_setup(const std::string& phase);
 
 }  // namespace strata

@@ -13,6 +13,7 @@
 #include "engine/grid/grid_simulation.hpp"
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
+#include "engine/runtime/step_count.hpp"
 #include "kernels/stencil/diffusion.hpp"
 
 namespace strata::diffusion {
@@ -102,6 +103,8 @@ Params read_params(const Config& c) {
                   p.stable_dt());
     c.fail("diffusion.dt", msg);
   }
+  if (!step_count(p.sim_time, p.step_dt()))
+    c.fail("diffusion.sim_time", step_count_problem(p.sim_time, p.step_dt(), p.dt > 0 ? "diffusion.dt" : "dt"));
   return p;
 }
 
@@ -228,7 +231,7 @@ class DiffusionModel final : public Model {
                   "plan: %lld x %lld x %lld cells over %d x %d x %d ranks; dt = %.6g s (stability limit %.6g s), "
                   "%lld steps to t = %.6g s\n",
                   static_cast<long long>(p.n[0]), static_cast<long long>(p.n[1]), static_cast<long long>(p.n[2]),
-                  r[0], r[1], r[2], dt, p.stable_dt(), static_cast<long long>(std::ceil(p.sim_time / dt * (1 - 1e-12))),
+                  r[0], r[1], r[2], dt, p.stable_dt(), static_cast<long long>(step_count(p.sim_time, dt).value_or(0)),
                   p.sim_time);
     ctx.out << text;
   }

@@ -20,6 +20,8 @@
 #include "engine/grid/grid_simulation.hpp"
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
+#include "engine/runtime/step_count.hpp"
+#include "engine/runtime/stop_request.hpp"
 #include "kernels/stencil/euler2d.hpp"
 
 namespace strata::euler2d {
@@ -59,9 +61,8 @@ struct Params {
   double dz() const { return k::kZLen / static_cast<double>(nz); }
   // miniWeather: dt = min(dx, dz) / max_speed * cfl, max_speed = 450 m/s.
   double dt() const { return std::min(dx(), dz()) / k::kMaxSpeed * cfl; }
-  std::int64_t steps() const {
-    return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(sim_time / dt() * (1 - 1e-12))));
-  }
+  // read_params refuses a span of more than kMaxSteps steps.
+  std::int64_t steps() const { return step_count(sim_time, dt()).value_or(0); }
 
   GridSpec spec() const {
     GridSpec s;
@@ -91,6 +92,8 @@ Params read_params(const Config& c) {
   p.hv_beta = c.real("euler2d.hv_beta");
   p.ranks = grid::ranks_from(c, "euler2d.decomposition", 2);
   p.decomposition_where = c.where("euler2d.decomposition");
+  if (!step_count(p.sim_time, p.dt()))
+    c.fail("euler2d.sim_time", step_count_problem(p.sim_time, p.dt(), "dt = min(dx, dz) cfl / 450 m/s"));
   return p;
 }
 
@@ -412,7 +415,8 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
     std::vector<std::vector<T>> host(k::kVars, std::vector<T>(static_cast<std::size_t>(g.storage()), T(0)));
     const auto n = g.count(), s0 = g.start();
     const double dx = p_.dx(), dz = p_.dz();
-    for (index_t j = 0; j < n[1]; ++j)
+    // O(cells) quadrature: a signal ends it early (GridSimulation::begin stops the run).
+    for (index_t j = 0; j < n[1] && stop_signal() == 0; ++j)
       for (index_t i = 0; i < n[0]; ++i) {
         double q[k::kVars] = {0, 0, 0, 0};
         for (int kk = 0; kk < 3; ++kk)
@@ -441,7 +445,7 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
     wforce_ = Field<T>(g, this->ctx_.device, "wforce");
     std::vector<T> host(static_cast<std::size_t>(g.storage()), T(0));
     const auto n = g.count(), s0 = g.start();
-    for (index_t j = 0; j < n[1]; ++j)
+    for (index_t j = 0; j < n[1] && stop_signal() == 0; ++j)
       for (index_t i = 0; i < n[0]; ++i) {
         const double x = (static_cast<double>(s0[0] + i) + 0.5) * p_.dx();
         const double z = (static_cast<double>(s0[1] + j) + 0.5) * p_.dz();

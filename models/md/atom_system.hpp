@@ -131,7 +131,13 @@ class AtomSystem {
     return global > 0.25 * skin * skin;
   }
 
+  // The step the next rebuild happens at, for the messages of a failed one.
+  void at_step(std::int64_t step) { step_ = step; }
+
   // Rebuild from the current positions (wrap, migrate, ghosts, lists).
+  // Collective; throws the same numerical Error on every rank, naming the
+  // atom, the step and the rank, when an atom's position is not finite or
+  // it moved farther than its neighbour list reaches since the last build.
   void rebuild() {
     HostAtoms h = download();
     host_ = std::move(h);
@@ -239,6 +245,8 @@ class AtomSystem {
   }
 
   void rebuild_from_host(bool from_reference);
+  std::string check_and_wrap();
+  void agree_on(const std::string& local_failure) const;
   void migrate();
   void sort_by_cell(const kernels::particles::CellGrid<T>& grid);
   void find_ghosts(std::vector<double>& keys);
@@ -251,7 +259,7 @@ class AtomSystem {
   double ghost_cutoff_;
   HostAtoms host_;   // owned atoms during a rebuild; index and image kept in device order after it
   int n_local_ = 0, n_ghost_ = 0;
-  std::int64_t capacity_ = 0, rebuilds_ = 0;
+  std::int64_t capacity_ = 0, rebuilds_ = 0, step_ = 0;
   bool reference_kernels_ = false;
   std::vector<Swap> swaps_;
   Buffer<T> x_, y_, z_, x0_, y0_, z0_, vx_, vy_, vz_, fx_, fy_, fz_, energy_, virial_;

@@ -24,9 +24,13 @@ kernels::particles::CellGrid<T> AtomSystem<T>::cell_grid() const {
     const int n = std::max(1, static_cast<int>(std::floor(extent / width)));
     g.lo[a] = static_cast<T>(lo);
     g.n[a] = n;
-    // Cells at least `width` wide, in T arithmetic as the kernels use it.
+    // Cells at least `width` wide, in T arithmetic as the kernels use it:
+    // n width <= extent, so n / extent rounded to T is at most an ulp or two
+    // above 1 / width; a fixed few steps down settle it (no loop runs on a
+    // value's say).
     g.inv_width[a] = static_cast<T>(n / extent);
-    while (static_cast<double>(g.inv_width[a]) * width > 1.0) g.inv_width[a] = std::nextafter(g.inv_width[a], T(0));
+    for (int k = 0; k < 8 && static_cast<double>(g.inv_width[a]) * width > 1.0; ++k)
+      g.inv_width[a] = std::nextafter(g.inv_width[a], T(0));
   }
   return g;
 }
@@ -34,11 +38,8 @@ kernels::particles::CellGrid<T> AtomSystem<T>::cell_grid() const {
 template <class T>
 void AtomSystem<T>::rebuild_from_host(bool from_reference) {
   ++rebuilds_;
-  const std::size_t n = host_.size();
   if (!from_reference) {
-    // Positions into [0, L), counting images; the lists are built from these.
-    for (std::size_t i = 0; i < n; ++i)
-      for (int a = 0; a < 3; ++a) host_.image[3 * i + a] += wrap_periodic(host_.position[3 * i + a], domain_.length()[a]);
+    agree_on(check_and_wrap());
     host_.reference = host_.position;
   }
   migrate();
@@ -49,6 +50,80 @@ void AtomSystem<T>::rebuild_from_host(bool from_reference) {
   upload(keys);
   bin_and_list(keys, grid);
   forward_positions();
+}
+
+// Positions into [0, L), counting images (the lists are built from these),
+// after checking that each is a place in the box the lists can follow: a
+// finite position, at most the list's reach (cutoff + skin) from where the
+// last build saw it (x0). An atom that went farther passed atoms whose
+// pairs were never in its list, so the forces of the steps since were
+// wrong: the run is unstable. Returns this rank's failure ("" when none),
+// the farthest-moved broken atom, positions untouched. A NaN is left as it
+// is, for the health check (it names the atom too).
+template <class T>
+std::string AtomSystem<T>::check_and_wrap() {
+  const std::size_t n = host_.size();
+  std::size_t worst = n;
+  double worst_d2 = -1;
+  for (std::size_t i = 0; i < n; ++i) {
+    double d2 = 0;
+    for (int a = 0; a < 3; ++a) {
+      const double d = host_.position[3 * i + a] - host_.reference[3 * i + a];
+      d2 += d * d;
+    }
+    if (d2 > ghost_cutoff_ * ghost_cutoff_ && d2 > worst_d2) {
+      worst = i;
+      worst_d2 = d2;
+    }
+  }
+  std::size_t unwrappable = n;
+  std::vector<int> image(3 * n);
+  for (std::size_t i = 0; i < n && worst == n && unwrappable == n; ++i)
+    for (int a = 0; a < 3; ++a) {
+      double v = host_.position[3 * i + a];
+      if (!std::isnan(v) && !wrap_periodic(v, domain_.length()[a], image[3 * i + a])) unwrappable = i;
+    }
+  if (worst != n || unwrappable != n) {
+    const std::size_t i = worst != n ? worst : unwrappable;
+    const double* x = &host_.position[3 * i];
+    const double* x0 = &host_.reference[3 * i];
+    char where[160];
+    if (worst != n) {
+      std::snprintf(where, sizeof where, "%.6g sigma from (%.6g, %.6g, %.6g) where the neighbour list last saw it",
+                    std::sqrt(worst_d2), x0[0], x0[1], x0[2]);
+    } else {
+      std::snprintf(where, sizeof where, "not a place in the periodic box (more than 2^30 box lengths out)");
+    }
+    char text[640];
+    std::snprintf(text, sizeof text,
+                  "rank %d: md: atom %lld is at (%.6g, %.6g, %.6g), %s, at step %lld (a neighbour list reaches "
+                  "cutoff + skin = %.6g): the run is unstable (md.dt too large for the forces or the temperature, "
+                  "or atoms on top of each other)",
+                  domain_.rank(), static_cast<long long>(host_.index[i]), x[0], x[1], x[2], where,
+                  static_cast<long long>(step_), ghost_cutoff_);
+    return text;
+  }
+  for (std::size_t k = 0; k < 3 * n; ++k) {
+    int crossed = 0;
+    (void)wrap_periodic(host_.position[k], domain_.length()[k % 3], crossed);
+    host_.image[k] += crossed;
+  }
+  return {};
+}
+
+// Every rank throws the lowest failing rank's message (collective).
+template <class T>
+void AtomSystem<T>::agree_on(const std::string& local_failure) const {
+  const int mine = local_failure.empty() ? std::numeric_limits<int>::max() : domain_.rank();
+  int first = 0;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, domain_.comm());
+  if (first == std::numeric_limits<int>::max()) return;
+  int length = static_cast<int>(local_failure.size());
+  MPI_Bcast(&length, 1, MPI_INT, first, domain_.comm());
+  std::string text = local_failure;
+  text.resize(static_cast<std::size_t>(length));
+  MPI_Bcast(text.data(), length, MPI_CHAR, first, domain_.comm());
+  throw Error(ExitCode::numerical, text, true);
 }
 
 // Atoms whose x0 left the sub-box go to the neighbour owning them, axis by

@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include <array>
+#include <cmath>
 
 namespace strata {
 class MpiContext;
@@ -47,18 +48,46 @@ class Domain {
   int rank_ = 0;
 };
 
-// Wraps v into [0, L); returns the number of box lengths added (image shift).
-inline int wrap_periodic(double& v, double length) {
-  int image = 0;
-  while (v < 0) {
-    v += length;
-    --image;
+// Image counts beyond this are not a position but a blown-up atom: an atom
+// this many box lengths out has lost 30 bits of its place in the box (and
+// the count would overflow the int images are kept in).
+inline constexpr double kMaxImages = 1073741824.0;   // 2^30
+
+// Wraps v into [0, L) and adds the box lengths crossed to `image`. Returns
+// false, leaving v and image as they were, when v is not finite or lies
+// more than kMaxImages box lengths out: the caller reports the atom.
+// A few box lengths are taken off one at a time, as a plain loop would (the
+// same bits for every position a run produces); farther values take
+// floor(v / L) lengths at once, so the work never grows with v.
+inline bool wrap_periodic(double& v, double length, int& image) {
+  if (!std::isfinite(v) || !(std::fabs(v) <= kMaxImages * length)) return false;
+  double w = v;
+  int crossed = 0;
+  for (int k = 0; k < 4 && w < 0; ++k) {
+    w += length;
+    --crossed;
   }
-  while (v >= length) {
-    v -= length;
-    ++image;
+  for (int k = 0; k < 4 && w >= length; ++k) {
+    w -= length;
+    ++crossed;
   }
-  return image;
+  if (w < 0 || w >= length) {
+    const double n = std::floor(w / length);
+    w = std::fma(-n, length, w);
+    crossed += static_cast<int>(n);
+    // The rounding of w / L may leave w one length out either way.
+    if (w < 0) {
+      w += length;
+      --crossed;
+    }
+    if (w >= length) {
+      w -= length;
+      ++crossed;
+    }
+  }
+  v = w;
+  image += crossed;
+  return true;
 }
 
 }  // namespace strata::md

@@ -25,7 +25,9 @@ HostAtoms fcc_lattice(const Params& p, const Domain& domain) {
         for (int b = 0; b < 4; ++b) {
           double r[3] = {(static_cast<double>(i) + kBasis[b][0]) * a, (static_cast<double>(j) + kBasis[b][1]) * a,
                          (static_cast<double>(k) + kBasis[b][2]) * a};
-          for (int d = 0; d < 3; ++d) (void)wrap_periodic(r[d], domain.length()[d]);
+          // Lattice sites lie within one box length: the wrap cannot fail.
+          int images = 0;
+          for (int d = 0; d < 3; ++d) (void)wrap_periodic(r[d], domain.length()[d], images);
           if (domain.owner(r) != domain.rank()) continue;
           const std::int64_t index = ((k * p.cells[1] + j) * p.cells[0] + i) * 4 + b;
           double xi[4];

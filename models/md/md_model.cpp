@@ -131,14 +131,28 @@ FileStart read_start_file(const RunContext& ctx, const Params& p) {
   particles::HostParticles& q = snap.particles;
   q.image.assign(q.position.size(), 0.0);
   std::vector<int> dest(q.size());
+  std::string unplaced;   // the first atom that is no place in the box
   for (std::size_t k = 0; k < q.size(); ++k) {
     for (int a = 0; a < 3; ++a) {
       const std::size_t e = 3 * k + static_cast<std::size_t>(a);
+      const double given = q.position[e];
       q.position[e] -= snap.box.origin[static_cast<std::size_t>(a)];
-      q.image[e] = wrap_periodic(q.position[e], snap.box.edges[static_cast<std::size_t>(a)]);
+      int image = 0;
+      if (!wrap_periodic(q.position[e], snap.box.edges[static_cast<std::size_t>(a)], image) && unplaced.empty()) {
+        char text[400];
+        std::snprintf(text, sizeof text,
+                      "rank %d: md: atom %lld of md.initial_file %s has coordinate %d = %.6g, not a place in the "
+                      "periodic box of edge %.6g (not finite, or more than 2^30 box lengths out), at step 0",
+                      ctx.mpi.rank(), static_cast<long long>(q.id.empty() ? q.index[k] : q.id[k]),
+                      p.initial_file.c_str(), a, given, snap.box.edges[static_cast<std::size_t>(a)]);
+        unplaced = text;
+      }
+      q.image[e] = image;
     }
-    dest[k] = s.domain->owner(&q.position[3 * k]);
+    dest[k] = unplaced.empty() ? s.domain->owner(&q.position[3 * k]) : ctx.mpi.rank();
   }
+  // Before the routing, which every rank must enter: the same error everywhere.
+  ctx.mpi.check_collective(unplaced, static_cast<int>(ExitCode::numerical), /*name_rank=*/false);
   const particles::HostParticles mine = particles::route(ctx.mpi, q, dest);
   s.owned.index = mine.index;
   s.owned.position = mine.position;

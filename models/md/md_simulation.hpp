@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <cstdio>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/simulation.hpp"
+#include "engine/runtime/stop_request.hpp"
 #include "engine/runtime/timers.hpp"
 #include "engine/particles/h5md_output.hpp"
 #include "engine/particles/particles.hpp"
@@ -34,8 +36,13 @@ inline particles::HostParticles to_particles(const HostAtoms& h, const Domain& d
   p.velocity = h.velocity;
   p.image.assign(h.image.begin(), h.image.end());
   if (wrap)
-    for (std::size_t k = 0; k < p.position.size(); ++k)
-      p.image[k] += wrap_periodic(p.position[k], d.length()[k % 3]);
+    for (std::size_t k = 0; k < p.position.size(); ++k) {
+      // Owned positions are at most one list reach from the box (rebuilds
+      // fail otherwise); a non-finite one (a failed run's last frame) is
+      // written as it is.
+      int crossed = 0;
+      if (wrap_periodic(p.position[k], d.length()[k % 3], crossed)) p.image[k] += crossed;
+    }
   return p;
 }
 
@@ -72,6 +79,8 @@ class MdSimulation : public Simulation {
     } else {
       output_->create(first);
     }
+    if (ctx_.mpi.any(stop_signal() != 0)) throw stopped_during_setup("the initial atoms");
+    atoms_.at_step(ctx_.restarting ? -1 : 0);
     atoms_.load(std::move(owned), false);
     forces(0, true);
     if (!ctx_.restarting) {
@@ -100,6 +109,7 @@ class MdSimulation : public Simulation {
                                 atoms_.fx(), atoms_.fy(), atoms_.fz(), dt, half});
       {
         auto t = ctx_.timers.scope("neighbours");
+        atoms_.at_step(next);
         if (atoms_.needs_rebuild(p_.skin)) {
           atoms_.rebuild();
         } else {
@@ -123,10 +133,18 @@ class MdSimulation : public Simulation {
         ctx_.device, atoms_.n_local(),
         kernels::particles::NonFiniteAtom<T>{atoms_.x(), atoms_.y(), atoms_.z(), atoms_.vx(), atoms_.vy(), atoms_.vz()},
         0.0, Plus{});
-    if (bad > 0)
-      return std::to_string(static_cast<long long>(bad)) + " atom(s) with a non-finite position or velocity at step " +
-             std::to_string(step_);
-    return std::nullopt;
+    if (bad == 0) return std::nullopt;
+    // Name the first broken atom (the failure path only: a download is cheap here).
+    const HostAtoms h = atoms_.download();
+    std::string first;
+    for (std::size_t i = 0; i < h.size() && first.empty(); ++i)
+      for (int k = 0; k < 3; ++k)
+        if (!std::isfinite(h.position[3 * i + k]) || !std::isfinite(h.velocity[3 * i + k])) {
+          first = " (atom " + std::to_string(h.index[i]) + " first)";
+          break;
+        }
+    // The step loop adds the step and the rank.
+    return std::to_string(static_cast<long long>(bad)) + " atom(s) with a non-finite position or velocity" + first;
   }
   void inject_nonfinite() override { atoms_.poison_first_velocity(); }
 
@@ -214,6 +232,36 @@ class MdSimulation : public Simulation {
                           {last_.etotal},
                           {last_.pressure},
                           {last_.momentum[0], last_.momentum[1], last_.momentum[2]}});
+    // Written (the post-mortem wants it), then judged: a non-finite row
+    // fails the run, unless it is the failure's own record.
+    if (!failure_recorded_) check_thermo();
+  }
+
+  // Collective: every rank holds the same row.
+  void check_thermo() const {
+    const double values[] = {last_.temperature, last_.pe, last_.ke, last_.pressure, last_.momentum[0],
+                             last_.momentum[1], last_.momentum[2]};
+    bool finite = true;
+    for (double v : values) finite = finite && std::isfinite(v);
+    if (finite) return;
+    const std::string what = "md: the thermo row of step " + std::to_string(step_) + " is not finite (T = " +
+                             std::to_string(last_.temperature) + ", PE = " + std::to_string(last_.pe) + ")";
+    // Name an atom whose force, energy, position or velocity broke, from the
+    // lowest rank holding one.
+    const HostAtoms h = atoms_.download();
+    const std::vector<double> f = atoms_.host_forces(), ew = atoms_.host_energy_virial();
+    std::string culprit;
+    for (std::size_t i = 0; i < h.size() && culprit.empty(); ++i) {
+      bool ok = std::isfinite(ew[2 * i]) && std::isfinite(ew[2 * i + 1]);
+      for (int k = 0; k < 3; ++k)
+        ok = ok && std::isfinite(h.position[3 * i + k]) && std::isfinite(h.velocity[3 * i + k]) &&
+             std::isfinite(f[3 * i + k]);
+      if (!ok)
+        culprit = "rank " + std::to_string(ctx_.mpi.rank()) + ": " + what + ": atom " + std::to_string(h.index[i]) +
+                  " has a non-finite force or energy (atoms on top of each other, or md.dt too large?)";
+    }
+    ctx_.mpi.check_collective(culprit, static_cast<int>(ExitCode::numerical), /*name_rank=*/false);
+    throw Error(ExitCode::numerical, what, true);
   }
 
   double time() const { return static_cast<double>(step_) * p_.dt; }

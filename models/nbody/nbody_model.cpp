@@ -8,12 +8,15 @@
 // over the body index (TreeSum), also independent of the decomposition.
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <numbers>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -21,12 +24,14 @@
 #include "engine/backend/cuda_runtime.hpp"
 #include "engine/config/config.hpp"
 #include "engine/config/schema.hpp"
+#include "engine/io/h5_output.hpp"
 #include "engine/particles/h5md_output.hpp"
 #include "engine/particles/particle_state.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/simulation.hpp"
+#include "engine/runtime/stop_request.hpp"
 #include "engine/runtime/timers.hpp"
 #include "engine/runtime/tree_sum.hpp"
 #include "models/nbody/gravity.hpp"
@@ -91,7 +96,13 @@ class NbodySimulation final : public Simulation {
     }
     upload(bodies);
     steps_ = p.steps();
+    warn_about_the_step(bodies);
+    // The first forces are O(N^2) before any step: a signal there stops the
+    // run (stopped_during_setup) instead of waiting for them.
+    setting_up_ = true;
     forces();
+    setting_up_ = false;
+    if (ctx.mpi.any(stop_signal() != 0)) throw stopped_during_setup("the initial forces (O(N^2))");
     if (p.initial.kind == "plummer" && p.virialize) virialize();
     output_ = std::make_unique<particles::H5mdOutput>(ctx.output, ctx.mpi, n_, extent(bodies), p.units(),
                                                       observables());
@@ -181,6 +192,16 @@ class NbodySimulation final : public Simulation {
     std::snprintf(line, sizeof line, "nbody: %lld bodies, t = %.6g, E = %.15g, |dE/E| = %.3e, 2K/|W| = %.6f\n",
                   static_cast<long long>(n_), time_, last_.total(), relative_drift(last_), last_.virial());
     ctx_.out << line;
+    if (max_drift_ > kDriftWarning) {
+      std::snprintf(line, sizeof line,
+                    "warning: the total energy changed by up to %.3g of itself (|dE/E| > %.2g): the run did not "
+                    "follow the dynamics; lower nbody.dt or raise nbody.softening\n",
+                    max_drift_, kDriftWarning);
+      ctx_.out << line;
+      std::string text = line + std::strlen("warning: ");
+      text.pop_back();   // the newline
+      if (ctx_.output != nullptr) ctx_.output->attribute("/observables/total_energy", "warning", text);
+    }
     const double seconds = ctx_.mpi.max(step_seconds_);
     // One force evaluation per step, N (N - 1) pairs each.
     const double interactions = static_cast<double>(n_) * static_cast<double>(n_ - 1) * static_cast<double>(steps_this_run_);
@@ -263,8 +284,22 @@ class NbodySimulation final : public Simulation {
     const Device& dev = ctx_.device;
     for_bodies(dev, mine_.count, kp::ClearSums<Real>{acc_.data(), phi_.data()});
     const int ranks = ctx_.mpi.size();
-    if (ranks == 1) {
+    if (ranks == 1 && !setting_up_) {
       accumulate_gravity(dev, block(body_.data(), mine_));
+      return;
+    }
+    // During set-up, pieces of about 2^26 pair interactions (a tenth of a
+    // second or so) between looks for a signal.
+    const std::int64_t piece =
+        setting_up_ ? std::clamp<std::int64_t>((std::int64_t{1} << 26) / std::max<std::int64_t>(1, mine_.count), 64,
+                                               kSourcePiece)
+                    : kSourcePiece;
+    if (ranks == 1) {
+      // The same sums in source pieces (ascending, as the pieces of several
+      // ranks below: each body's sum runs over the sources in order either
+      // way, so the bits are the same).
+      for (std::int64_t first = 0; first < n_ && stop_signal() == 0; first += piece)
+        accumulate_gravity(dev, block(body_.data() + 4 * first, Share{first, std::min(piece, n_ - first)}));
       return;
     }
     // Pipelined broadcasts: block s + 1 travels while block s is summed.
@@ -290,9 +325,11 @@ class NbodySimulation final : public Simulation {
       }
       // In pieces, ascending, with an MPI_Test between them: Open MPI moves
       // a non-blocking broadcast along only inside MPI calls.
-      for (std::int64_t first = 0; first < src.count; first += kSourcePiece) {
-        const Share piece{src.first + first, std::min(kSourcePiece, src.count - first)};
-        accumulate_gravity(dev, block(sources + 4 * first, piece));
+      for (std::int64_t first = 0; first < src.count; first += piece) {
+        const Share part{src.first + first, std::min(piece, src.count - first)};
+        // During set-up a signal skips the sums (the broadcasts go on: every
+        // rank must take part); the constructor then stops the run.
+        if (!(setting_up_ && stop_signal() != 0)) accumulate_gravity(dev, block(sources + 4 * first, part));
         int done = 0;
         MPI_Test(&pending, &done, MPI_STATUS_IGNORE);
       }
@@ -351,6 +388,59 @@ class NbodySimulation final : public Simulation {
     upload(h);
   }
 
+  // Leapfrog is stable on an oscillation of frequency w only while
+  // w dt < 2. The fastest a softened pair can swing is at its centre,
+  // w^2 = G (m_i + m_j) / eps^3 (the curvature of -G m / sqrt(r^2 + eps^2)
+  // at r = 0), so dt < 2 sqrt(eps^3 / (2 G m_max)) keeps every close pair
+  // stable. A run past it (or with eps = 0, where w grows without bound as
+  // a pair closes in) is not wrong as long as no pair gets that close, so
+  // this warns rather than refuses; the energy error at the end says
+  // whether it happened.
+  void warn_about_the_step(const HostParticles& bodies) {
+    if (n_ <= 2) return;   // a Kepler pair: its orbit, not a close encounter, sets the step
+    double m_max = 0;
+    for (double m : bodies.mass) m_max = std::max(m_max, m);
+    m_max = ctx_.mpi.max(m_max);
+    char line[400];
+    if (p_.softening == 0) {
+      std::snprintf(line, sizeof line,
+                    "warning: nbody.softening = 0: a close pair speeds up without bound and a fixed dt = %.6g "
+                    "cannot follow it; expect large energy errors (dE/E below)\n",
+                    p_.dt);
+      ctx_.out << line;
+      return;
+    }
+    const double limit = 2 * std::sqrt(p_.eps2() * p_.softening / (2 * p_.G * m_max));
+    if (p_.dt >= limit) {
+      std::snprintf(line, sizeof line,
+                    "warning: nbody.dt = %.6g is above 2 sqrt(eps^3 / (2 G m_max)) = %.6g, the leapfrog's stability "
+                    "limit for a pair closer than the softening %.6g; expect large energy errors if one forms\n",
+                    p_.dt, limit, p_.softening);
+      ctx_.out << line;
+    }
+  }
+
+  // A run whose energy moved by more than this fraction of itself did not
+  // follow the dynamics (a resolved leapfrog run stays within ~(dt/t_dyn)^2,
+  // far below): say so beside the result, in the console and the file.
+  static constexpr double kDriftWarning = 0.1;
+
+  // Collective (every rank holds the same row): a non-finite diagnostics row
+  // fails the run, naming a body where one rank holds a broken one.
+  void check_row(const Diagnostics& d) const {
+    bool finite = std::isfinite(d.kinetic) && std::isfinite(d.potential);
+    for (int k = 0; k < 3; ++k) finite = finite && std::isfinite(d.momentum[k]) && std::isfinite(d.angular[k]);
+    if (finite) return;
+    char what[200];
+    std::snprintf(what, sizeof what, "nbody: the diagnostics of step %lld are not finite (K = %g, W = %g)",
+                  static_cast<long long>(step_), d.kinetic, d.potential);
+    const std::optional<std::string> body = nonfinite();
+    ctx_.mpi.check_collective(body ? "rank " + std::to_string(ctx_.mpi.rank()) + ": " + what + ": " + *body
+                                   : std::string(),
+                              static_cast<int>(ExitCode::numerical), /*name_rank=*/false);
+    throw Error(ExitCode::numerical, what, true);
+  }
+
   double relative_drift(const Diagnostics& d) const {
     return initial_energy_ != 0 ? std::fabs((d.total() - initial_energy_) / initial_energy_) : 0.0;
   }
@@ -373,6 +463,7 @@ class NbodySimulation final : public Simulation {
                     static_cast<long long>(step_), time_, d.total(), d.kinetic, d.potential, d.virial(),
                     initial_energy_ != 0 ? (d.total() - initial_energy_) / initial_energy_ : 0.0);
       ctx_.out << line;
+      if (!failure_recorded_) check_row(d);
     }
     if (frame) {
       last_frame_step_ = step_;
@@ -393,6 +484,7 @@ class NbodySimulation final : public Simulation {
   Diagnostics last_;
   std::int64_t last_frame_step_ = -1, last_diag_step_ = -1;
   bool failure_recorded_ = false;
+  bool setting_up_ = false;   // the constructor's forces: they look for a signal
 };
 
 class NbodyModel final : public Model {

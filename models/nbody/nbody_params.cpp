@@ -1,6 +1,7 @@
 #include "models/nbody/nbody_params.hpp"
 
 #include <filesystem>
+#include <limits>
 
 #include "engine/config/config.hpp"
 #include "engine/config/schema.hpp"
@@ -70,6 +71,10 @@ Params read_params(const Config& c) {
       c.fail("nbody.initial_file", e.what());
     }
   }
+  if (p.steps_key == 0 && !step_count(p.t_end_key, p.dt))
+    c.fail("nbody.t_end", step_count_problem(p.t_end_key, p.dt, "nbody.dt"));
+  if (static_cast<double>(p.steps_key) * p.dt > std::numeric_limits<double>::max())
+    c.fail("nbody.steps", "steps * nbody.dt is not a finite model time");
   if (p.initial.kind == "collision" && p.initial.n < 4) c.fail("nbody.n", "collision needs at least 4 bodies");
   return p;
 }

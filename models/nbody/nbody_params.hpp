@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "engine/particles/h5md_output.hpp"
+#include "engine/runtime/step_count.hpp"
 #include "models/nbody/initial_state.hpp"
 
 namespace strata {
@@ -25,7 +26,7 @@ struct Params {
   double eps2() const { return softening * softening; }
   std::int64_t steps() const {
     if (steps_key > 0) return steps_key;
-    return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(t_end_key / dt * (1 - 1e-12))));
+    return step_count(t_end_key, dt).value_or(0);   // read_params refuses more than kMaxSteps
   }
   // The model time at the end: steps * dt, or t_end (the last step shortened to meet it).
   double t_end() const { return steps_key > 0 ? static_cast<double>(steps_key) * dt : t_end_key; }

@@ -118,7 +118,8 @@ std::string format_greeks(const Portfolio& p, const std::vector<GreekEstimate>& 
       char ref[32] = "-", z[32] = "-";
       if (r) {
         std::snprintf(ref, sizeof ref, "%.8f", r->value);
-        std::snprintf(z, sizeof z, "%+.2f", v.stderr_[e] > 0 ? (v.value[e] - r->value) / v.stderr_[e] : 0.0);
+        // No standard error, no ratio (an unresolved estimate is not "+0.00").
+        if (v.stderr_[e] > 0) std::snprintf(z, sizeof z, "%+.2f", (v.value[e] - r->value) / v.stderr_[e]);
       }
       std::snprintf(line, sizeof line, "%-16s %-11s %-8s %15.8f %11.3e %15s %9s\n", in.name.c_str(), v.name.c_str(),
                     asset.c_str(), v.value[e], v.stderr_[e], ref, z);

@@ -29,6 +29,44 @@
 namespace strata::pricing {
 namespace {
 
+// A reference more than this many standard errors from the estimate is not
+// bad luck: under the central limit theorem P(|Z| > 6) = 2.0e-9, so one
+// false note in ~5e8 instruments priced. What is wrong is the estimate
+// (too few paths for a heavy tail) or a reference that is an approximation.
+constexpr double kTrustSigmas = 6.0;
+
+// Why an estimate cannot be trusted as its standard error says, or "".
+std::string distrust(const Estimate& e, const std::optional<double>& reference) {
+  char text[400];
+  if (e.standard_error == 0 && e.paths > 1) {
+    if (e.price == 0) {
+      return "every path paid 0, so 0 +- 0 bounds nothing: the payoff lies in paths never drawn (more paths, "
+             "or an instrument nearer the money)";
+    }
+    if (reference && *reference != e.price) {
+      std::snprintf(text, sizeof text,
+                    "every path paid the same, so its standard error 0 bounds nothing, and the reference is %.8g",
+                    *reference);
+      return text;
+    }
+    return {};
+  }
+  if (reference && e.standard_error > 0 && std::fabs(e.price - *reference) > kTrustSigmas * e.standard_error) {
+    std::snprintf(text, sizeof text,
+                  "the reference %.8g is %.3g standard errors away (more than %.0f: probability 2e-9 by the central "
+                  "limit theorem): the estimate is wrong (a tail too heavy for the paths drawn), or the reference is, "
+                  "where it is an approximation",
+                  *reference, std::fabs(e.price - *reference) / e.standard_error, kTrustSigmas);
+    return text;
+  }
+  return {};
+}
+
+std::optional<double> reference_price(const Portfolio& p, const Instrument& in) {
+  const std::optional<Reference> r = reference_for(p, in);
+  return r ? std::optional<double>(r->price) : std::nullopt;
+}
+
 std::string format_table(const Portfolio& p, const std::vector<Estimate>& est) {
   std::string text;
   char line[320];
@@ -43,14 +81,18 @@ std::string format_table(const Portfolio& p, const std::vector<Estimate>& est) {
     std::snprintf(ci, sizeof ci, "[%.6f, %.6f]", e.ci95_low, e.ci95_high);
     if (ref) {
       std::snprintf(ref_text, sizeof ref_text, "%.8f", ref->price);
-      const double z = e.standard_error > 0 ? (e.price - ref->price) / e.standard_error : 0.0;
-      std::snprintf(z_text, sizeof z_text, "%+.2f", z);
+      // No standard error, no ratio (not +0.00): distrust() says why below.
+      if (e.standard_error > 0) std::snprintf(z_text, sizeof z_text, "%+.2f", (e.price - ref->price) / e.standard_error);
     }
     if (!in.floating) std::snprintf(strike, sizeof strike, "%.3f", in.strike);
     std::snprintf(line, sizeof line, "%-16s %-9s %-4s %8s %7.3f %14.8f %11.3e %25s %14s %9s\n", in.name.c_str(),
                   in.type.c_str(), in.call ? "call" : "put", strike, in.maturity, e.price, e.standard_error, ci,
                   ref_text, z_text);
     text += line;
+  }
+  for (std::size_t i = 0; i < est.size(); ++i) {
+    const std::string why = distrust(est[i], reference_price(p, p.instruments[i]));
+    if (!why.empty()) text += "warning: " + p.instruments[i].name + ": the estimate cannot be trusted: " + why + "\n";
   }
   bool controls = false;
   for (const Estimate& e : est) controls = controls || !std::isnan(e.control_beta);
@@ -116,6 +158,8 @@ void write_results(H5Output& out, const Portfolio& p, const std::vector<Estimate
       out.scalar(g + "/reference_price", r->price, "currency");
       out.attribute(g + "/reference_price", "method", r->method);
     }
+    if (const std::string why = distrust(e, reference_price(p, in)); !why.empty())
+      out.attribute(g + "/price", "untrusted", why);
     out.attribute(g, "type", in.type);
     out.attribute(g, "option", std::string(in.call ? "call" : "put"));
     out.attribute(g, "strike", in.floating ? std::numeric_limits<double>::quiet_NaN() : in.strike);

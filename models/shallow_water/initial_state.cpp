@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "engine/runtime/mpi_context.hpp"
+#include "engine/runtime/stop_request.hpp"
 
 namespace strata::shallow_water {
 
@@ -177,9 +178,24 @@ double initial_dt(const Params& p, const InitialState& s, const grid::Grid& g) {
   const CourantCoefficients c = courant_coefficients(p, 1.0);
   const auto st = g.start(), n = g.count();
   double fastest = 0;
-  for (index_t j = 0; j < n[1]; ++j)
+  // O(cells): a signal is looked for once a row (stopped_during_setup).
+  for (index_t j = 0; j < n[1] && stop_signal() == 0; ++j)
     for (index_t i = 0; i < n[0]; ++i) fastest = std::max(fastest, s.rate(c, st[0] + i, st[1] + j));
-  return p.cfl / g.mpi().max(fastest);
+  fastest = g.mpi().max(fastest);
+  if (g.mpi().any(stop_signal() != 0)) throw stopped_during_setup("the initial time step's scan of every cell");
+  return p.cfl / fastest;
+}
+
+double sampled_dt(const Params& p, const InitialState& s, index_t* sampled) {
+  const CourantCoefficients c = courant_coefficients(p, 1.0);
+  const index_t mx = std::min(p.nx, kSampleSide), my = std::min(p.ny, kSampleSide);
+  double fastest = 0;
+  // Evenly spread rows and columns, the first and the last among them.
+  const auto at = [](index_t k, index_t m, index_t n) { return m > 1 ? k * (n - 1) / (m - 1) : index_t{0}; };
+  for (index_t b = 0; b < my; ++b)
+    for (index_t a = 0; a < mx; ++a) fastest = std::max(fastest, s.rate(c, at(a, mx, p.nx), at(b, my, p.ny)));
+  if (sampled != nullptr) *sampled = mx * my;
+  return p.cfl / fastest;
 }
 
 }  // namespace strata::shallow_water

@@ -50,4 +50,12 @@ CourantCoefficients courant_coefficients(const Params& p, double dt);
 // for every decomposition. Collective over `g`'s ranks.
 double initial_dt(const Params& p, const InitialState& s, const grid::Grid& g);
 
+// The same formula over a lattice of at most kSampleSide x kSampleSide
+// cells, local and cheap (input checks, the dry run's plan): every cell
+// when the grid is no larger, so then equal to initial_dt; otherwise an
+// upper bound of it (a maximum over fewer cells). `sampled`: the cells
+// looked at.
+inline constexpr index_t kSampleSide = 256;
+double sampled_dt(const Params& p, const InitialState& s, index_t* sampled = nullptr);
+
 }  // namespace strata::shallow_water

@@ -5,6 +5,7 @@
 
 #include "engine/config/config.hpp"
 #include "engine/config/schema.hpp"
+#include "engine/runtime/step_count.hpp"
 #include "models/shallow_water/initial_state.hpp"
 
 namespace strata::shallow_water {
@@ -140,6 +141,12 @@ Params read_params(const Config& c) {
                "seam): it needs boundary_y = \"wall\"");
   const InitialState state(p);
   if (!state.problem().empty()) c.fail(state.problem_key(), state.problem());
+  // dt comes from the initial state; a sample of it bounds dt from above,
+  // so a span it makes too long is too long for the full scan too.
+  const double dt = sampled_dt(p, state);
+  if (!step_count(p.sim_time, dt))
+    c.fail("shallow_water.sim_time",
+           step_count_problem(p.sim_time, dt, "dt (at most, from shallow_water.cfl and the initial state)"));
   return p;
 }
 

@@ -4,6 +4,7 @@
 // built before still hold every pair inside the cutoff.
 #include <catch2/catch.hpp>
 
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -145,4 +146,49 @@ TEMPLATE_TEST_CASE("md forces on CUDA agree with the host", "[md][gpu]", double,
       const std::size_t e = 3 * k + static_cast<std::size_t>(a);
       CHECK(std::abs(forces[0][e] - forces[1][e]) <= 2 * kForceRoundings * eps * ref.scale[static_cast<std::size_t>(order[0][k])]);
     }
+}
+
+// The periodic wrap takes a few box lengths off one at a time, exactly as
+// the unbounded loop it replaced did (the same bits for every position a
+// run produces), and farther values in O(1); non-finite positions and
+// positions beyond 2^30 box lengths are refused, untouched.
+TEST_CASE("wrap_periodic: the loop's bits nearby, O(1) far away, refusal beyond", "[md]") {
+  const auto loop = [](double v, double length, int& image) {
+    while (v < 0) {
+      v += length;
+      --image;
+    }
+    while (v >= length) {
+      v -= length;
+      ++image;
+    }
+    return v;
+  };
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> near(-4 * kBox, 5 * kBox);
+  for (int k = 0; k < 100000; ++k) {
+    const double v = k < 4 ? std::vector<double>{-1e-300, -0.0, kBox, -kBox}[static_cast<std::size_t>(k)] : near(rng);
+    int a = 0, b = 0;
+    double w = v;
+    const double expected = loop(v, kBox, a);
+    REQUIRE(wrap_periodic(w, kBox, b));
+    REQUIRE(std::bit_cast<std::uint64_t>(w) == std::bit_cast<std::uint64_t>(expected));
+    REQUIRE(a == b);
+  }
+  for (double v : {1e6, -1e6, 123456.789 * kBox, -0.5 * kMaxImages * kBox}) {
+    double w = v;
+    int image = 0;
+    REQUIRE(wrap_periodic(w, kBox, image));
+    REQUIRE(w >= 0);
+    REQUIRE(w < kBox);
+    REQUIRE(std::fabs(w + image * kBox - v) <= 1e-9 * std::fabs(v));
+  }
+  for (double v : {std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+                   std::numeric_limits<double>::quiet_NaN(), 1e300, -2 * kMaxImages * kBox}) {
+    double w = v;
+    int image = 7;
+    REQUIRE_FALSE(wrap_periodic(w, kBox, image));
+    REQUIRE(image == 7);
+    REQUIRE((std::isnan(v) ? std::isnan(w) : w == v));
+  }
 }
