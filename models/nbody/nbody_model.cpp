@@ -75,7 +75,9 @@ class NbodySimulation final : public Simulation {
     HostParticles bodies;
     {
       auto t = ctx.timers.scope("initial");
-      bodies = initial_bodies(p.initial, ctx.mpi, n_);
+      std::string read_from;
+      bodies = initial_bodies(p.initial, ctx.mpi, n_, &read_from);
+      if (!read_from.empty() && !ctx.restarting) ctx.out << "nbody: initial state from " << read_from << "\n";
     }
     mine_ = particles::even_share(n_, ctx.mpi.rank(), ctx.mpi.size());
     const auto count = static_cast<std::size_t>(mine_.count);

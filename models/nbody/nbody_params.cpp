@@ -36,8 +36,11 @@ void declare_schema(Schema& s) {
   s.boolean("nbody.virialize", true,
             "plummer: scale the velocities so that 2K/|W| = 1 exactly for the softened potential of the sample");
   s.string("nbody.initial_file", "",
-           "file: H5MD file with /particles/all/position/value and velocity/value (first frame), optional "
+           "file: H5MD file with /particles/all/position/value and velocity/value (at initial_frame), optional "
            "/particles/all/id and /particles/all/mass (default 1/N each)");
+  s.integer("nbody.initial_frame", -1, "frame", Range{},
+            "file: the frame of initial_file to start from: 0, 1, ... from the first, -1 (the last), -2, ... from "
+            "the end; the run prints the frame, step and time it read");
 }
 
 Params read_params(const Config& c) {
@@ -52,6 +55,7 @@ Params read_params(const Config& c) {
   p.initial.impact_parameter = c.real("nbody.impact_parameter");
   p.initial.approach_speed = c.real("nbody.approach_speed");
   p.initial.file = c.string("nbody.initial_file");
+  p.initial.file_frame = c.integer("nbody.initial_frame");
   p.softening = c.real("nbody.softening");
   p.dt = c.real("nbody.dt");
   p.steps_key = c.integer("nbody.steps");
@@ -65,9 +69,12 @@ Params read_params(const Config& c) {
     if (!std::filesystem::is_regular_file(p.initial.file, ec))
       c.fail("nbody.initial_file", "\"" + p.initial.file + "\": no such file");
     try {
-      p.initial.file_n = particles::check_h5md(p.initial.file, "nbody.initial_file");
+      p.initial.file_n =
+          particles::check_h5md(p.initial.file, "nbody.initial_file", {p.initial.file_frame, "nbody.initial_frame"});
     } catch (const InputError& e) {
-      c.fail("nbody.initial_file", e.what());
+      // A frame outside the file is the frame's fault, anything else the file's.
+      const bool frame = std::string(e.what()).rfind("nbody.initial_frame", 0) == 0;
+      c.fail(frame ? "nbody.initial_frame" : "nbody.initial_file", e.what());
     }
   }
   if (p.initial.kind == "collision" && p.initial.n < 4) c.fail("nbody.n", "collision needs at least 4 bodies");

@@ -197,10 +197,11 @@ class Nbody(sc.StrataTestCase):
     # --- input --------------------------------------------------------------------------
 
     def test_start_from_an_h5md_file(self):
-        # The first frame of another run's output is the starting configuration.
+        # The first frame of another run's output, asked for, is the starting
+        # configuration (the default, the last frame: tests/cli/test_start_frame.py).
         self.run_nbody("first", **{**SMALL_PLUMMER, "n": 50})
-        self.run_nbody("second", ranks=2, initial="file", initial_file="first.h5", dt=1.0 / 128, steps=2,
-                       diag_every=1, output_every=1)
+        self.run_nbody("second", ranks=2, initial="file", initial_file="first.h5", initial_frame=0, dt=1.0 / 128,
+                       steps=2, diag_every=1, output_every=1)
         with h5py.File(self.path("first.h5"), "r") as a, h5py.File(self.path("second.h5"), "r") as b:
             for element in ("position", "velocity"):
                 self.assertTrue(np.array_equal(a["particles/all"][element]["value"][0],

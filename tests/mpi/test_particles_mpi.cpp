@@ -130,7 +130,7 @@ TEST_CASE("H5MD frames are in index order and read back sorted by id", "[mpi][pa
     CHECK(out.series_length("/particles/all/velocity/value") == 1);
     CHECK(out.series_length("/particles/all/velocity/step") == 1);
   }
-  const H5mdSnapshot snap = read_h5md(path, "nbody.initial_file", mpi);
+  const H5mdSnapshot snap = read_h5md(path, "nbody.initial_file", {0, "nbody.initial_frame"}, mpi);
   CHECK(snap.n == kN);
   CHECK(snap.has_box);
   CHECK(snap.box.periodic);
@@ -159,7 +159,7 @@ TEST_CASE("bad H5MD input names the file and the dataset", "[mpi][particles]") {
     out.series("/particles/all/position/value", frame);
   }
   try {
-    (void)read_h5md(path, "md.initial_file", mpi);
+    (void)read_h5md(path, "md.initial_file", {0, "md.initial_frame"}, mpi);
     FAIL("no error");
   } catch (const Error& e) {
     CHECK(e.code() == ExitCode::bad_input);
@@ -168,7 +168,7 @@ TEST_CASE("bad H5MD input names the file and the dataset", "[mpi][particles]") {
     CHECK(m.find(path) != std::string::npos);
     CHECK(m.find("/particles/all/velocity/value") != std::string::npos);
   }
-  CHECK_THROWS_AS(read_h5md(dir.path + "/missing.h5", "md.initial_file", mpi), Error);
+  CHECK_THROWS_AS(read_h5md(dir.path + "/missing.h5", "md.initial_file", {0, "md.initial_frame"}, mpi), Error);
 }
 
 TEST_CASE("particle checkpoints restore on any number of ranks", "[mpi][particles][checkpoint]") {
