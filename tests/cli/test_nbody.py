@@ -11,6 +11,7 @@ in docs/validation.md ("N-body").
 
 import math
 import os
+import re
 import sys
 import unittest
 
@@ -193,6 +194,21 @@ class Nbody(sc.StrataTestCase):
               file=sys.stderr)
         self.assertLess(de, 1.5e-5)
         self.assertLess(dx, 1e-4)
+
+    def test_console_energy_error_is_the_plotted_definition(self):
+        # One definition everywhere: (E(t) - E(0)) / |E(0)|, as particles.py
+        # plots it. Each printed row (%+.3e: a relative rounding of at most
+        # 5e-4) against the stored total energy; a bound system has E(0) < 0,
+        # so the old (E - E0) / E0 had the opposite sign.
+        res = self.run_nbody("de", **SMALL_PLUMMER)
+        printed = [float(m) for m in re.findall(r"dE/\|E0\| ([-+][0-9.e+-]+)", res.stdout)]
+        e = read(self.path("de.h5"))["total_energy"]
+        self.assertLess(e[0], 0.0)
+        self.assertEqual(len(printed), len(e), res.stdout)
+        want = (e - e[0]) / abs(e[0])
+        self.assertTrue(np.any(want != 0.0))
+        for p, w in zip(printed, want):
+            self.assertLessEqual(abs(p - w), 5e-4 * abs(w) + 1e-300, f"printed {p:+.3e}, file {w:+.3e}")
 
     # --- input --------------------------------------------------------------------------
 
