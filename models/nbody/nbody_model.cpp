@@ -96,7 +96,7 @@ class NbodySimulation final : public Simulation {
     forces();
     if (p.initial.kind == "plummer" && p.virialize) virialize();
     output_ = std::make_unique<particles::H5mdOutput>(ctx.output, ctx.mpi, n_, extent(bodies), p.units(),
-                                                      observables());
+                                                      particles::run_author(ctx.config), observables());
     if (!ctx.restarting) {
       output_->create(download());
       write_output(true, true);

@@ -1,5 +1,6 @@
 #include "models/nbody/nbody_params.hpp"
 
+#include <cstdio>
 #include <filesystem>
 
 #include "engine/config/config.hpp"
@@ -41,6 +42,14 @@ void declare_schema(Schema& s) {
   s.integer("nbody.initial_frame", -1, "frame", Range{},
             "file: the frame of initial_file to start from: 0, 1, ... from the first, -1 (the last), -2, ... from "
             "the end; the run prints the frame, step and time it read");
+}
+
+particles::Units Params::units() const {
+  char g[32];
+  std::snprintf(g, sizeof g, "%.17g", G);
+  return {"1", "1", "1", "1", "nbody",
+          std::string("N-body units: G = ") + g + ", total mass M = 1; lengths in the input's unit r, time in "
+          "sqrt(r^3 / (G M)), velocities in sqrt(G M / r), energies in G M^2 / r"};
 }
 
 Params read_params(const Config& c) {
