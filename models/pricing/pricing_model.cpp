@@ -74,6 +74,13 @@ std::string format_table(const Portfolio& p, const std::vector<Estimate>& est, c
     text += line;
   }
   text += notes;
+  // Common random numbers: z scores of instruments priced together are
+  // correlated, and a reader should not take six alike for a bias.
+  if (std::count_if(refs.begin(), refs.end(), [](const auto& r) { return r.has_value(); }) > 1) {
+    text += "diff/se = (price - reference) / stderr. The instruments share their random numbers (a path's\n"
+            "normals depend on the seed, the path and the step, not on the instrument), so their errors are\n"
+            "correlated and the diff/se values move together: read them as one draw, not several independent ones.\n";
+  }
   bool controls = false;
   for (const Estimate& e : est) controls = controls || !std::isnan(e.control_beta);
   if (controls) {

@@ -10,6 +10,8 @@ no negative zero.
    is homogeneous of degree one in the spot, so d2V/dS2 = 0): its value
    prints as 0.00000000, never -0.00000000, and no number in either table
    is a negative zero.
+3. With two references, a note under the table says the instruments share
+   their random numbers, so their diff/se values are correlated.
 8192 paths, 50 steps a year: the claims are about layout, not accuracy.
 """
 
@@ -91,6 +93,8 @@ class PricingTable(sc.StrataTestCase):
         gamma = next(row for row in greeks if row.startswith(LONG) and " gamma " in row)
         self.assertRegex(gamma, r" 0\.00000000 ")
         self.assertIsNone(re.search(r"-0\.0+(?![0-9])", "\n".join(prices + greeks)), res.stdout)
+        self.assertIn("The instruments share their random numbers", res.stdout)
+        self.assertIn("the diff/se values move together", res.stdout)
 
 
 if __name__ == "__main__":
