@@ -62,10 +62,17 @@ std::string format_table(const Portfolio& p, const std::vector<Estimate>& est, c
       const double z = e.standard_error > 0 ? (e.price - ref->price) / e.standard_error : 0.0;
       std::snprintf(z_text, sizeof z_text, "%+.2f", z);
       if (ref->error > 0) {
-        std::snprintf(line, sizeof line, "reference of %s: %s; |error| <= %.1e\n", in.name.c_str(), ref->method.c_str(),
-                      ref->error);
+        std::snprintf(line, sizeof line, "reference of %s: %s; |error| <= %.1e%s\n", in.name.c_str(),
+                      ref->method.c_str(), ref->error,
+                      in.type == "american" ? " (Longstaff-Schwartz is low-biased: a fitted policy exercises "
+                                              "suboptimally)"
+                                            : "");
         notes += line;
       }
+    }
+    if (!ref && in.type == "american") {
+      notes += "no reference for " + in.name +
+               ": the binomial tree covers Americans on one GBM asset (not baskets, Heston or Merton)\n";
     }
     if (!in.floating) std::snprintf(strike, sizeof strike, "%s", fixed_text(in.strike, 3).c_str());
     std::snprintf(line, sizeof line, "%-*s %-*s %-4s %8s %7.3f %14s %11.3e %25s %14s %9s\n", name_width,
