@@ -40,6 +40,8 @@ class File {
     throw InputError(key_ + " = \"" + path_ + "\"" + (dataset.empty() ? "" : ": " + dataset) + ": " + why);
   }
 
+  const std::string& path() const { return path_; }
+
   bool has(const std::string& path) const {
     std::size_t pos = 0;
     while ((pos = path.find('/', pos + 1)) != std::string::npos)
@@ -199,8 +201,8 @@ Layout check_layout(const File& f, const FrameRequest& request) {
   if (l.n < 1) f.fail(kPosition, "holds no particles");
   l.frame = request.index < 0 ? l.frames + request.index : request.index;
   if (l.frame < 0 || l.frame >= l.frames) {
-    throw InputError(request.key + " = " + std::to_string(request.index) + ": " + kPosition + " holds " +
-                     std::to_string(l.frames) + " frame(s): use 0 to " + std::to_string(l.frames - 1) +
+    throw InputError(request.key + " = " + std::to_string(request.index) + ": \"" + f.path() + "\" " + kPosition +
+                     " holds " + std::to_string(l.frames) + " frame(s): use 0 to " + std::to_string(l.frames - 1) +
                      ", or -1 (the last) to -" + std::to_string(l.frames));
   }
   check_rows(f, kVelocity, true, l.n, 3);

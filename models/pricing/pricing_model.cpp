@@ -514,7 +514,8 @@ class PricingSimulation final : public Simulation {
     const double warm = warm_seconds(est);
     {
       auto t = ctx_.timers.scope("output");
-      if (ctx_.output != nullptr) write_results(*ctx_.output, portfolio_, est, run_.greeks(), references_, ctx_.mpi.root());
+      if (ctx_.output != nullptr)
+        write_results(*ctx_.output, portfolio_, est, run_.greeks(), references_, ctx_.mpi.root());
     }
     ctx_.out << "\n" << format_table(portfolio_, est, references_) << format_greeks(portfolio_, run_.greeks());
     const double seconds = ctx_.mpi.max(ctx_.timers.seconds("compute"));

@@ -91,7 +91,7 @@ class StartFrame(sc.StrataTestCase):
             with self.subTest(frame=frame):
                 res = self.start_from("bad", frame, code=2)
                 self.assertInOutput(f"md.initial_frame = {frame}", res.stderr, res)
-                self.assertInOutput("holds 3 frame(s)", res.stderr, res)
+                self.assertInOutput('"source.h5" /particles/all/position/value holds 3 frame(s)', res.stderr, res)
                 self.assertFalse(os.path.exists(self.path("bad.h5")))
 
     def test_nbody_reads_the_last_frame_too(self):

@@ -109,8 +109,8 @@ TEST_CASE("H5MD frames are in index order and read back sorted by id", "[mpi][pa
   box.periodic = true;
   {
     H5Output out(path, "run.output", mpi);
-    H5mdOutput h5md(&out, mpi, kN, box, {"1", "1", "1", "1", "", ""}, "test", {{"total_energy", "1", "total energy", 0},
-                                                              {"momentum", "1", "total momentum", 3}});
+    H5mdOutput h5md(&out, mpi, kN, box, {"1", "1", "1", "1", "", ""}, "test",
+                    {{"total_energy", "1", "total energy", 0}, {"momentum", "1", "total momentum", 3}});
     const HostParticles p = scattered(mpi, true);
     h5md.create(p);
     h5md.frame(0, 0.0, p);
