@@ -3,6 +3,7 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <cmath>
 #include <numeric>
@@ -39,6 +40,8 @@ class File {
     throw InputError(key_ + " = \"" + path_ + "\"" + (dataset.empty() ? "" : ": " + dataset) + ": " + why);
   }
 
+  const std::string& path() const { return path_; }
+
   bool has(const std::string& path) const {
     std::size_t pos = 0;
     while ((pos = path.find('/', pos + 1)) != std::string::npos)
@@ -52,7 +55,7 @@ class File {
   }
 
   // An H5MD element: the dataset itself (time-independent) or its `value`
-  // (time series, then `frame` is true and the first frame is read).
+  // (time series, then `time_series` is true).
   std::string element(const std::string& path, bool& time_series) const {
     if (is_dataset(path)) {
       time_series = false;
@@ -132,7 +135,7 @@ class File {
 };
 
 // Rows [first, first + count) of a per-particle element of `width` values
-// ([N] or [N, width]; time series [frames, N(, width)], frame 0).
+// ([N] or [N, width]; time series [frames, N(, width)], at `frame`).
 void check_rows(const File& f, const std::string& dataset, bool time_series, std::int64_t n, int width) {
   std::vector<hsize_t> dims = f.shape(dataset);
   const std::size_t lead = time_series ? 1 : 0;
@@ -148,11 +151,11 @@ void check_rows(const File& f, const std::string& dataset, bool time_series, std
 
 template <class T>
 std::vector<T> read_rows(const File& f, const std::string& dataset, bool time_series, std::int64_t n, int width,
-                         std::int64_t first, std::int64_t count) {
+                         std::int64_t first, std::int64_t count, std::int64_t frame = 0) {
   check_rows(f, dataset, time_series, n, width);
   std::vector<hsize_t> start, size;
   if (time_series) {
-    start.push_back(0);
+    start.push_back(static_cast<hsize_t>(frame));
     size.push_back(1);
   }
   start.push_back(static_cast<hsize_t>(first));
@@ -170,19 +173,42 @@ const char* const kVelocity = "/particles/all/velocity/value";
 // Where a file keeps what read_h5md needs, every shape checked.
 struct Layout {
   std::int64_t n = 0;
+  std::int64_t frames = 0, frame = 0;   // position frames, and the one to read
   std::string id, mass, edges;   // empty: absent
   bool id_series = false, mass_series = false, edges_series = false;
 };
 
-Layout check_layout(const File& f) {
+// The frames of a time series (its leading extent).
+std::int64_t frames_of(const File& f, const std::string& dataset) {
+  return static_cast<std::int64_t>(f.shape(dataset).front());
+}
+
+// The frame of the same index in an element with as many frames as the
+// positions, else its first (a time-independent quantity stored as a
+// series of another cadence).
+std::int64_t frame_in(const File& f, const std::string& dataset, bool time_series, const Layout& l) {
+  return time_series && frames_of(f, dataset) == l.frames ? l.frame : 0;
+}
+
+Layout check_layout(const File& f, const FrameRequest& request) {
   Layout l;
   if (!f.is_dataset(kPosition)) f.fail(kPosition, "missing (an H5MD particle file needs positions)");
   if (!f.is_dataset(kVelocity)) f.fail(kVelocity, "missing (an H5MD particle file needs velocities)");
   const std::vector<hsize_t> dims = f.shape(kPosition);
   if (dims.size() != 3 || dims[0] < 1 || dims[2] != 3) f.fail(kPosition, "is not [frames >= 1, N, 3]");
   l.n = static_cast<std::int64_t>(dims[1]);
+  l.frames = static_cast<std::int64_t>(dims[0]);
   if (l.n < 1) f.fail(kPosition, "holds no particles");
+  l.frame = request.index < 0 ? l.frames + request.index : request.index;
+  if (l.frame < 0 || l.frame >= l.frames) {
+    throw InputError(request.key + " = " + std::to_string(request.index) + ": \"" + f.path() + "\" " + kPosition +
+                     " holds " + std::to_string(l.frames) + " frame(s): use 0 to " + std::to_string(l.frames - 1) +
+                     ", or -1 (the last) to -" + std::to_string(l.frames));
+  }
   check_rows(f, kVelocity, true, l.n, 3);
+  if (frames_of(f, kVelocity) <= l.frame)
+    f.fail(kVelocity, "has " + std::to_string(frames_of(f, kVelocity)) + " frame(s), fewer than the positions' " +
+                          std::to_string(l.frames) + ": frame " + std::to_string(l.frame) + " has no velocities");
   l.id = f.element("/particles/all/id", l.id_series);
   if (!l.id.empty()) check_rows(f, l.id, l.id_series, l.n, 1);
   l.mass = f.element("/particles/all/mass", l.mass_series);
@@ -198,16 +224,31 @@ Layout check_layout(const File& f) {
   return l;
 }
 
-H5mdSnapshot read_local(const std::string& path, const std::string& key, const MpiContext& mpi) {
+H5mdSnapshot read_local(const std::string& path, const std::string& key, const FrameRequest& frame,
+                        const MpiContext& mpi) {
   const File f(path, key);
-  const Layout l = check_layout(f);
+  const Layout l = check_layout(f, frame);
   H5mdSnapshot snap;
   snap.n = l.n;
+  snap.frames = l.frames;
+  snap.frame = l.frame;
   const Share mine = even_share(snap.n, mpi.rank(), mpi.size());
+  // The frame's step and time, where the file has them (one per frame).
+  for (const char* part : {"step", "time"}) {
+    const std::string d = std::string("/particles/all/position/") + part;
+    if (!f.is_dataset(d) || f.shape(d).size() != 1 || frames_of(f, d) != l.frames) continue;
+    if (part[0] == 's') {
+      snap.step = f.read<std::int64_t>(d, {static_cast<hsize_t>(l.frame)}, {1}).front();
+      snap.has_step = true;
+    } else {
+      snap.time = f.read<double>(d, {static_cast<hsize_t>(l.frame)}, {1}).front();
+      snap.has_time = true;
+    }
+  }
 
   HostParticles rows;
-  rows.position = read_rows<double>(f, kPosition, true, snap.n, 3, mine.first, mine.count);
-  rows.velocity = read_rows<double>(f, kVelocity, true, snap.n, 3, mine.first, mine.count);
+  rows.position = read_rows<double>(f, kPosition, true, snap.n, 3, mine.first, mine.count, l.frame);
+  rows.velocity = read_rows<double>(f, kVelocity, true, snap.n, 3, mine.first, mine.count, l.frame);
   for (double v : rows.position)
     if (!std::isfinite(v)) f.fail(kPosition, "holds a NaN or Inf");
   for (double v : rows.velocity)
@@ -216,7 +257,8 @@ H5mdSnapshot read_local(const std::string& path, const std::string& key, const M
   // Ids: every rank reads them all to number the particles by ascending id.
   rows.index.resize(static_cast<std::size_t>(mine.count));
   if (!l.id.empty()) {
-    const std::vector<std::int64_t> ids = read_rows<std::int64_t>(f, l.id, l.id_series, snap.n, 1, 0, snap.n);
+    const std::vector<std::int64_t> ids =
+        read_rows<std::int64_t>(f, l.id, l.id_series, snap.n, 1, 0, snap.n, frame_in(f, l.id, l.id_series, l));
     std::vector<std::int64_t> order(ids.size());
     std::iota(order.begin(), order.end(), std::int64_t{0});
     std::sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
@@ -237,7 +279,8 @@ H5mdSnapshot read_local(const std::string& path, const std::string& key, const M
   }
 
   if (!l.mass.empty()) {
-    rows.mass = read_rows<double>(f, l.mass, l.mass_series, snap.n, 1, mine.first, mine.count);
+    rows.mass = read_rows<double>(f, l.mass, l.mass_series, snap.n, 1, mine.first, mine.count,
+                                  frame_in(f, l.mass, l.mass_series, l));
     for (double m : rows.mass)
       if (!(m > 0) || !std::isfinite(m)) f.fail(l.mass, "holds a mass that is not positive and finite");
     snap.has_mass = true;
@@ -245,7 +288,10 @@ H5mdSnapshot read_local(const std::string& path, const std::string& key, const M
 
   if (!l.edges.empty()) {
     std::vector<hsize_t> count = f.shape(l.edges), start(count.size(), 0);
-    if (l.edges_series) count[0] = 1;
+    if (l.edges_series) {
+      count[0] = 1;
+      start[0] = static_cast<hsize_t>(frame_in(f, l.edges, true, l));
+    }
     const std::vector<double> v = f.read<double>(l.edges, start, count);
     snap.box.edges = v.size() == 3 ? std::array<double, 3>{v[0], v[1], v[2]}
                                    : std::array<double, 3>{v[0], v[4], v[8]};   // a diagonal box matrix
@@ -262,20 +308,30 @@ H5mdSnapshot read_local(const std::string& path, const std::string& key, const M
 
 }  // namespace
 
-H5mdSnapshot read_h5md(const std::string& path, const std::string& key, const MpiContext& mpi) {
+H5mdSnapshot read_h5md(const std::string& path, const std::string& key, const FrameRequest& frame,
+                       const MpiContext& mpi) {
   H5mdSnapshot snap;
-  mpi.collective([&] { snap = read_local(path, key, mpi); });
+  mpi.collective([&] { snap = read_local(path, key, frame, mpi); });
   snap.particles = to_even_share(mpi, snap.particles, snap.n);
   return snap;
 }
 
-}  // namespace strata::particles
+std::string describe_frame(const H5mdSnapshot& snap, const std::string& path) {
+  char text[200];
+  std::snprintf(text, sizeof text, "frame %lld of %lld (%s", static_cast<long long>(snap.frame),
+                static_cast<long long>(snap.frames), snap.frame + 1 == snap.frames ? "the last" : "counting from 0");
+  std::string out = text;
+  if (snap.has_step) out += "; step " + std::to_string(snap.step);
+  if (snap.has_time) {
+    std::snprintf(text, sizeof text, "%stime %.6g", snap.has_step ? ", " : "; ", snap.time);
+    out += text;
+  }
+  return out + ") of " + path;
+}
 
-namespace strata::particles {
-
-std::int64_t check_h5md(const std::string& path, const std::string& key) {
+std::int64_t check_h5md(const std::string& path, const std::string& key, const FrameRequest& frame) {
   const File f(path, key);
-  return check_layout(f).n;
+  return check_layout(f, frame).n;
 }
 
 }  // namespace strata::particles

@@ -1,10 +1,14 @@
 #include "engine/particles/h5md_output.hpp"
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
 
+#include "engine/config/config.hpp"
 #include "engine/io/h5_output.hpp"
 #include "engine/io/xdmf_file.hpp"
 #include "engine/runtime/build_info.hpp"
@@ -17,9 +21,24 @@ namespace {
 const char* const kAll = "/particles/all";
 }  // namespace
 
+std::string run_author(const Config* config) {
+  // Self-checks (strata validate) run without an input: no key then.
+  const std::string key = config != nullptr ? config->string("run.author") : std::string();
+  if (!key.empty()) return key;
+  for (const char* name : {"USER", "LOGNAME"}) {
+    const char* v = std::getenv(name);
+    if (v != nullptr && *v != '\0') return v;
+  }
+  // Batch jobs and containers may set neither: the account itself.
+  const passwd* pw = getpwuid(getuid());
+  if (pw != nullptr && pw->pw_name != nullptr && *pw->pw_name != '\0') return pw->pw_name;
+  return "unknown";
+}
+
 H5mdOutput::H5mdOutput(H5Output* out, const MpiContext& mpi, std::int64_t n, const Box& box, const Units& units,
-                       std::vector<Observable> observables)
-    : out_(out), mpi_(mpi), n_(n), box_(box), units_(units), observables_(std::move(observables)) {}
+                       std::string author, std::vector<Observable> observables)
+    : out_(out), mpi_(mpi), n_(n), box_(box), units_(units), author_(std::move(author)),
+      observables_(std::move(observables)) {}
 
 std::string H5mdOutput::xdmf_path(const std::string& h5_path) { return xdmf::path_for(h5_path); }
 
@@ -58,8 +77,14 @@ void H5mdOutput::write_static(const HostParticles& p) {
   o.attribute("/h5md/creator", "name", std::string("strata"));
   o.attribute("/h5md/creator", "version", build::version_line());
   o.group("/h5md/author");
-  const char* user = std::getenv("USER");
-  o.attribute("/h5md/author", "name", std::string(user != nullptr && *user != '\0' ? user : "unknown"));
+  o.attribute("/h5md/author", "name", author_);
+  if (!units_.system.empty()) {
+    o.group("/h5md/modules");
+    o.group("/h5md/modules/units");
+    o.attribute("/h5md/modules/units", "version", std::vector<std::int64_t>{1, 0});
+    o.attribute("/h5md/modules/units", "system", units_.system);
+    o.attribute("/h5md/modules/units", "description", units_.description);
+  }
 
   const std::string box = std::string(kAll) + "/box";
   o.group(box);

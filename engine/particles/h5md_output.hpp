@@ -28,14 +28,24 @@
 #include "engine/particles/particles.hpp"
 
 namespace strata {
+class Config;
 class H5Output;
 }
 
 namespace strata::particles {
 
 struct Units {
-  std::string length, velocity, time, mass;   // UDUNITS text; "1" for reduced units
+  std::string length, velocity, time, mass;   // UDUNITS text, or the reduced unit's name ("sigma", "1")
+  // The unit system, named in /h5md/modules/units (H5MD's units module,
+  // attribute `system`) with a `description` of what its units are: "lj"
+  // (Lennard-Jones reduced units), "nbody" (G = M = 1).
+  std::string system, description;
 };
+
+// The run's author for /h5md/author: run.author when set, else the user
+// running strata ($USER, $LOGNAME, then the password database), else
+// "unknown".
+std::string run_author(const Config* config);
 
 struct Observable {
   std::string name;        // group below /observables: "total_energy"
@@ -48,8 +58,9 @@ class H5mdOutput {
  public:
   // `out` may be null (dry run, validate): nothing is written then.
   // `n`: particles in the whole system; `box`: H5MD's box (edges, boundary).
+  // `author`: /h5md/author's name (run_author()).
   H5mdOutput(H5Output* out, const MpiContext& mpi, std::int64_t n, const Box& box, const Units& units,
-             std::vector<Observable> observables);
+             std::string author, std::vector<Observable> observables);
 
   // A fresh run: /h5md, the box, id and (when `p` carries masses) mass, and
   // empty series. `p`: this rank's particles, any subset and order.
@@ -93,6 +104,7 @@ class H5mdOutput {
   std::int64_t n_;
   Box box_;
   Units units_;
+  std::string author_;
   std::vector<Observable> observables_;
   std::vector<double> times_;   // of the frames, for the XDMF sidecar
   bool has_mass_ = false;

@@ -41,6 +41,9 @@ void declare_run_schema(Schema& s) {
   s.integer("run.seed", 42, "", Range{0.0, {}},
             "seed of the counter-based random numbers (Philox4x32-10 key)");
   s.string("run.output", "out/run.h5", "output HDF5 file, written collectively by all ranks").restart_safe = true;
+  s.string("run.author", "",
+           "the author named in particle outputs (/h5md/author); empty: the user running strata ($USER, $LOGNAME, "
+           "else the account's name)");
   s.boolean("run.backup", false,
             "an existing output file is kept as NAME.~N~.h5 (N = 1, 2, ...) instead of stopping the run; "
             "without it (or --overwrite) an existing output stops the run before anything is computed")

@@ -43,7 +43,8 @@ std::vector<Timers::Summary> Timers::summarize(const MpiContext& mpi) const {
 }
 
 std::string Timers::format(const std::vector<Summary>& s) {
-  std::string text = "timers (seconds over ranks)      min        avg        max\n";
+  std::string text =
+      "timers (seconds over ranks)      min        avg        max   (each without the phases inside it)\n";
   char line[160];
   for (const Summary& t : s) {
     std::snprintf(line, sizeof line, "  %-28s %10.3f %10.3f %10.3f\n", t.phase.c_str(), t.min, t.avg, t.max);
@@ -64,7 +65,10 @@ void Timers::write(H5Output& out, const std::vector<Summary>& s) {
   }
   table.columns = {{"phase", "", phase}, {"min", "s", mn}, {"avg", "s", avg}, {"max", "s", mx}};
   out.table("/timers", table);
-  out.attribute("/timers", "description", std::string("wall time per phase, min/avg/max over ranks"));
+  out.attribute(
+      "/timers", "description",
+      std::string("wall time per phase, min/avg/max over ranks; a phase's time excludes the phases timed inside it "
+                  "(diagnostics and output inside compute), so the phases add up"));
 }
 
 }  // namespace strata

@@ -1,4 +1,8 @@
 // Wall time per phase on each rank, summarised as min/avg/max over ranks.
+// A phase's time excludes the phases timed inside it (diagnostics and
+// output inside a step's "compute", forces inside it for particles), so
+// the phases add up to the run's time and "compute" of a grid model is its
+// steps alone, as /performance/compute_seconds.
 #pragma once
 
 #include <chrono>
@@ -17,12 +21,17 @@ class Timers {
   class Scope {
    public:
     // Each phase is also an NVTX range of its name (a CUDA build under nsys).
-    Scope(Timers& t, std::string phase) : timers_(t), phase_(std::move(phase)), start_(Clock::now()) {
+    Scope(Timers& t, std::string phase)
+        : timers_(t), phase_(std::move(phase)), start_(Clock::now()), outer_(t.innermost_) {
+      timers_.innermost_ = this;
       cuda::range_push(phase_.c_str());
     }
     ~Scope() {
       cuda::range_pop();
-      timers_.add(phase_, std::chrono::duration<double>(Clock::now() - start_).count());
+      const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
+      timers_.add(phase_, elapsed - inner_seconds_);
+      if (outer_ != nullptr) outer_->inner_seconds_ += elapsed;
+      timers_.innermost_ = outer_;
     }
     Scope(const Scope&) = delete;
     Scope& operator=(const Scope&) = delete;
@@ -31,6 +40,8 @@ class Timers {
     Timers& timers_;
     std::string phase_;
     std::chrono::steady_clock::time_point start_;
+    Scope* outer_;                // the scope this one runs inside, if any
+    double inner_seconds_ = 0;    // time of the scopes inside this one
   };
   using Clock = std::chrono::steady_clock;
 
@@ -50,6 +61,7 @@ class Timers {
 
  private:
   std::vector<std::pair<std::string, double>> phases_;
+  Scope* innermost_ = nullptr;   // scopes nest on the thread that runs the steps
 };
 
 }  // namespace strata

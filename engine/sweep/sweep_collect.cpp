@@ -22,8 +22,42 @@ namespace {
 
 constexpr double kMissing = std::numeric_limits<double>::quiet_NaN();
 
-// The numeric scalar results of one output, by column name.
-using Results = std::vector<std::pair<std::string, double>>;
+// The numeric scalar results of one output, by column name, with the
+// `units` attribute of each dataset ("" where it has none).
+struct Result {
+  std::string name;
+  double value;
+  std::string units;
+};
+using Results = std::vector<Result>;
+
+std::string units_attribute(hid_t obj) {
+  if (H5Aexists(obj, "units") <= 0) return "";
+  const hid_t attr = H5Aopen(obj, "units", H5P_DEFAULT);
+  const hid_t type = H5Aget_type(attr);
+  std::string out;
+  if (H5Tget_class(type) == H5T_STRING) {
+    const hid_t mem = H5Tcopy(H5T_C_S1);
+    H5Tset_cset(mem, H5Tget_cset(type));   // HDF5 converts no character sets
+    if (H5Tis_variable_str(type) > 0) {
+      H5Tset_size(mem, H5T_VARIABLE);
+      char* text = nullptr;
+      if (H5Aread(attr, mem, &text) >= 0 && text != nullptr) {
+        out = text;
+        H5free_memory(text);
+      }
+    } else {
+      const std::size_t size = H5Tget_size(type);
+      H5Tset_size(mem, size);
+      std::string buf(size, '\0');
+      if (H5Aread(attr, mem, buf.data()) >= 0) out = buf.substr(0, buf.find('\0'));
+    }
+    H5Tclose(mem);
+  }
+  H5Tclose(type);
+  H5Aclose(attr);
+  return out;
+}
 
 // Every scalar integer or float dataset below `group`, except the stored
 // input (/config) and the timers (/timers), which describe the run rather
@@ -55,7 +89,7 @@ void walk(hid_t group, const std::string& path, Results& out) {
         for (char& c : column) {
           if (c == '/') c = '.';
         }
-        out.emplace_back(column, value);
+        out.push_back({column, value, units_attribute(obj)});
       }
       H5Tclose(type);
       H5Sclose(space);
@@ -105,6 +139,7 @@ int collect_sweep(const SweepSpec& spec, const MpiContext& mpi, std::ostream& ou
     std::vector<std::string> status(n);
     std::vector<std::string> columns;  // results, in order of first appearance
     std::map<std::string, std::vector<double>> values;
+    std::map<std::string, std::string> units;   // a result's units, from the first output that has them
     for (std::size_t p = 0; p < n; ++p) {
       index[p] = static_cast<std::int64_t>(p);
       const std::string dir = spec.point_dir(p);
@@ -113,10 +148,11 @@ int collect_sweep(const SweepSpec& spec, const MpiContext& mpi, std::ostream& ou
       // Only a done point's output is complete; the others' values are NaN.
       if (s != PointStatus::done) continue;
       ++n_done;
-      for (const auto& [name, value] : read_results(dir + "/output.h5")) {
-        auto [it, added] = values.try_emplace(name, std::vector<double>(n, kMissing));
-        if (added) columns.push_back(name);
-        it->second[p] = value;
+      for (const Result& r : read_results(dir + "/output.h5")) {
+        auto [it, added] = values.try_emplace(r.name, std::vector<double>(n, kMissing));
+        if (added) columns.push_back(r.name);
+        it->second[p] = r.value;
+        if (units[r.name].empty()) units[r.name] = r.units;
       }
     }
     n_columns = columns.size();
@@ -130,7 +166,7 @@ int collect_sweep(const SweepSpec& spec, const MpiContext& mpi, std::ostream& ou
       if (axis.numeric()) {
         std::vector<double> v(n);
         for (std::size_t p = 0; p < n; ++p) v[p] = *axis.values[coords[p][a]].number;
-        table.columns.push_back({axis.key, "", v});
+        table.columns.push_back({axis.key, spec.unit_of(axis), v});
       } else {
         std::vector<std::string> v(n);
         for (std::size_t p = 0; p < n; ++p) v[p] = axis.values[coords[p][a]].text;
@@ -138,7 +174,7 @@ int collect_sweep(const SweepSpec& spec, const MpiContext& mpi, std::ostream& ou
       }
     }
     table.columns.push_back({"status", "", status});
-    for (const std::string& c : columns) table.columns.push_back({c, "", values[c]});
+    for (const std::string& c : columns) table.columns.push_back({c, units[c], values[c]});
 
     {
       // Rank 0 alone: its own communicator for the (parallel-HDF5) writer.
@@ -151,7 +187,9 @@ int collect_sweep(const SweepSpec& spec, const MpiContext& mpi, std::ostream& ou
       h5.table("/summary", table);
       h5.attribute("/summary", "description",
                    std::string("one row per sweep point: index, swept parameters, status, every numeric scalar "
-                               "result of <output_dir>/point-N/output.h5 (NaN where missing)"));
+                               "result of <output_dir>/point-N/output.h5 (NaN where missing); attributes "
+                               "<column>_units give a parameter's unit from the input schema and a result's from "
+                               "its dataset"));
     }
 
     std::ofstream csv(csv_path, std::ios::trunc);

@@ -389,20 +389,33 @@ Config SweepSpec::point_config(std::size_t p) const {
   return Config::load_text(text_, input_, overrides, schema_for, SweepTable::remove);
 }
 
+std::string SweepSpec::model() const {
+  std::string model;
+  try {
+    toml::table base = toml::parse(text_, input_);
+    if (const auto* m = base.at_path("run.model").as_string()) model = m->get();
+  } catch (const toml::parse_error&) {
+    // load() parsed it already
+  }
+  for (const Override& o : overrides_) {
+    if (o.key == "run.model") model = o.value;
+  }
+  return model;
+}
+
+std::string SweepSpec::unit_of(const SweepAxis& axis) const {
+  const std::string m = model();
+  if (m.empty() || ModelRegistry::instance().find(m) == nullptr) return "";
+  const Schema schema = schema_for(m);
+  const Param* param = schema.find(schema_key(axis.key, schema));
+  return param != nullptr ? param->unit : "";
+}
+
 void SweepSpec::validate(const MpiContext& mpi) const {
   mpi.collective([&] {
     // Name a swept key the model does not have before loading any point, so
     // the message is about the [sweep] line rather than a generated override.
-    std::string model;
-    try {
-      toml::table base = toml::parse(text_, input_);
-      if (const auto* m = base.at_path("run.model").as_string()) model = m->get();
-    } catch (const toml::parse_error&) {
-      // load() parsed it already
-    }
-    for (const Override& o : overrides_) {
-      if (o.key == "run.model") model = o.value;
-    }
+    const std::string model = this->model();
     if (!model.empty() && ModelRegistry::instance().find(model) != nullptr) {
       const Schema schema = schema_for(model);
       for (const SweepAxis& a : axes_) {

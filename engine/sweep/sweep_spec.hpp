@@ -41,6 +41,10 @@ class SweepSpec {
   // every rank, collectively: a bad value is exit 2 before any point runs.
   void validate(const MpiContext& mpi) const;
 
+  // The unit of a swept key as its schema declares it ("" when
+  // dimensionless or the model is unknown), for the summary's columns.
+  std::string unit_of(const SweepAxis& axis) const;
+
   const std::string& input() const { return input_; }
   const std::string& mode() const { return mode_; }
   const std::string& output_dir() const { return output_dir_; }
@@ -60,6 +64,7 @@ class SweepSpec {
   std::vector<Override> overrides_;  // the user's --set, [sweep] ones excepted
   std::vector<SweepAxis> axes_;
   std::size_t points_ = 0;
+  std::string model() const;   // run.model of the input and --set; "" when absent
   int width_ = 4;
 };
 

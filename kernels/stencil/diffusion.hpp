@@ -34,35 +34,47 @@ struct Gaussian3 {
   double origin[3] = {0, 0, 0};
   int images[3] = {0, 0, 0};   // 0 none, 1 periodic, 2 mirror
 
-  STRATA_HD double at(const double x[3], double t) const {
-    const double s2 = s0 * s0 + 2 * kappa * t;
-    double v = amp * (s0 * s0 / s2) * sqrt(s0 * s0 / s2);
-    for (int a = 0; a < 3; ++a) {
-      const double d = x[a] - centre[a];
-      double f = exp(-d * d / (2 * s2));
-      if (images[a] == 1) {
-        const double dm = d - length[a], dp = d + length[a];
-        f += exp(-dm * dm / (2 * s2)) + exp(-dp * dp / (2 * s2));
-      } else if (images[a] == 2) {
-        const double c = centre[a] - origin[a];
-        const double lo = x[a] - (origin[a] - c), hi = x[a] - (origin[a] + 2 * length[a] - c);
-        f += exp(-lo * lo / (2 * s2)) + exp(-hi * hi / (2 * s2));
-      }
-      v *= f;
+  // The Gaussian is a product over the axes: at(x, t) = peak(s2) *
+  // factor(0, x0, s2) * factor(1, x1, s2) * factor(2, x2, s2), s2 =
+  // variance(t), multiplied in that order. Diagnostics tabulate the factors
+  // per axis (GaussianAxisFactors) and multiply them in the same order,
+  // which gives at()'s bits with 3 products per cell instead of up to 9
+  // exponentials.
+  STRATA_HD double variance(double t) const { return s0 * s0 + 2 * kappa * t; }
+  STRATA_HD double peak(double s2) const { return amp * (s0 * s0 / s2) * sqrt(s0 * s0 / s2); }
+  STRATA_HD double factor(int a, double xa, double s2) const {
+    const double d = xa - centre[a];
+    double f = exp(-d * d / (2 * s2));
+    if (images[a] == 1) {
+      const double dm = d - length[a], dp = d + length[a];
+      f += exp(-dm * dm / (2 * s2)) + exp(-dp * dp / (2 * s2));
+    } else if (images[a] == 2) {
+      const double c = centre[a] - origin[a];
+      const double lo = xa - (origin[a] - c), hi = xa - (origin[a] + 2 * length[a] - c);
+      f += exp(-lo * lo / (2 * s2)) + exp(-hi * hi / (2 * s2));
     }
+    return f;
+  }
+
+  STRATA_HD double at(const double x[3], double t) const {
+    const double s2 = variance(t);
+    double v = peak(s2);
+    for (int a = 0; a < 3; ++a) v *= factor(a, x[a], s2);
     return v;
   }
 };
 
-// Cell-centre coordinates of local cell (i, j, k) of a rank.
 struct CellCentres {
   double origin[3];   // global origin of the domain
   double d[3];        // cell size
   index_t start[3];   // global index of the rank's cell (0, 0, 0)
+  STRATA_HD double coordinate(int a, index_t i) const {
+    return origin[a] + (static_cast<double>(start[a] + i) + 0.5) * d[a];
+  }
   STRATA_HD void at(index_t i, index_t j, index_t k, double x[3]) const {
-    x[0] = origin[0] + (static_cast<double>(start[0] + i) + 0.5) * d[0];
-    x[1] = origin[1] + (static_cast<double>(start[1] + j) + 0.5) * d[1];
-    x[2] = origin[2] + (static_cast<double>(start[2] + k) + 0.5) * d[2];
+    x[0] = coordinate(0, i);
+    x[1] = coordinate(1, j);
+    x[2] = coordinate(2, k);
   }
 };
 
@@ -89,6 +101,41 @@ struct GaussianError2 {
     double x[3];
     cells.at(i, j, k, x);
     const double e = static_cast<double>(u(i, j, k)) - g.at(x, t);
+    return e * e;
+  }
+};
+
+// The Gaussian's factor of each axis at the rank's cell centres, one table
+// per axis back to back: out[i] (x, n[0] entries), out[n[0] + j] (y),
+// out[n[0] + n[1] + k] (z). Run over n[0] + n[1] + n[2] entries.
+struct GaussianAxisFactors {
+  Gaussian3 g;
+  CellCentres cells;
+  double s2;
+  index_t n0, n1;
+  double* out;
+  STRATA_HD void operator()(index_t idx) const {
+    const int a = idx < n0 ? 0 : (idx < n0 + n1 ? 1 : 2);
+    const index_t i = a == 0 ? idx : (a == 1 ? idx - n0 : idx - n0 - n1);
+    out[idx] = g.factor(a, cells.coordinate(a, i), s2);
+  }
+};
+
+// (u - Gaussian)^2 from the tables of GaussianAxisFactors: the same bits
+// as GaussianError2, the factors multiplied in at()'s order.
+template <class T>
+struct GaussianError2Separable {
+  FieldView<const T> u;
+  double peak;
+  const double* fx;
+  const double* fy;
+  const double* fz;
+  STRATA_HD double operator()(index_t i, index_t j, index_t k) const {
+    double v = peak;
+    v *= fx[i];
+    v *= fy[j];
+    v *= fz[k];
+    const double e = static_cast<double>(u(i, j, k)) - v;
     return e * e;
   }
 };

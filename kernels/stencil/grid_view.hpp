@@ -167,7 +167,11 @@ struct Quantised {
     const index_t rest = idx / box.n[0];
     const index_t j = rest % box.n[1];
     const index_t k = rest / box.n[1];
-    const double v = f(box.lo[0] + i, box.lo[1] + j, box.lo[2] + k) * scale;
+    return at(box.lo[0] + i, box.lo[1] + j, box.lo[2] + k);
+  }
+  // The cell (i, j, k) itself (a loop over the box that knows its indices).
+  STRATA_HD STRATA_FORCEINLINE Fixed128 at(index_t i, index_t j, index_t k) const {
+    const double v = f(i, j, k) * scale;
 #if defined(__CUDA_ARCH__)
     return Fixed128::from(__double2ll_rn(v));
 #else

@@ -320,9 +320,10 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
     char line[512];
     std::snprintf(line, sizeof line,
                   "euler2d %s: %lld x %lld cells, t = %.6g s (dt = %.6g s), mass = %.15e kg/m, total energy = "
-                  "%.15e J/m, max CFL = %.4g\nd_mass: %le\nd_te:   %le\n",
+                  "%.15e J/m, max CFL = %.4g (limit %.4g = euler2d.cfl: above it the run stops)\nd_mass: %le\n"
+                  "d_te:   %le\n",
                   p_.case_name().c_str(), static_cast<long long>(p_.nx), static_cast<long long>(p_.nz), this->time(),
-                  this->clock().dt, d[0], d[1], d[4], d[2], d[3]);
+                  this->clock().dt, d[0], d[1], d[4], p_.cfl, d[2], d[3]);
     this->ctx_.out << line;
   }
 

@@ -106,7 +106,8 @@ struct SystemSize {
 
 SystemSize system_size(const RunContext& ctx, const Params& p) {
   if (p.initial == Initial::fcc) return {p.fcc_atoms(), fcc_box(p)};
-  const particles::H5mdSnapshot snap = particles::read_h5md(p.initial_file, "md.initial_file", ctx.mpi);
+  const particles::H5mdSnapshot snap =
+      particles::read_h5md(p.initial_file, "md.initial_file", {p.initial_frame, "md.initial_frame"}, ctx.mpi);
   if (!snap.has_box)
     ctx.config->fail("md.initial_file", p.initial_file + " has no /particles/all/box/edges: md needs the periodic box");
   return {snap.n, snap.box.edges};
@@ -122,9 +123,11 @@ struct FileStart {
 };
 
 FileStart read_start_file(const RunContext& ctx, const Params& p) {
-  particles::H5mdSnapshot snap = particles::read_h5md(p.initial_file, "md.initial_file", ctx.mpi);
+  particles::H5mdSnapshot snap =
+      particles::read_h5md(p.initial_file, "md.initial_file", {p.initial_frame, "md.initial_frame"}, ctx.mpi);
   if (!snap.has_box)
     ctx.config->fail("md.initial_file", p.initial_file + " has no /particles/all/box/edges: md needs the periodic box");
+  if (!ctx.restarting) ctx.out << "md: initial state from " << particles::describe_frame(snap, p.initial_file) << "\n";
   FileStart s;
   s.atoms = snap.n;
   s.domain = std::make_unique<Domain>(ctx.mpi, snap.box.edges);

@@ -48,12 +48,20 @@ inline particles::HostParticles to_particles(const HostAtoms& h, const Domain& d
 
 // The observables stored under /observables, in the order of a thermo row's values.
 inline std::vector<particles::Observable> md_observables() {
-  return {{"temperature", "1", "temperature (3N - 3 degrees of freedom)", 0},
-          {"potential_energy", "1", "potential energy per atom", 0},
-          {"kinetic_energy", "1", "kinetic energy per atom", 0},
-          {"total_energy", "1", "total energy per atom", 0},
-          {"pressure", "1", "pressure (kinetic and pair virial)", 0},
-          {"momentum", "1", "total momentum", 3}};
+  return {{"temperature", "epsilon/k_B", "temperature (3N - 3 degrees of freedom)", 0},
+          {"potential_energy", "epsilon", "potential energy per atom", 0},
+          {"kinetic_energy", "epsilon", "kinetic energy per atom", 0},
+          {"total_energy", "epsilon", "total energy per atom", 0},
+          {"pressure", "epsilon/sigma^3", "pressure (kinetic and pair virial)", 0},
+          {"momentum", "m sigma/tau", "total momentum", 3}};
+}
+
+// LAMMPS's `units lj`: every quantity in the reference sigma, epsilon and
+// m (md.sigma and md.epsilon are the pair's parameters in those units).
+inline particles::Units md_units() {
+  return {"sigma", "sigma/tau", "tau", "m", "lj",
+          "Lennard-Jones reduced units (LAMMPS units lj): lengths in sigma, energies in epsilon, masses in m, "
+          "time in tau = sigma sqrt(m / epsilon), temperature in epsilon / k_B, k_B = 1"};
 }
 
 template <class T>
@@ -69,8 +77,8 @@ class MdSimulation : public Simulation {
     particles::Box box;
     box.edges = domain_->length();
     box.periodic = true;
-    output_ = std::make_unique<particles::H5mdOutput>(ctx.output, ctx.mpi, atoms, box,
-                                                      particles::Units{"1", "1", "1", "1"}, md_observables());
+    output_ = std::make_unique<particles::H5mdOutput>(ctx.output, ctx.mpi, atoms, box, md_units(),
+                                                      particles::run_author(ctx.config), md_observables());
     particles::HostParticles first = to_particles(owned, *domain_, true);
     first.id = std::move(ids);
     if (ctx_.restarting) {

@@ -40,8 +40,11 @@ void declare_schema(Schema& s) {
   s.integer_list("md.cells", {5, 5, 5}, Range{1.0, 4096.0},
                  "fcc: unit cells along x, y, z ([nx, ny, nz]; 4 atoms each)");
   s.string("md.initial_file", std::string(),
-           "file: an H5MD file (/particles/all/position/value and velocity/value, first frame; box/edges; "
+           "file: an H5MD file (/particles/all/position/value and velocity/value at initial_frame; box/edges; "
            "optional id); scripts/convert/lammps_to_h5md.py makes one from a LAMMPS dump");
+  s.integer("md.initial_frame", -1, "frame", Range{},
+            "file: the frame of initial_file to start from: 0, 1, ... from the first, -1 (the last), -2, ... from "
+            "the end; the run prints the frame, step and time it read");
 }
 
 Params read_params(const Config& c) {
@@ -67,6 +70,7 @@ Params read_params(const Config& c) {
   if (p.initial == Initial::file) {
     p.initial_file = c.string("md.initial_file");
     if (p.initial_file.empty()) c.fail("md.initial_file", "initial = \"file\" needs md.initial_file");
+    p.initial_frame = c.integer("md.initial_frame");
   }
   return p;
 }

@@ -31,6 +31,7 @@ struct Params {
   double density = 0.8442;
   std::array<std::int64_t, 3> cells{5, 5, 5};
   std::string initial_file;
+  std::int64_t initial_frame = -1;   // file: from 0, or from the end (-1: the last)
   std::uint64_t seed = 42;
 
   // fcc: the lattice constant (4 atoms per cubic cell) and the atom count.

@@ -82,9 +82,11 @@ std::int64_t initial_count(const InitialSpec& spec) {
   return spec.n;
 }
 
-HostParticles initial_bodies(const InitialSpec& spec, const MpiContext& mpi, std::int64_t& n) {
+HostParticles initial_bodies(const InitialSpec& spec, const MpiContext& mpi, std::int64_t& n, std::string* read_from) {
   if (spec.kind == "file") {
-    particles::H5mdSnapshot snap = particles::read_h5md(spec.file, spec.file_key, mpi);
+    particles::H5mdSnapshot snap =
+        particles::read_h5md(spec.file, spec.file_key, {spec.file_frame, "nbody.initial_frame"}, mpi);
+    if (read_from != nullptr) *read_from = particles::describe_frame(snap, spec.file);
     n = snap.n;
     if (!snap.has_mass) snap.particles.mass.assign(snap.particles.size(), 1.0 / static_cast<double>(n));
     return std::move(snap.particles);

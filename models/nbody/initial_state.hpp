@@ -24,12 +24,15 @@ struct InitialSpec {
   double separation = 6, impact_parameter = 1, approach_speed = 0.5;  // collision
   std::string file, file_key = "nbody.initial_file";                 // file
   std::int64_t file_n = -1;                                           // file: its bodies, once checked
+  std::int64_t file_frame = -1;                                       // file: from 0, or from the end (-1: last)
 };
 
 // Collective: this rank's even share of the bodies (index, position,
 // velocity, mass), the centre of mass at rest at the origin (file: as read).
 // `n` receives the number of bodies.
-particles::HostParticles initial_bodies(const InitialSpec& spec, const MpiContext& mpi, std::int64_t& n);
+// file: `read_from` says which frame (and step, time) of which file.
+particles::HostParticles initial_bodies(const InitialSpec& spec, const MpiContext& mpi, std::int64_t& n,
+                                        std::string* read_from = nullptr);
 
 // Bodies the spec makes (file: file_n, -1 until the file is checked).
 std::int64_t initial_count(const InitialSpec& spec);

@@ -80,7 +80,9 @@ class NbodySimulation final : public Simulation {
     HostParticles bodies;
     {
       auto t = ctx.timers.scope("initial");
-      bodies = initial_bodies(p.initial, ctx.mpi, n_);
+      std::string read_from;
+      bodies = initial_bodies(p.initial, ctx.mpi, n_, &read_from);
+      if (!read_from.empty() && !ctx.restarting) ctx.out << "nbody: initial state from " << read_from << "\n";
     }
     mine_ = particles::even_share(n_, ctx.mpi.rank(), ctx.mpi.size());
     const auto count = static_cast<std::size_t>(mine_.count);
@@ -105,7 +107,7 @@ class NbodySimulation final : public Simulation {
     if (ctx.mpi.any(stop_signal() != 0)) throw stopped_during_setup("the initial forces (O(N^2))");
     if (p.initial.kind == "plummer" && p.virialize) virialize();
     output_ = std::make_unique<particles::H5mdOutput>(ctx.output, ctx.mpi, n_, extent(bodies), p.units(),
-                                                      observables());
+                                                      particles::run_author(ctx.config), observables());
     if (!ctx.restarting) {
       output_->create(download());
       write_output(true, true);
@@ -189,7 +191,7 @@ class NbodySimulation final : public Simulation {
 
   Performance finish() override {
     char line[256];
-    std::snprintf(line, sizeof line, "nbody: %lld bodies, t = %.6g, E = %.15g, |dE/E| = %.3e, 2K/|W| = %.6f\n",
+    std::snprintf(line, sizeof line, "nbody: %lld bodies, t = %.6g, E = %.15g, |dE/E0| = %.3e, 2K/|W| = %.6f\n",
                   static_cast<long long>(n_), time_, last_.total(), relative_drift(last_), last_.virial());
     ctx_.out << line;
     if (max_drift_ > kDriftWarning) {
@@ -441,9 +443,13 @@ class NbodySimulation final : public Simulation {
     throw Error(ExitCode::numerical, what, true);
   }
 
-  double relative_drift(const Diagnostics& d) const {
-    return initial_energy_ != 0 ? std::fabs((d.total() - initial_energy_) / initial_energy_) : 0.0;
+  // (E(t) - E(0)) / |E(0)|, one definition for the console, the stored
+  // maximum (its absolute value) and scripts/plot/particles.py: a bound
+  // system (E(0) < 0) whose energy rises shows a positive error.
+  double energy_error(const Diagnostics& d) const {
+    return initial_energy_ != 0 ? (d.total() - initial_energy_) / std::fabs(initial_energy_) : 0.0;
   }
+  double relative_drift(const Diagnostics& d) const { return std::fabs(energy_error(d)); }
 
   void write_output(bool frame, bool diag) {
     if (diag) {
@@ -459,9 +465,10 @@ class NbodySimulation final : public Simulation {
       auto t = ctx_.timers.scope("output");
       output_->observables(step_, time_, d.row());
       char line[256];
-      std::snprintf(line, sizeof line, "step %9lld  t %-10.6g  E %-+.12e  K %-.6e  W %-+.6e  2K/|W| %-.6f  dE/E %+.3e\n",
+      std::snprintf(line, sizeof line,
+                    "step %9lld  t %-10.6g  E %-+.12e  K %-.6e  W %-+.6e  2K/|W| %-.6f  dE/|E0| %+.3e\n",
                     static_cast<long long>(step_), time_, d.total(), d.kinetic, d.potential, d.virial(),
-                    initial_energy_ != 0 ? (d.total() - initial_energy_) / initial_energy_ : 0.0);
+                    energy_error(d));
       ctx_.out << line;
       if (!failure_recorded_) check_row(d);
     }

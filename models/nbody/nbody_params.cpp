@@ -1,5 +1,6 @@
 #include "models/nbody/nbody_params.hpp"
 
+#include <cstdio>
 #include <filesystem>
 #include <limits>
 
@@ -37,8 +38,19 @@ void declare_schema(Schema& s) {
   s.boolean("nbody.virialize", true,
             "plummer: scale the velocities so that 2K/|W| = 1 exactly for the softened potential of the sample");
   s.string("nbody.initial_file", "",
-           "file: H5MD file with /particles/all/position/value and velocity/value (first frame), optional "
+           "file: H5MD file with /particles/all/position/value and velocity/value (at initial_frame), optional "
            "/particles/all/id and /particles/all/mass (default 1/N each)");
+  s.integer("nbody.initial_frame", -1, "frame", Range{},
+            "file: the frame of initial_file to start from: 0, 1, ... from the first, -1 (the last), -2, ... from "
+            "the end; the run prints the frame, step and time it read");
+}
+
+particles::Units Params::units() const {
+  char g[32];
+  std::snprintf(g, sizeof g, "%.17g", G);
+  return {"1", "1", "1", "1", "nbody",
+          std::string("N-body units: G = ") + g + ", total mass M = 1; lengths in the input's unit r, time in "
+          "sqrt(r^3 / (G M)), velocities in sqrt(G M / r), energies in G M^2 / r"};
 }
 
 Params read_params(const Config& c) {
@@ -53,6 +65,7 @@ Params read_params(const Config& c) {
   p.initial.impact_parameter = c.real("nbody.impact_parameter");
   p.initial.approach_speed = c.real("nbody.approach_speed");
   p.initial.file = c.string("nbody.initial_file");
+  p.initial.file_frame = c.integer("nbody.initial_frame");
   p.softening = c.real("nbody.softening");
   p.dt = c.real("nbody.dt");
   p.steps_key = c.integer("nbody.steps");
@@ -66,9 +79,12 @@ Params read_params(const Config& c) {
     if (!std::filesystem::is_regular_file(p.initial.file, ec))
       c.fail("nbody.initial_file", "\"" + p.initial.file + "\": no such file");
     try {
-      p.initial.file_n = particles::check_h5md(p.initial.file, "nbody.initial_file");
+      p.initial.file_n =
+          particles::check_h5md(p.initial.file, "nbody.initial_file", {p.initial.file_frame, "nbody.initial_frame"});
     } catch (const InputError& e) {
-      c.fail("nbody.initial_file", e.what());
+      // A frame outside the file is the frame's fault, anything else the file's.
+      const bool frame = std::string(e.what()).rfind("nbody.initial_frame", 0) == 0;
+      c.fail(frame ? "nbody.initial_frame" : "nbody.initial_file", e.what());
     }
   }
   if (p.steps_key == 0 && !step_count(p.t_end_key, p.dt))

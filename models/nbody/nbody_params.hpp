@@ -30,8 +30,10 @@ struct Params {
   }
   // The model time at the end: steps * dt, or t_end (the last step shortened to meet it).
   double t_end() const { return steps_key > 0 ? static_cast<double>(steps_key) * dt : t_end_key; }
-  // N-body units (G = 1 by default): every quantity is dimensionless.
-  particles::Units units() const { return {"1", "1", "1", "1"}; }
+  // N-body units (G = 1 by default): every quantity is dimensionless; G
+  // (nbody.G) and the total mass M = 1 fix the unit of time for the
+  // input's unit of length.
+  particles::Units units() const;
 };
 
 void declare_schema(Schema& s);

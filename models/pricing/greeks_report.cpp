@@ -100,12 +100,23 @@ void add_greek_columns(H5Table& summary, const Portfolio& p, const std::vector<G
   }
 }
 
+std::string fixed_text(double v, int decimals) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, v);
+  const bool rounds_to_zero = text[0] == '-' && std::string(text).find_first_of("123456789") == std::string::npos;
+  return rounds_to_zero ? std::string(text + 1) : std::string(text);
+}
+
 std::string format_greeks(const Portfolio& p, const std::vector<GreekEstimate>& greeks) {
   if (greeks.empty()) return {};
+  // Columns as wide as their longest entry, so no name breaks the table.
+  int name_width = 16, asset_width = 8;
+  for (const Instrument& in : p.instruments) name_width = std::max(name_width, static_cast<int>(in.name.size()));
+  for (const Asset& a : p.assets) asset_width = std::max(asset_width, static_cast<int>(a.name.size()));
   std::string text;
-  char line[256];
-  std::snprintf(line, sizeof line, "\n%-16s %-11s %-8s %15s %11s %15s %9s\n", "instrument", "greek", "asset", "value",
-                "stderr", "reference", "diff/se");
+  char line[1024];
+  std::snprintf(line, sizeof line, "\n%-*s %-11s %-*s %15s %11s %15s %9s\n", name_width, "instrument", "greek",
+                asset_width, "asset", "value", "stderr", "reference", "diff/se");
   text += line;
   for (const GreekValues& v : collect(p, greeks)) {
     const Instrument& in = p.instruments[v.instrument];
@@ -117,12 +128,12 @@ std::string format_greeks(const Portfolio& p, const std::vector<GreekEstimate>& 
                                                            : p.assets[static_cast<std::size_t>(in.asset)].name;
       char ref[32] = "-", z[32] = "-";
       if (r) {
-        std::snprintf(ref, sizeof ref, "%.8f", r->value);
+        std::snprintf(ref, sizeof ref, "%s", fixed_text(r->value, 8).c_str());
         // No standard error, no ratio (an unresolved estimate is not "+0.00").
         if (v.stderr_[e] > 0) std::snprintf(z, sizeof z, "%+.2f", (v.value[e] - r->value) / v.stderr_[e]);
       }
-      std::snprintf(line, sizeof line, "%-16s %-11s %-8s %15.8f %11.3e %15s %9s\n", in.name.c_str(), v.name.c_str(),
-                    asset.c_str(), v.value[e], v.stderr_[e], ref, z);
+      std::snprintf(line, sizeof line, "%-*s %-11s %-*s %15s %11.3e %15s %9s\n", name_width, in.name.c_str(),
+                    v.name.c_str(), asset_width, asset.c_str(), fixed_text(v.value[e], 8).c_str(), v.stderr_[e], ref, z);
       text += line;
     }
   }

@@ -21,6 +21,10 @@ void write_greeks(H5Output& out, const Portfolio& p, const std::vector<GreekEsti
 // (NaN where an instrument has none, or has one per asset).
 void add_greek_columns(H5Table& summary, const Portfolio& p, const std::vector<GreekEstimate>& greeks);
 
+// v with `decimals` decimals ("%.*f"), without the sign of a value that
+// rounds to zero: a zero gamma prints as 0.00000000, never -0.00000000.
+std::string fixed_text(double v, int decimals);
+
 // One row per instrument, Greek and asset: value, stderr, reference, z.
 std::string format_greeks(const Portfolio& p, const std::vector<GreekEstimate>& greeks);
 

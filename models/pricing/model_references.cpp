@@ -1,7 +1,9 @@
 #include "models/pricing/model_references.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
+#include <vector>
 
 #include "kernels/pricing/black_scholes.hpp"
 
@@ -157,6 +159,30 @@ double geometric_basket(bool call, const std::vector<double>& spot, const std::v
   const double fwd = std::exp(mean + 0.5 * var), df = std::exp(-rate * t);
   return call ? df * (fwd * kernels::normal_cdf(d1) - strike * kernels::normal_cdf(d2))
               : df * (strike * kernels::normal_cdf(-d2) - fwd * kernels::normal_cdf(-d1));
+}
+
+double bermudan_binomial(bool call, double spot, double strike, double rate, double dividend, double vol, double t,
+                         int dates, int steps_per_date) {
+  const int n = dates * steps_per_date;
+  const double dt = t / n, h = vol * std::sqrt(dt);
+  const double u = std::exp(h);
+  const double p = (std::exp((rate - dividend) * dt) - 1.0 / u) / (u - 1.0 / u);
+  const double up = std::exp(-rate * dt) * p, down = std::exp(-rate * dt) * (1.0 - p);
+  auto intrinsic = [&](int step, int j) {
+    const double s = spot * std::exp(h * (step - 2 * j));   // j down moves of step
+    return std::max(call ? s - strike : strike - s, 0.0);
+  };
+  std::vector<double> v(static_cast<std::size_t>(n) + 1);
+  for (int j = 0; j <= n; ++j) v[static_cast<std::size_t>(j)] = intrinsic(n, j);
+  for (int step = n - 1; step >= 0; --step) {
+    for (int j = 0; j <= step; ++j)
+      v[static_cast<std::size_t>(j)] = up * v[static_cast<std::size_t>(j)] + down * v[static_cast<std::size_t>(j) + 1];
+    if (step > 0 && step % steps_per_date == 0) {
+      for (int j = 0; j <= step; ++j)
+        v[static_cast<std::size_t>(j)] = std::max(v[static_cast<std::size_t>(j)], intrinsic(step, j));
+    }
+  }
+  return v[0];
 }
 
 }  // namespace strata::pricing

@@ -54,4 +54,13 @@ double geometric_basket(bool call, const std::vector<double>& spot, const std::v
                         const std::vector<double>& vol, const std::vector<double>& weights,
                         const std::vector<double>& correlation, double strike, double rate, double t);
 
+// Bermudan call or put on one GBM asset, exercisable at T/dates, 2T/dates,
+// ..., T, on a Cox-Ross-Rubinstein (1979) binomial tree of dates *
+// steps_per_date steps (u = exp(vol sqrt(dt)), p = (e^{(r-q)dt} - 1/u) /
+// (u - 1/u)), exercise compared with continuation at the date nodes only.
+// Its error falls as 1/steps but oscillates with the strike's place among
+// the nodes. O(steps^2) work and O(steps) memory.
+double bermudan_binomial(bool call, double spot, double strike, double rate, double dividend, double vol, double t,
+                         int dates, int steps_per_date);
+
 }  // namespace strata::pricing

@@ -62,37 +62,68 @@ std::string distrust(const Estimate& e, const std::optional<double>& reference) 
   return {};
 }
 
-std::optional<double> reference_price(const Portfolio& p, const Instrument& in) {
-  const std::optional<Reference> r = reference_for(p, in);
-  return r ? std::optional<double>(r->price) : std::nullopt;
+using References = std::vector<std::optional<Reference>>;
+
+// Every instrument's reference, computed once at the start (a tree for an
+// American takes tens of milliseconds).
+References references_of(const Portfolio& p) {
+  References refs;
+  for (const Instrument& in : p.instruments) refs.push_back(reference_for(p, in));
+  return refs;
 }
 
-std::string format_table(const Portfolio& p, const std::vector<Estimate>& est) {
-  std::string text;
-  char line[320];
-  std::snprintf(line, sizeof line, "%-16s %-9s %-4s %8s %7s %14s %11s %25s %14s %9s\n", "instrument", "type", "opt",
-                "strike", "T", "price", "stderr", "95% CI", "reference", "diff/se");
+std::string format_table(const Portfolio& p, const std::vector<Estimate>& est, const References& refs) {
+  // Columns as wide as their longest entry, so no name breaks the table.
+  int name_width = 16, type_width = 9;
+  for (const Instrument& in : p.instruments) {
+    name_width = std::max(name_width, static_cast<int>(in.name.size()));
+    type_width = std::max(type_width, static_cast<int>(in.type.size()));
+  }
+  std::string text, notes;
+  char line[1024];
+  std::snprintf(line, sizeof line, "%-*s %-*s %-4s %8s %7s %14s %11s %25s %14s %9s\n", name_width, "instrument",
+                type_width, "type", "opt", "strike", "T", "price", "stderr", "95% CI", "reference", "diff/se");
   text += line;
   for (std::size_t i = 0; i < est.size(); ++i) {
     const Instrument& in = p.instruments[i];
     const Estimate& e = est[i];
-    const std::optional<Reference> ref = reference_for(p, in);
+    const std::optional<Reference>& ref = refs[i];
     char ci[64], ref_text[32] = "-", z_text[32] = "-", strike[32] = "floating";
-    std::snprintf(ci, sizeof ci, "[%.6f, %.6f]", e.ci95_low, e.ci95_high);
+    std::snprintf(ci, sizeof ci, "[%s, %s]", fixed_text(e.ci95_low, 6).c_str(), fixed_text(e.ci95_high, 6).c_str());
     if (ref) {
-      std::snprintf(ref_text, sizeof ref_text, "%.8f", ref->price);
+      std::snprintf(ref_text, sizeof ref_text, "%s", fixed_text(ref->price, 8).c_str());
       // No standard error, no ratio (not +0.00): distrust() says why below.
       if (e.standard_error > 0) std::snprintf(z_text, sizeof z_text, "%+.2f", (e.price - ref->price) / e.standard_error);
+      if (ref->error > 0) {
+        std::snprintf(line, sizeof line, "reference of %s: %s; |error| <= %.1e%s\n", in.name.c_str(),
+                      ref->method.c_str(), ref->error,
+                      in.type == "american" ? " (Longstaff-Schwartz is low-biased: a fitted policy exercises "
+                                              "suboptimally)"
+                                            : "");
+        notes += line;
+      }
     }
-    if (!in.floating) std::snprintf(strike, sizeof strike, "%.3f", in.strike);
-    std::snprintf(line, sizeof line, "%-16s %-9s %-4s %8s %7.3f %14.8f %11.3e %25s %14s %9s\n", in.name.c_str(),
-                  in.type.c_str(), in.call ? "call" : "put", strike, in.maturity, e.price, e.standard_error, ci,
-                  ref_text, z_text);
+    if (!ref && in.type == "american") {
+      notes += "no reference for " + in.name +
+               ": the binomial tree covers Americans on one GBM asset (not baskets, Heston or Merton)\n";
+    }
+    if (!in.floating) std::snprintf(strike, sizeof strike, "%s", fixed_text(in.strike, 3).c_str());
+    std::snprintf(line, sizeof line, "%-*s %-*s %-4s %8s %7.3f %14s %11.3e %25s %14s %9s\n", name_width,
+                  in.name.c_str(), type_width, in.type.c_str(), in.call ? "call" : "put", strike, in.maturity,
+                  fixed_text(e.price, 8).c_str(), e.standard_error, ci, ref_text, z_text);
     text += line;
   }
   for (std::size_t i = 0; i < est.size(); ++i) {
-    const std::string why = distrust(est[i], reference_price(p, p.instruments[i]));
+    const std::string why = distrust(est[i], refs[i] ? std::optional<double>(refs[i]->price) : std::nullopt);
     if (!why.empty()) text += "warning: " + p.instruments[i].name + ": the estimate cannot be trusted: " + why + "\n";
+  }
+  text += notes;
+  // Common random numbers: z scores of instruments priced together are
+  // correlated, and a reader should not take six alike for a bias.
+  if (std::count_if(refs.begin(), refs.end(), [](const auto& r) { return r.has_value(); }) > 1) {
+    text += "diff/se = (price - reference) / stderr. The instruments share their random numbers (a path's\n"
+            "normals depend on the seed, the path and the step, not on the instrument), so their errors are\n"
+            "correlated and the diff/se values move together: read them as one draw, not several independent ones.\n";
   }
   bool controls = false;
   for (const Estimate& e : est) controls = controls || !std::isnan(e.control_beta);
@@ -128,7 +159,7 @@ void write_exercise(H5Output& out, bool root, const Portfolio& p, const Instrume
 }
 
 void write_results(H5Output& out, const Portfolio& p, const std::vector<Estimate>& est,
-                   const std::vector<GreekEstimate>& greeks, bool root) {
+                   const std::vector<GreekEstimate>& greeks, const References& refs, bool root) {
   H5Table summary;
   std::vector<std::string> name, type, option;
   std::vector<double> strike, maturity, price, se, lo, hi, ref;
@@ -153,12 +184,13 @@ void write_results(H5Output& out, const Portfolio& p, const std::vector<Estimate
       out.attribute(g + "/stderr", "method", std::string("spread of the Sobol' replicate means"));
     }
     if (in.type == "american") write_exercise(out, root, p, in, e);
-    const std::optional<Reference> r = reference_for(p, in);
+    const std::optional<Reference>& r = refs[i];
     if (r) {
       out.scalar(g + "/reference_price", r->price, "currency");
       out.attribute(g + "/reference_price", "method", r->method);
+      if (r->error > 0) out.scalar(g + "/reference_error", r->error, "currency");
     }
-    if (const std::string why = distrust(e, reference_price(p, in)); !why.empty())
+    if (const std::string why = distrust(e, r ? std::optional<double>(r->price) : std::nullopt); !why.empty())
       out.attribute(g + "/price", "untrusted", why);
     out.attribute(g, "type", in.type);
     out.attribute(g, "option", std::string(in.call ? "call" : "put"));
@@ -465,7 +497,8 @@ class PricingSimulation final : public Simulation {
       : ctx_(ctx),
         portfolio_(read_portfolio(*ctx.config)),
         plan_(plan_samples(portfolio_, ctx.device, ctx.mpi)),
-        run_(portfolio_, plan_, ctx.device, ctx.precision, ctx.mpi) {
+        run_(portfolio_, plan_, ctx.device, ctx.precision, ctx.mpi),
+        references_(references_of(portfolio_)) {
     if (portfolio_.antithetic && portfolio_.paths % 2 == 1) {
       ctx.out << "note: pricing.paths = " << portfolio_.paths << " is odd; antithetic pairs need " << plan_.paths
               << "\n";
@@ -520,9 +553,10 @@ class PricingSimulation final : public Simulation {
     const double warm = warm_seconds(est);
     {
       auto t = ctx_.timers.scope("output");
-      if (ctx_.output != nullptr) write_results(*ctx_.output, portfolio_, est, run_.greeks(), ctx_.mpi.root());
+      if (ctx_.output != nullptr)
+        write_results(*ctx_.output, portfolio_, est, run_.greeks(), references_, ctx_.mpi.root());
     }
-    ctx_.out << "\n" << format_table(portfolio_, est) << format_greeks(portfolio_, run_.greeks());
+    ctx_.out << "\n" << format_table(portfolio_, est, references_) << format_greeks(portfolio_, run_.greeks());
     const double seconds = ctx_.mpi.max(ctx_.timers.seconds("compute"));
     // Paths computed by this process (a restart computes only what its
     // checkpoint lacked), over all ranks.
@@ -546,6 +580,7 @@ class PricingSimulation final : public Simulation {
   Portfolio portfolio_;
   SamplePlan plan_;
   PortfolioRun run_;
+  References references_;
 };
 
 std::unique_ptr<Simulation> PricingModel::start(RunContext& ctx) const {

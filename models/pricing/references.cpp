@@ -1,6 +1,8 @@
 #include "models/pricing/references.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <vector>
 
 #include "kernels/pricing/black_scholes.hpp"
@@ -40,11 +42,38 @@ std::optional<Reference> basket_reference(const Portfolio& p, const Instrument& 
                    "two-asset maximum/minimum closed form (Stulz 1982)"};
 }
 
+// Single-asset GBM American (Bermudan at the instrument's exercise dates):
+// the CRR tree at about kSteps steps. Its error is bounded by four times
+// the larger change of price to a tree with half the steps per date and to
+// one with a step more per date (which moves the strike among the nodes:
+// CRR's error oscillates with that, so one resolution change alone can
+// understate it). Measured against 24,000-step trees on 16 cases (strikes
+// 80-120, vols 0.1-0.5, 1-252 dates, calls and puts, dividends 0-10%): the
+// error was at most 1.15 times that change. About 3 kSteps^2 / 2 node
+// updates, some 30 ms; beyond kMaxDates dates even two steps per date
+// would cost seconds, and there is no reference.
+std::optional<Reference> american_reference(const Portfolio& p, const Instrument& i, const Asset& a) {
+  constexpr int kSteps = 4000, kMaxDates = kSteps;
+  if (a.model != "gbm" || assets_of(i).size() != 1 || i.fixings > kMaxDates) return std::nullopt;
+  const int fine = std::max(2, (kSteps + i.fixings - 1) / i.fixings);
+  auto tree = [&](int per_date) {
+    return bermudan_binomial(i.call, a.spot, i.strike, p.rate, a.dividend, a.vol, i.maturity, i.fixings, per_date);
+  };
+  const double price = tree(fine);
+  const double change = std::max(std::fabs(price - tree(fine / 2)), std::fabs(price - tree(fine + 1)));
+  char method[200];
+  std::snprintf(method, sizeof method,
+                "Cox-Ross-Rubinstein binomial tree, %d steps per exercise date (%d steps), exercise at the same dates",
+                fine, fine * i.fixings);
+  return Reference{price, method, 4.0 * change};
+}
+
 }  // namespace
 
 std::optional<Reference> reference_for(const Portfolio& p, const Instrument& i) {
   const Asset& a = p.assets[static_cast<std::size_t>(i.asset)];
   if (i.type == "basket") return basket_reference(p, i);
+  if (i.type == "american") return american_reference(p, i, a);
   const double s = a.spot, r = p.rate, q = a.dividend, v = a.vol, t = i.maturity;
   if (a.model == "heston" && i.type == "european") {
     return Reference{heston_price(i.call, s, i.strike, r, q, t, {a.v0, a.kappa, a.theta, a.xi, a.rho}),

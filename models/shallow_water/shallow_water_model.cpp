@@ -150,9 +150,9 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
     char line[320];
     std::snprintf(line, sizeof line,
                   "shallow_water: t = %.6g s  mass %.15g m3 (relative change %.2e)  energy %.9g m5 s-2 (relative "
-                  "change %.2e)  max_courant %.4f\n",
+                  "change %.2e)  max_courant %.4f (limit %.4f = sqrt(3)/2)\n",
                   this->time(), d[0], (d[0] - initial_mass_) / initial_mass_, d[1],
-                  (d[1] - initial_energy_) / initial_energy_, d[3]);
+                  (d[1] - initial_energy_) / initial_energy_, d[3], kCourantLimit);
     this->ctx_.out << line;
   }
 

@@ -11,6 +11,7 @@ in docs/validation.md ("N-body").
 
 import math
 import os
+import re
 import sys
 import unittest
 
@@ -194,13 +195,29 @@ class Nbody(sc.StrataTestCase):
         self.assertLess(de, 1.5e-5)
         self.assertLess(dx, 1e-4)
 
+    def test_console_energy_error_is_the_plotted_definition(self):
+        # One definition everywhere: (E(t) - E(0)) / |E(0)|, as particles.py
+        # plots it. Each printed row (%+.3e: a relative rounding of at most
+        # 5e-4) against the stored total energy; a bound system has E(0) < 0,
+        # so the old (E - E0) / E0 had the opposite sign.
+        res = self.run_nbody("de", **SMALL_PLUMMER)
+        printed = [float(m) for m in re.findall(r"dE/\|E0\| ([-+][0-9.e+-]+)", res.stdout)]
+        e = read(self.path("de.h5"))["total_energy"]
+        self.assertLess(e[0], 0.0)
+        self.assertEqual(len(printed), len(e), res.stdout)
+        want = (e - e[0]) / abs(e[0])
+        self.assertTrue(np.any(want != 0.0))
+        for p, w in zip(printed, want):
+            self.assertLessEqual(abs(p - w), 5e-4 * abs(w) + 1e-300, f"printed {p:+.3e}, file {w:+.3e}")
+
     # --- input --------------------------------------------------------------------------
 
     def test_start_from_an_h5md_file(self):
-        # The first frame of another run's output is the starting configuration.
+        # The first frame of another run's output, asked for, is the starting
+        # configuration (the default, the last frame: tests/cli/test_start_frame.py).
         self.run_nbody("first", **{**SMALL_PLUMMER, "n": 50})
-        self.run_nbody("second", ranks=2, initial="file", initial_file="first.h5", dt=1.0 / 128, steps=2,
-                       diag_every=1, output_every=1)
+        self.run_nbody("second", ranks=2, initial="file", initial_file="first.h5", initial_frame=0, dt=1.0 / 128,
+                       steps=2, diag_every=1, output_every=1)
         with h5py.File(self.path("first.h5"), "r") as a, h5py.File(self.path("second.h5"), "r") as b:
             for element in ("position", "velocity"):
                 self.assertTrue(np.array_equal(a["particles/all"][element]["value"][0],

@@ -21,6 +21,12 @@
 2. The American call on a non-dividend asset is the European call
    (Black-Scholes) within the same bounds; with a 10% dividend it is worth
    more than its European value, by many standard errors.
+   strata's own reference (single-asset GBM Americans: a CRR tree of
+   about 4000 steps with its error bound, reference_price and
+   reference_error) agrees with the tree here within the two trees' bounds,
+   and the price lies within the combined error of it: 4 se plus its
+   bound above, and below also the policy's allowance. The basket has
+   none, and the printed table carries the reference and its bound.
 3. Price, standard error and exercise coefficients bitwise identical for 1,
    2 and 3 ranks with Philox and Sobol' paths, 1 and 2 with antithetic
    paths, and across a restart from a checkpoint on another rank count.
@@ -45,6 +51,8 @@ BOOK = os.path.join(sc.SOURCE_DIR, "inputs", "pricing", "american.toml")
 RATE = 0.06
 # The policy's measured low bias plus 4 of its standard errors (2^22 paths,
 # seed 2001, 2^16 regression paths; docs/validation.md).
+# The test's tree's own error bound (40 steps per interval; the docstring).
+TREE_ERROR = 5e-4
 ALLOWANCE = {"ls_put": 0.0055 + 4 * 0.0014, "call_no_dividend": 0.0044 + 4 * 0.0020,
              "call_dividend": 0.0065 + 4 * 0.0016, "basket_put": 0.0094 + 4 * 0.0037}
 
@@ -138,11 +146,44 @@ class AmericanReferences(sc.PricingBook):
         for name, ref in references().items():
             with self.subTest(name):
                 r = got[name]
-                self.assertNotIn("reference_price", r)
                 price, se = r["price"], r["stderr"]
                 self.assertLess(price, ref + 4 * se, f"{name}: {price} above {ref} by more than 4 se ({se})")
                 self.assertGreater(price, ref - ALLOWANCE[name] - 4 * se,
                                    f"{name}: {price} below {ref} by more than the bias allowance and 4 se ({se})")
+
+    def test_strata_reference_within_its_bound(self):
+        got = self.results("np1")
+        refs = references()
+        for name in ("ls_put", "call_no_dividend", "call_dividend"):
+            with self.subTest(name):
+                r = got[name]
+                self.assertIn("reference_price", r)
+                self.assertIn("reference_error", r)
+                ref, bound = float(r["reference_price"]), float(r["reference_error"])
+                # A bound, not a standard error: positive, and far below the
+                # Monte Carlo error it is compared beside.
+                self.assertGreater(bound, 0.0)
+                self.assertLess(bound, r["stderr"] / 4)
+                self.assertLessEqual(abs(ref - refs[name]), bound + TREE_ERROR,
+                                     f"{name}: strata's tree {ref} vs {refs[name]} (bounds {bound}, {TREE_ERROR})")
+                price, se = r["price"], r["stderr"]
+                self.assertLess(price, ref + bound + 4 * se, f"{name}: {price} above {ref} + {bound} + 4 se ({se})")
+                self.assertGreater(price, ref - bound - ALLOWANCE[name] - 4 * se,
+                                   f"{name}: {price} below {ref} - {bound} - allowance - 4 se ({se})")
+        self.assertNotIn("reference_price", got["basket_put"], "no reference for an American on several assets")
+        with h5py.File(self.runs["np1"][1], "r") as f:
+            summary = f["pricing/summary"][()]
+            names = [sc.as_str(n) for n in summary["name"]]
+            column = dict(zip(names, summary["reference_price"]))
+            self.assertEqual(sc.bits(column["ls_put"]), sc.bits(got["ls_put"]["reference_price"]))
+            self.assertTrue(np.isnan(column["basket_put"]))
+            method = sc.as_str(f["pricing/ls_put/reference_price"].attrs["method"])
+            self.assertIn("binomial", method)
+        out = self.runs["np1"][0].stdout
+        row = next(line for line in out.splitlines() if line.startswith("ls_put "))
+        self.assertIn(f"{float(got['ls_put']['reference_price']):.8f}", row)
+        self.assertIn("reference of ls_put: Cox-Ross-Rubinstein binomial tree", out)
+        self.assertIn(f"|error| <= {float(got['ls_put']['reference_error']):.1e}", out)
 
     def test_delta_against_tree_and_black_scholes(self):
         # With the exercise policy held fixed (CRN bumps of the spot), the

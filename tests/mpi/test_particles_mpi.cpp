@@ -109,8 +109,8 @@ TEST_CASE("H5MD frames are in index order and read back sorted by id", "[mpi][pa
   box.periodic = true;
   {
     H5Output out(path, "run.output", mpi);
-    H5mdOutput h5md(&out, mpi, kN, box, {"1", "1", "1", "1"}, {{"total_energy", "1", "total energy", 0},
-                                                              {"momentum", "1", "total momentum", 3}});
+    H5mdOutput h5md(&out, mpi, kN, box, {"1", "1", "1", "1", "", ""}, "test",
+                    {{"total_energy", "1", "total energy", 0}, {"momentum", "1", "total momentum", 3}});
     const HostParticles p = scattered(mpi, true);
     h5md.create(p);
     h5md.frame(0, 0.0, p);
@@ -140,7 +140,7 @@ TEST_CASE("H5MD frames are in index order and read back sorted by id", "[mpi][pa
     CHECK(out.integer_attribute("/", "missing_frames") == std::vector<std::int64_t>{1, 2});
     CHECK(describe_missing_output(out) == "frames 1-2 and rows 1");
   }
-  const H5mdSnapshot snap = read_h5md(path, "nbody.initial_file", mpi);
+  const H5mdSnapshot snap = read_h5md(path, "nbody.initial_file", {0, "nbody.initial_frame"}, mpi);
   CHECK(snap.n == kN);
   CHECK(snap.has_box);
   CHECK(snap.box.periodic);
@@ -169,7 +169,7 @@ TEST_CASE("bad H5MD input names the file and the dataset", "[mpi][particles]") {
     out.series("/particles/all/position/value", frame);
   }
   try {
-    (void)read_h5md(path, "md.initial_file", mpi);
+    (void)read_h5md(path, "md.initial_file", {0, "md.initial_frame"}, mpi);
     FAIL("no error");
   } catch (const Error& e) {
     CHECK(e.code() == ExitCode::bad_input);
@@ -178,7 +178,7 @@ TEST_CASE("bad H5MD input names the file and the dataset", "[mpi][particles]") {
     CHECK(m.find(path) != std::string::npos);
     CHECK(m.find("/particles/all/velocity/value") != std::string::npos);
   }
-  CHECK_THROWS_AS(read_h5md(dir.path + "/missing.h5", "md.initial_file", mpi), Error);
+  CHECK_THROWS_AS(read_h5md(dir.path + "/missing.h5", "md.initial_file", {0, "md.initial_frame"}, mpi), Error);
 }
 
 TEST_CASE("particle checkpoints restore on any number of ranks", "[mpi][particles][checkpoint]") {

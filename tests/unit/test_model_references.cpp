@@ -78,3 +78,24 @@ TEST_CASE("two-asset max and min options satisfy their identities", "[model_refe
   CHECK(geometric_basket(true, {100}, {0.01}, {0.25}, {1.0}, {1.0}, 95, 0.04, 1.5) ==
         Approx(black_scholes(true, 100, 95, 0.04, 0.01, 0.25, 1.5)).epsilon(1e-12));
 }
+
+TEST_CASE("the Bermudan binomial tree: European limits and the Longstaff-Schwartz value", "[model_references]") {
+  // One exercise date (maturity) is a European. CRR's error falls as c/n;
+  // measured at 4000 steps: 5.4e-5 (call and put), 9.0e-5 for the 50-date
+  // call below, so 1e-3 leaves a factor 10 for the oscillation in n.
+  for (bool call : {true, false}) {
+    INFO((call ? "call" : "put"));
+    const double tree = bermudan_binomial(call, 100, 105, 0.05, 0.02, 0.25, 1.0, 1, 4000);
+    CHECK(tree == Approx(black_scholes(call, 100, 105, 0.05, 0.02, 0.25, 1.0)).margin(1e-3));
+  }
+  // Early exercise never pays for a call without dividends.
+  CHECK(bermudan_binomial(true, 36, 40, 0.06, 0.0, 0.2, 1.0, 50, 80) ==
+        Approx(black_scholes(true, 36, 40, 0.06, 0.0, 0.2, 1.0)).margin(1e-3));
+  // Longstaff and Schwartz (2001), Table 1, first row: 50 dates, their
+  // finite-difference value 4.478 (3 decimals; 4.47783 at 25,600 steps).
+  CHECK(bermudan_binomial(false, 36, 40, 0.06, 0.0, 0.2, 1.0, 50, 80) == Approx(4.478).margin(5e-4));
+  // A put is worth at least its European value and its intrinsic value.
+  const double put = bermudan_binomial(false, 36, 40, 0.06, 0.0, 0.2, 1.0, 50, 80);
+  CHECK(put > black_scholes(false, 36, 40, 0.06, 0.0, 0.2, 1.0));
+  CHECK(put >= 4.0);
+}
