@@ -36,9 +36,13 @@ struct CountCalls {
 }  // namespace strata::test
 
 // Every kernel the tests launch, for each precision.
-#define STRATA_STENCIL_TEST_KERNELS(X, T)                                  \
-  X(strata::kernels::stencil::HeatStep<T>)                                 \
-  X(strata::kernels::stencil::ShallowWaterStage<T>)                        \
-  X(strata::kernels::stencil::euler2d::FluxX<T>)                           \
-  X(strata::kernels::stencil::euler2d::FluxZ<T>)                           \
-  X(strata::kernels::stencil::euler2d::ApplyTendency<T>)
+#define STRATA_STENCIL_TEST_KERNELS(X, T)                \
+  X(strata::kernels::stencil::HeatStep<T>)               \
+  X(strata::kernels::stencil::ShallowWaterStage<T>)      \
+  X(strata::kernels::stencil::NormalVelocityWall<T>)     \
+  X(strata::kernels::stencil::VorticityAtCentres<T>)     \
+  X(strata::kernels::stencil::euler2d::FluxX<T>)         \
+  X(strata::kernels::stencil::euler2d::FluxZ<T>)         \
+  X(strata::kernels::stencil::euler2d::ApplyTendency<T>) \
+  X(strata::kernels::stencil::euler2d::WallHaloZ<T>)     \
+  X(strata::kernels::stencil::euler2d::InjectJet<T>)

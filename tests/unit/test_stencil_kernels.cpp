@@ -13,7 +13,6 @@
 // (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., 3.1;
 // `Mag` below carries M), so device and reference differ by at most 2 n eps M.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -96,7 +95,8 @@ void launch(const Device& d, const Box& box, const K& k) {
 
 // A reproducible value in [-1, 1) per (seed, cell) (splitmix64).
 double noise(std::uint64_t seed, index_t i, index_t j, index_t k = 0) {
-  std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>((i + 16) + 64 * (j + 16) + 4096 * (k + 16));
+  std::uint64_t z =
+      seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>((i + 16) + 64 * (j + 16) + 4096 * (k + 16));
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   z ^= z >> 31;
@@ -113,7 +113,7 @@ double noise(std::uint64_t seed, index_t i, index_t j, index_t k = 0) {
 struct Mag {
   double v = 0, m = 0;
   Mag() = default;
-  Mag(double x) : v(x), m(std::fabs(x)) {}   // NOLINT: inputs convert implicitly
+  Mag(double x) : v(x), m(std::fabs(x)) {}  // NOLINT: inputs convert implicitly
   static Mag of(double v, double m) {
     Mag r;
     r.v = v;
@@ -154,8 +154,7 @@ struct Tally {
   void check(const char* what, index_t i, index_t j, index_t k, T got, T ref, double mag) {
     ++cells;
     const double tol = 2 * roundings * std::numeric_limits<T>::epsilon() * mag;
-    const bool ok = d.backend == Backend::host ? same_bits(got, ref)
-                                               : std::fabs(double(got) - double(ref)) <= tol;
+    const bool ok = d.backend == Backend::host ? same_bits(got, ref) : std::fabs(double(got) - double(ref)) <= tol;
     if (ok) return;
     if (++bad <= 4)
       first << what << "(" << i << ", " << j << ", " << k << "): " << got << " against " << ref << " (tolerance "
@@ -197,7 +196,7 @@ TEMPLATE_TEST_CASE("HeatStep matches the 7-point Laplacian cell by cell", "[sten
       const Box owned{{0, 0, 0}, {6, 5, 4}};
       launch(d, owned, ks::HeatStep<T>{du.view(), dout.view(), cx, cy, cz});
       const HostField<T> out = dout.read(shape);
-      Tally<T> t{d, 16};   // 4 roundings per axis, 3 sums (2 c is exact)
+      Tally<T> t{d, 16};  // 4 roundings per axis, 3 sums (2 c is exact)
       for (index_t k = 0; k < 4; ++k)
         for (index_t j = 0; j < 5; ++j)
           for (index_t i = 0; i < 6; ++i)
@@ -248,7 +247,7 @@ struct ShallowWaterReference {
   const HostField<T>& u;
   const HostField<T>& v;
   T g, rdx, rdy, nu;
-  double f0, beta, y0, dy;   // f = f0 + beta (y0 + (start + j) dy) at corner row j
+  double f0, beta, y0, dy;  // f = f0 + beta (y0 + (start + j) dy) at corner row j
   index_t start;
 
   R H(index_t i, index_t j) const { return R(h(i, j)); }
@@ -300,9 +299,7 @@ struct ShallowWaterReference {
     return r;
   }
   // s0 + b ((s - s0) + dt L(s)) for one variable.
-  static R stage(T s0, T s, R tendency, T b, T dt) {
-    return R(s0) + R(b) * ((R(s) - R(s0)) + R(dt) * tendency);
-  }
+  static R stage(T s0, T s, R tendency, T b, T dt) { return R(s0) + R(b) * ((R(s) - R(s0)) + R(dt) * tendency); }
 };
 
 struct ShallowWaterCase {
@@ -311,9 +308,9 @@ struct ShallowWaterCase {
 };
 
 template <class T>
-void shallow_water_stage_case(const Device& d, const ShallowWaterCase& c, const HostField<T>& h,
-                              const HostField<T>& u, const HostField<T>& v, const HostField<T>& h0,
-                              const HostField<T>& u0, const HostField<T>& v0, bool at_rest) {
+void shallow_water_stage_case(const Device& d, const ShallowWaterCase& c, const HostField<T>& h, const HostField<T>& u,
+                              const HostField<T>& v, const HostField<T>& h0, const HostField<T>& u0,
+                              const HostField<T>& v0, bool at_rest) {
   const T g = T(9.81), rdx = T(0.25), rdy = T(0.2), nu = static_cast<T>(c.nu), b = T(2) / T(3), dt = T(0.05);
   const double f0 = 0.5, beta = 0.01, y0 = -2, dy = 4;
   const index_t start = 3, nx = h.n[0], ny = h.n[1];
@@ -336,8 +333,7 @@ void shallow_water_stage_case(const Device& d, const ShallowWaterCase& c, const 
     // rounding or contraction, and the stage returns its input.
     std::size_t bad = 0;
     for (index_t j = 0; j < ny; ++j)
-      for (index_t i = 0; i < nx; ++i)
-        bad += got_h(i, j) != h(i, j) || got_u(i, j) != T(0) || got_v(i, j) != T(0);
+      for (index_t i = 0; i < nx; ++i) bad += got_h(i, j) != h(i, j) || got_u(i, j) != T(0) || got_v(i, j) != T(0);
     CHECK(bad == 0);
     return;
   }
@@ -399,6 +395,79 @@ TEMPLATE_TEST_CASE("ShallowWaterStage keeps a flat fluid at rest", "[stencil][sh
   }
 }
 
+TEMPLATE_TEST_CASE("NormalVelocityWall makes the normal velocity odd about a wall, 0 on it", "[stencil][shallow_water]",
+                   double, float) {
+  using T = TestType;
+  // A halo of 2, so that beside the wall face itself (face n on the high
+  // side, a halo face) a mirrored face is checked on each side:
+  // f(-a) = -f(a) below, f(n + a) = -f(n - a) above.
+  const index_t n[2] = {6, 5};
+  HostField<T> f(n[0], n[1], 1, 2, 2, 0);
+  f.fill([](index_t i, index_t j, index_t) { return noise(71, i, j); });
+  for (const Device& d : test::devices()) {
+    SECTION(test::describe(d, precision_of<T>())) {
+      for (int axis = 0; axis < 2; ++axis)
+        for (int side = 0; side < 2; ++side) {
+          INFO("axis " << axis << ", side " << side);
+          const int other = 1 - axis;
+          Box box;
+          box.lo[axis] = side == 0 ? -2 : n[axis];
+          box.n[axis] = 2;
+          box.lo[other] = -2;
+          box.n[other] = n[other] + 4;
+          DeviceField<T> df(d, f);
+          launch(d, box, ks::NormalVelocityWall<T>{df.view(), axis, n[axis], side});
+          const HostField<T> got = df.read(f);
+          std::size_t bad = 0;
+          for (index_t j = -2; j < n[1] + 2; ++j)
+            for (index_t i = -2; i < n[0] + 2; ++i) {
+              const index_t a = axis == 0 ? i : j;
+              const bool in_box = side == 0 ? a < 0 : a >= n[axis];
+              T expect = f(i, j);
+              if (in_box && side == 1 && a == n[axis]) {
+                expect = T(0);
+              } else if (in_box) {
+                const index_t mirror = side == 0 ? -a : 2 * n[axis] - a;
+                expect = -(axis == 0 ? f(mirror, j) : f(i, mirror));
+              }
+              bad += !same_bits(got(i, j), expect);
+            }
+          CHECK(bad == 0);
+        }
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("VorticityAtCentres is the mean of the four corner vorticities", "[stencil][shallow_water]", double,
+                   float) {
+  using T = TestType;
+  HostField<T> h(6, 5, 1, 1, 1, 0), u = h, v = h;
+  h.fill([](index_t i, index_t j, index_t) { return 10 + 0.5 * noise(91, i, j); });
+  u.fill([](index_t i, index_t j, index_t) { return noise(92, i, j); });
+  v.fill([](index_t i, index_t j, index_t) { return noise(93, i, j); });
+  const T rdx = T(0.25), rdy = T(0.2);
+  const ShallowWaterReference<T, T> ref{h, u, v, T(9.81), rdx, rdy, T(0), 0, 0, 0, 1, 0};
+  const ShallowWaterReference<Mag, T> mag{h, u, v, T(9.81), rdx, rdy, T(0), 0, 0, 0, 1, 0};
+  const auto centre = [](const auto& r, index_t i, index_t j) {
+    using R = decltype(r.vorticity(i, j));
+    return R(T(0.25)) *
+           ((r.vorticity(i, j) + r.vorticity(i + 1, j)) + (r.vorticity(i, j + 1) + r.vorticity(i + 1, j + 1)));
+  };
+  for (const Device& d : test::devices()) {
+    SECTION(test::describe(d, precision_of<T>())) {
+      DeviceField<T> dh(d, h), du(d, u), dv(d, v), dout(d, h);
+      const ks::ShallowWaterRhs<T> rhs{dh.view(), du.view(), dv.view(), T(9.81), rdx, rdy, T(0), ks::CoriolisRows{}};
+      launch(d, Box{{0, 0, 0}, {6, 5, 1}}, ks::VorticityAtCentres<T>{rhs, dout.view()});
+      const HostField<T> got = dout.read(h);
+      Tally<T> t{d, 9};  // 5 roundings per corner, 3 sums, 1 product
+      for (index_t j = 0; j < 5; ++j)
+        for (index_t i = 0; i < 6; ++i)
+          t.check("vorticity", i, j, 0, got(i, j), centre(ref, i, j), centre(mag, i, j).m);
+      t.verdict();
+    }
+  }
+}
+
 // ---- euler2d: miniWeather's fourth-order finite volumes ---------------------
 
 namespace {
@@ -411,7 +480,7 @@ constexpr double kGrav = 9.8;
 constexpr index_t kNx = 6, kNz = 5, kHalo = 2;
 
 template <class T>
-using Vars = std::vector<HostField<T>>;   // rho', rho u, rho w, (rho theta)'
+using Vars = std::vector<HostField<T>>;  // rho', rho u, rho w, (rho theta)'
 
 template <class T>
 Vars<T> euler_vars() {
@@ -420,8 +489,8 @@ Vars<T> euler_vars() {
 
 template <class T>
 struct BackgroundArrays {
-  std::vector<T> dens_cell, dens_theta_cell;                // cells -2 .. nz+1 at element k + 2
-  std::vector<T> dens_int, dens_theta_int, pressure_int;    // faces 0 .. nz
+  std::vector<T> dens_cell, dens_theta_cell;              // cells -2 .. nz+1 at element k + 2
+  std::vector<T> dens_int, dens_theta_int, pressure_int;  // faces 0 .. nz
   index_t k0 = 0, nz = 0;
 };
 
@@ -449,8 +518,13 @@ struct DeviceBackground {
   DeviceArray<T> dc, dtc, di, dti, pi;
   index_t k0, nz;
   DeviceBackground(const Device& d, const BackgroundArrays<T>& b)
-      : dc(d, b.dens_cell), dtc(d, b.dens_theta_cell), di(d, b.dens_int), dti(d, b.dens_theta_int),
-        pi(d, b.pressure_int), k0(b.k0), nz(b.nz) {}
+      : dc(d, b.dens_cell),
+        dtc(d, b.dens_theta_cell),
+        di(d, b.dens_int),
+        dti(d, b.dens_theta_int),
+        pi(d, b.pressure_int),
+        k0(b.k0),
+        nz(b.nz) {}
   ke::Background<T> view() const {
     ke::Background<T> v;
     v.dens_cell = dc.data();
@@ -501,8 +575,7 @@ void face_reference(const R s[4], R& val, R& d3) {
 // hv times the third difference; along z only the pressure perturbation,
 // and w and the density's third difference zero on the bottom and top faces.
 template <class R, class T>
-std::vector<R> flux_reference(const Vars<T>& q, const BackgroundArrays<T>& bg, T hv, int axis, index_t i,
-                              index_t j) {
+std::vector<R> flux_reference(const Vars<T>& q, const BackgroundArrays<T>& bg, T hv, int axis, index_t i, index_t j) {
   R val[4], d3[4];
   for (std::size_t v = 0; v < 4; ++v) {
     R s[4];
@@ -596,8 +669,7 @@ TEMPLATE_TEST_CASE("euler2d FluxX and FluxZ match miniWeather's face fluxes", "[
             for (index_t i = 0; i < faces.n[0]; ++i) {
               const std::vector<T> ref = flux_reference<T, T>(q, bg, hv, axis, i, j);
               const std::vector<Mag> mag = flux_reference<Mag, T>(q, bg, hv, axis, i, j);
-              for (std::size_t v = 0; v < 4; ++v)
-                t.check(kVarNames[v], i, j, axis, got[v](i, j), ref[v], mag[v].m);
+              for (std::size_t v = 0; v < 4; ++v) t.check(kVarNames[v], i, j, axis, got[v](i, j), ref[v], mag[v].m);
             }
         }
         t.verdict();
@@ -606,8 +678,7 @@ TEMPLATE_TEST_CASE("euler2d FluxX and FluxZ match miniWeather's face fluxes", "[
   }
 }
 
-TEMPLATE_TEST_CASE("euler2d ApplyTendency is q + dt (flux divergence + sources)", "[stencil][euler2d]", double,
-                   float) {
+TEMPLATE_TEST_CASE("euler2d ApplyTendency is q + dt (flux divergence + sources)", "[stencil][euler2d]", double, float) {
   using T = TestType;
   const Vars<T> init = random_state<T>(41), forcing = random_state<T>(45), flux = random_state<T>(49);
   HostField<T> wforce(kNx, kNz, 1, kHalo, kHalo, 0);
@@ -666,8 +737,7 @@ TEMPLATE_TEST_CASE("euler2d: a state uniform along x has no x tendency", "[stenc
   }
 }
 
-TEMPLATE_TEST_CASE("euler2d: the hydrostatic background at rest stays at rest", "[stencil][euler2d]", double,
-                   float) {
+TEMPLATE_TEST_CASE("euler2d: the hydrostatic background at rest stays at rest", "[stencil][euler2d]", double, float) {
   using T = TestType;
   // No perturbation over a background whose face densities are powers of
   // two (so r t = rho theta exactly) and whose face pressure is C0 (rho
@@ -772,6 +842,61 @@ TEMPLATE_TEST_CASE("euler2d: the hyperviscous mass flux of a cubic is -6 hv, non
   }
 }
 
+TEMPLATE_TEST_CASE("euler2d WallHaloZ and InjectJet fill halos as miniWeather does", "[stencil][euler2d]", double,
+                   float) {
+  using T = TestType;
+  const Vars<T> q = random_state<T>(81);
+  const BackgroundArrays<T> bg = random_background<T>(0, kNz);
+  const auto dens = [&](index_t j) { return bg.dens_cell[static_cast<std::size_t>(j + 2)]; };
+  const auto dens_theta = [&](index_t j) { return bg.dens_theta_cell[static_cast<std::size_t>(j + 2)]; };
+  for (const Device& d : test::devices()) {
+    SECTION(test::describe(d, precision_of<T>())) {
+      // 0, 1: the two rows beyond the bottom and the top wall (rho' and
+      // (rho theta)' copied from the nearest owned row, rho w = 0, rho u
+      // scaled by the background densities); 2: the jet in the left halo,
+      // rho u = rho 50 m/s, (rho theta)' = rho 298 K - background rho theta.
+      for (int which = 0; which < 3; ++which) {
+        INFO((which == 0 ? "bottom wall" : which == 1 ? "top wall" : "jet"));
+        const DeviceBackground<T> dbg(d, bg);
+        DeviceVars<T> dq(d, q);
+        const index_t src = which == 0 ? 0 : kNz - 1;
+        const Box box = which == 2 ? Box{{-kHalo, 0, 0}, {kHalo, kNz, 1}}
+                                   : Box{{-kHalo, which == 0 ? -kHalo : kNz, 0}, {kNx + 2 * kHalo, kHalo, 1}};
+        if (which == 2) {
+          launch(d, box, ke::InjectJet<T>{dq.state(), dbg.view()});
+        } else {
+          launch(d, box, ke::WallHaloZ<T>{dq.state(), dbg.view(), src});
+        }
+        const Vars<T> got = dq.read();
+        // rho u of a wall: a division and a product; the jet: a sum, a
+        // product and, for (rho theta)', a difference.
+        Tally<T> t{d, 3};
+        for (index_t j = -kHalo; j < kNz + kHalo; ++j)
+          for (index_t i = -kHalo; i < kNx + kHalo; ++i) {
+            const bool in_box =
+                i >= box.lo[0] && i < box.lo[0] + box.n[0] && j >= box.lo[1] && j < box.lo[1] + box.n[1];
+            T expect[4] = {q[0](i, j), q[1](i, j), q[2](i, j), q[3](i, j)};
+            double mag[4] = {0, 0, 0, 0};
+            if (in_box && which < 2) {
+              expect[0] = q[0](i, src);
+              expect[1] = q[1](i, src) / dens(src) * dens(j);
+              mag[1] = std::fabs(double(expect[1]));
+              expect[2] = T(0);
+              expect[3] = q[3](i, src);
+            } else if (in_box) {
+              expect[1] = (q[0](i, j) + dens(j)) * T(50);
+              expect[3] = (q[0](i, j) + dens(j)) * T(298) - dens_theta(j);
+              mag[1] = (std::fabs(double(q[0](i, j))) + double(dens(j))) * 50;
+              mag[3] = (std::fabs(double(q[0](i, j))) + double(dens(j))) * 298 + double(dens_theta(j));
+            }
+            for (std::size_t v = 0; v < 4; ++v) t.check(kVarNames[v], i, j, 0, got[v](i, j), expect[v], mag[v]);
+          }
+        t.verdict();
+      }
+    }
+  }
+}
+
 // ---- the box launch ----------------------------------------------------------
 
 TEST_CASE("for_box visits each cell of a box exactly once on every backend", "[stencil][grid]") {
@@ -780,12 +905,10 @@ TEST_CASE("for_box visits each cell of a box exactly once on every backend", "[s
   // counts (the host pairs planes), one plane, one row per plane, one-cell
   // rows, one cell, the whole storage, and empty boxes along each axis.
   const index_t e[3] = {9, 8, 8}, off = 2;
-  const std::vector<Box> boxes = {Box{{-2, -2, -2}, {9, 8, 8}}, Box{{0, 0, 0}, {5, 4, 4}},
-                                  Box{{-1, 0, 1}, {6, 5, 3}},   Box{{2, -2, 0}, {3, 8, 1}},
-                                  Box{{-2, 3, -2}, {9, 1, 5}},  Box{{1, 1, 1}, {1, 4, 5}},
-                                  Box{{4, 1, 2}, {1, 1, 1}},    Box{{1, 1, 1}, {0, 6, 4}},
-                                  Box{{1, 1, 1}, {3, 0, 4}},    Box{{1, 1, 1}, {3, 4, 0}},
-                                  Box{{0, 0, 0}, {0, 0, 0}}};
+  const std::vector<Box> boxes = {Box{{-2, -2, -2}, {9, 8, 8}}, Box{{0, 0, 0}, {5, 4, 4}},   Box{{-1, 0, 1}, {6, 5, 3}},
+                                  Box{{2, -2, 0}, {3, 8, 1}},   Box{{-2, 3, -2}, {9, 1, 5}}, Box{{1, 1, 1}, {1, 4, 5}},
+                                  Box{{4, 1, 2}, {1, 1, 1}},    Box{{1, 1, 1}, {0, 6, 4}},   Box{{1, 1, 1}, {3, 0, 4}},
+                                  Box{{1, 1, 1}, {3, 4, 0}},    Box{{0, 0, 0}, {0, 0, 0}}};
   const std::vector<int> zeros(static_cast<std::size_t>(e[0] * e[1] * e[2]), 0);
   for (const Device& d : test::devices()) {
     SECTION(std::string(to_string(d.backend))) {
