@@ -33,6 +33,15 @@ struct CountCalls {
   }
 };
 
+// A per-cell diagnostic (what global_sum / global_max reduce) written to
+// a field, so each cell's value can be compared on every backend.
+template <class F>
+struct CellValues {
+  F f;
+  FieldView<double> out;
+  STRATA_HD void operator()(index_t i, index_t j, index_t k) const { out(i, j, k) = f(i, j, k); }
+};
+
 }  // namespace strata::test
 
 // Every kernel the tests launch, for each precision.
@@ -46,3 +55,12 @@ struct CountCalls {
   X(strata::kernels::stencil::euler2d::ApplyTendency<T>) \
   X(strata::kernels::stencil::euler2d::WallHaloZ<T>)     \
   X(strata::kernels::stencil::euler2d::InjectJet<T>)
+
+// Every per-cell diagnostic the tests evaluate, for each precision.
+#define STRATA_STENCIL_TEST_DIAGNOSTICS(X, T)         \
+  X(strata::kernels::stencil::EnergyOf<T>)            \
+  X(strata::kernels::stencil::EnstrophyOf<T>)         \
+  X(strata::kernels::stencil::CourantOf<T>)           \
+  X(strata::kernels::stencil::euler2d::CellMass<T>)   \
+  X(strata::kernels::stencil::euler2d::CellEnergy<T>) \
+  X(strata::kernels::stencil::euler2d::CellCourant<T>)

@@ -130,6 +130,12 @@ Mag operator/(Mag a, Mag b) {
   return Mag::of(a.v / b.v, (a.m + std::fabs(a.v) * b.m / d) / d);
 }
 Mag& operator+=(Mag& a, Mag b) { return a = a + b; }
+Mag sqrt(Mag a) {
+  const double r = std::sqrt(a.v);
+  return Mag::of(r, r * (1 + 0.5 * a.m / std::fabs(a.v)));  // half a's relative error, plus its own
+}
+Mag fabs(Mag a) { return Mag::of(std::fabs(a.v), a.m); }
+bool operator>(Mag a, Mag b) { return a.v > b.v; }
 Mag pw(Mag a, Mag y) {
   const double r = std::pow(a.v, y.v);
   return Mag::of(r, std::fabs(r) * (1 + std::fabs(y.v) * a.m / std::fabs(a.v)));
@@ -150,10 +156,11 @@ struct Tally {
   double roundings;
   std::size_t cells = 0, bad = 0;
   std::ostringstream first;
+  double eps = std::numeric_limits<T>::epsilon();
   Tally(const Device& device, double n) : d(device), roundings(n) {}
   void check(const char* what, index_t i, index_t j, index_t k, T got, T ref, double mag) {
     ++cells;
-    const double tol = 2 * roundings * std::numeric_limits<T>::epsilon() * mag;
+    const double tol = 2 * roundings * eps * mag;
     const bool ok = d.backend == Backend::host ? same_bits(got, ref) : std::fabs(double(got) - double(ref)) <= tol;
     if (ok) return;
     if (++bad <= 4)
@@ -464,6 +471,96 @@ TEMPLATE_TEST_CASE("VorticityAtCentres is the mean of the four corner vorticitie
         for (index_t i = 0; i < 6; ++i)
           t.check("vorticity", i, j, 0, got(i, j), centre(ref, i, j), centre(mag, i, j).m);
       t.verdict();
+    }
+  }
+}
+
+namespace {
+
+template <class F>
+void launch_cells(const Device& d, const Box& box, const F& f, FieldView<double> out) {
+  grid::for_box(d, box, test::CellValues<F>{f, out});
+}
+
+// Total energy per unit area h K + g h^2 / 2, K = (mean_x u^2 + mean_y v^2) / 2, in double.
+template <class R, class T>
+R energy_reference(const HostField<T>& h, const HostField<T>& u, const HostField<T>& v, T g, index_t i, index_t j) {
+  const R hh = R(double(h(i, j)));
+  const R u0 = R(double(u(i, j))), u1 = R(double(u(i + 1, j))), v0 = R(double(v(i, j))), v1 = R(double(v(i, j + 1)));
+  const R k = R(0.25) * ((u0 * u0 + u1 * u1) + (v0 * v0 + v1 * v1));
+  return hh * k + R(0.5) * R(double(g)) * hh * hh;
+}
+
+// Potential enstrophy h q^2 / 2 at a corner (q and h there in the field's
+// precision), a cell taking the mean of its four corners.
+template <class R, class Ref>
+R enstrophy_corner(const Ref& s, index_t i, index_t j) {
+  const R q = R(s.potential_vorticity(i, j));
+  return R(0.5) * R(s.depth_corner(i, j)) * q * q;
+}
+template <class R, class Ref>
+R enstrophy_reference(const Ref& s, index_t i, index_t j) {
+  return R(0.25) * ((enstrophy_corner<R>(s, i, j) + enstrophy_corner<R>(s, i + 1, j)) +
+                    (enstrophy_corner<R>(s, i, j + 1) + enstrophy_corner<R>(s, i + 1, j + 1)));
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("shallow-water diagnostics per cell: energy, enstrophy, Courant number", "[stencil][shallow_water]",
+                   double, float) {
+  using T = TestType;
+  HostField<T> h(6, 5, 1, 1, 1, 0), u = h, v = h;
+  h.fill([](index_t i, index_t j, index_t) { return 10 + 0.5 * noise(101, i, j); });
+  u.fill([](index_t i, index_t j, index_t) { return noise(102, i, j); });
+  v.fill([](index_t i, index_t j, index_t) { return noise(103, i, j); });
+  const T g = T(9.81), rdx = T(0.25), rdy = T(0.2);
+  const double f0 = 0.5, beta = 0.01, y0 = -2, dy = 4;
+  const index_t start = 3;
+  const ShallowWaterReference<T, T> ref{h, u, v, g, rdx, rdy, T(0), f0, beta, y0, dy, start};
+  const ShallowWaterReference<Mag, T> mag{h, u, v, g, rdx, rdy, T(0), f0, beta, y0, dy, start};
+  ks::CourantCoefficients cc;
+  cc.rdx = 0.25;
+  cc.rdy = 0.2;
+  cc.viscous = 0.3;
+  cc.g = 9.81;
+  cc.dt = 0.7;
+  for (const Device& d : test::devices()) {
+    SECTION(test::describe(d, precision_of<T>())) {
+      DeviceField<T> dh(d, h), du(d, u), dv(d, v);
+      const HostField<double> shape(6, 5, 1, 1, 1, 0);
+      DeviceField<double> energy(d, shape), enstrophy(d, shape), courant(d, shape);
+      ks::CoriolisRows f;
+      f.f0 = f0;
+      f.beta = beta;
+      f.y0 = y0;
+      f.dy = dy;
+      f.start = start;
+      const ks::ShallowWaterRhs<T> rhs{dh.view(), du.view(), dv.view(), g, rdx, rdy, T(0), f};
+      const Box owned{{0, 0, 0}, {6, 5, 1}};
+      launch_cells(d, owned, ks::EnergyOf<T>{rhs}, energy.view());
+      launch_cells(d, owned, ks::EnstrophyOf<T>{rhs}, enstrophy.view());
+      launch_cells(d, owned, ks::CourantOf<T>{dh.view(), du.view(), dv.view(), cc}, courant.view());
+      const HostField<double> got_e = energy.read(shape), got_z = enstrophy.read(shape), got_c = courant.read(shape);
+      // Energy: 9 roundings in double. Enstrophy: q (11 roundings) and the
+      // corner depth (4) in the field's precision, 8 more: 25 of eps(T).
+      // Courant: a sum of positive terms (M is the value), 10 roundings.
+      Tally<double> te{d, 9}, tz{d, 25}, tc{d, 10};
+      tz.eps = std::numeric_limits<T>::epsilon();
+      for (index_t j = 0; j < 5; ++j)
+        for (index_t i = 0; i < 6; ++i) {
+          te.check("energy", i, j, 0, got_e(i, j), energy_reference<double>(h, u, v, g, i, j),
+                   energy_reference<Mag>(h, u, v, g, i, j).m);
+          tz.check("enstrophy", i, j, 0, got_z(i, j), enstrophy_reference<double>(ref, i, j),
+                   enstrophy_reference<Mag>(mag, i, j).m);
+          const double wave = std::sqrt(cc.g * double(h(i, j)));
+          const double su = std::max(std::fabs(double(u(i, j))), std::fabs(double(u(i + 1, j))));
+          const double sv = std::max(std::fabs(double(v(i, j))), std::fabs(double(v(i, j + 1))));
+          const double c = cc.dt * ((su + wave) * cc.rdx + (sv + wave) * cc.rdy + cc.viscous);
+          tc.check("courant", i, j, 0, got_c(i, j), c, c);
+        }
+      te.verdict();
+      tz.verdict();
+      tc.verdict();
     }
   }
 }
@@ -893,6 +990,85 @@ TEMPLATE_TEST_CASE("euler2d WallHaloZ and InjectJet fill halos as miniWeather do
           }
         t.verdict();
       }
+    }
+  }
+}
+
+namespace {
+
+// miniWeather's reductions(): mass rho dx dz, energy (rho (u^2 + w^2) + rho
+// cv T) dx dz with T = theta / (p0 / p)^(Rd / cp), and the Courant number
+// dt max((|u| + c) / dx, (|w| + c) / dz), c = sqrt(gamma p / rho); in double.
+constexpr double kP0 = 1.e5, kRd = 287., kCp = 1004., kCv = 717.;
+
+template <class R, class T>
+void primitives_reference(const Vars<T>& q, const BackgroundArrays<T>& bg, index_t i, index_t j, R& r, R& u, R& w,
+                          R& th, R& p) {
+  const std::size_t c = static_cast<std::size_t>(bg.k0 + j + 2);
+  r = R(double(q[0](i, j))) + R(double(bg.dens_cell[c]));
+  u = R(double(q[1](i, j))) / r;
+  w = R(double(q[2](i, j))) / r;
+  th = (R(double(q[3](i, j))) + R(double(bg.dens_theta_cell[c]))) / r;
+  p = R(kC0) * pw(r * th, R(kGamma));
+}
+
+template <class R, class T>
+R cell_energy_reference(const Vars<T>& q, const BackgroundArrays<T>& bg, double dx, double dz, index_t i, index_t j) {
+  R r, u, w, th, p;
+  primitives_reference(q, bg, i, j, r, u, w, th, p);
+  const R t = th / pw(R(kP0) / p, R(kRd / kCp));
+  const R ke = r * (u * u + w * w);
+  const R ie = r * R(kCv) * t;
+  return (ke + ie) * R(dx) * R(dz);
+}
+
+template <class R, class T>
+R cell_courant_reference(const Vars<T>& q, const BackgroundArrays<T>& bg, double dx, double dz, double dt, index_t i,
+                         index_t j) {
+  R r, u, w, th, p;
+  primitives_reference(q, bg, i, j, r, u, w, th, p);
+  using std::fabs;   // for R = double; Mag's overloads otherwise hide them
+  using std::sqrt;
+  const R sound = sqrt(R(kGamma) * p / r);
+  const R cx = (fabs(u) + sound) / R(dx), cz = (fabs(w) + sound) / R(dz);
+  return R(dt) * (cx > cz ? cx : cz);
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("euler2d diagnostics per cell: mass, energy, Courant number", "[stencil][euler2d]", double, float) {
+  using T = TestType;
+  const Vars<T> q = random_state<T>(111);
+  const BackgroundArrays<T> bg = random_background<T>(0, kNz);
+  const double dx = 250, dz = 125, dt = 0.7;
+  for (const Device& d : test::devices()) {
+    SECTION(test::describe(d, precision_of<T>())) {
+      const DeviceBackground<T> dbg(d, bg);
+      DeviceVars<T> dq(d, q);
+      const HostField<double> shape(kNx, kNz, 1, kHalo, kHalo, 0);
+      DeviceField<double> mass(d, shape), energy(d, shape), courant(d, shape);
+      const ke::CellTotals<T> totals{dq.cstate(), dbg.view(), dx, dz};
+      launch_cells(d, kOwned, ke::CellMass<T>{totals}, mass.view());
+      launch_cells(d, kOwned, ke::CellEnergy<T>{totals}, energy.view());
+      launch_cells(d, kOwned, ke::CellCourant<T>{totals, dt}, courant.view());
+      const HostField<double> got_m = mass.read(shape), got_e = energy.read(shape), got_c = courant.read(shape);
+      // Roundings (pow counted as 4): mass 3; the primitives 11, the
+      // temperature 6, the energy 8 more: 25; the Courant number 16.
+      Tally<double> tm{d, 3}, te{d, 25}, tc{d, 16};
+      for (index_t j = 0; j < kNz; ++j)
+        for (index_t i = 0; i < kNx; ++i) {
+          const Mag r = Mag(double(q[0](i, j))) + Mag(double(bg.dens_cell[static_cast<std::size_t>(j + 2)]));
+          tm.check("mass", i, j, 0, got_m(i, j),
+                   (double(q[0](i, j)) + double(bg.dens_cell[static_cast<std::size_t>(j + 2)])) * dx * dz,
+                   (r * Mag(dx) * Mag(dz)).m);
+          te.check("energy", i, j, 0, got_e(i, j), cell_energy_reference<double>(q, bg, dx, dz, i, j),
+                   cell_energy_reference<Mag>(q, bg, dx, dz, i, j).m);
+          tc.check("courant", i, j, 0, got_c(i, j), cell_courant_reference<double>(q, bg, dx, dz, dt, i, j),
+                   cell_courant_reference<Mag>(q, bg, dx, dz, dt, i, j).m);
+        }
+      tm.verdict();
+      te.verdict();
+      tc.verdict();
     }
   }
 }
