@@ -1,0 +1,66 @@
+// Functors of the stencil-kernel tests (test_stencil_kernels.cpp);
+// instantiated for CUDA in stencil_test_functors_cuda.cu.
+#pragma once
+
+#include "kernels/stencil/diffusion.hpp"
+#include "kernels/stencil/euler2d.hpp"
+#include "kernels/stencil/grid_view.hpp"
+#include "kernels/stencil/shallow_water.hpp"
+
+namespace strata::test {
+
+using kernels::stencil::FieldView;
+using kernels::stencil::index_t;
+
+// A kernel as the tests launch it: a type of the tests' own, so its CUDA
+// instantiation does not depend on (or collide with) the models' lists.
+template <class K>
+struct Launched {
+  K k;
+  STRATA_HD STRATA_FORCEINLINE void operator()(index_t i, index_t j, index_t c) const { k(i, j, c); }
+};
+
+// Counts the calls per cell; atomic on CUDA, where two threads handed the
+// same cell by a wrong index decode would otherwise race and hide it.
+struct CountCalls {
+  FieldView<int> hits;
+  STRATA_HD void operator()(index_t i, index_t j, index_t k) const {
+#if defined(__CUDA_ARCH__)
+    atomicAdd(&hits(i, j, k), 1);
+#else
+    ++hits(i, j, k);
+#endif
+  }
+};
+
+// A per-cell diagnostic (what global_sum / global_max reduce) written to
+// a field, so each cell's value can be compared on every backend.
+template <class F>
+struct CellValues {
+  F f;
+  FieldView<double> out;
+  STRATA_HD void operator()(index_t i, index_t j, index_t k) const { out(i, j, k) = f(i, j, k); }
+};
+
+}  // namespace strata::test
+
+// Every kernel the tests launch, for each precision.
+#define STRATA_STENCIL_TEST_KERNELS(X, T)                \
+  X(strata::kernels::stencil::HeatStep<T>)               \
+  X(strata::kernels::stencil::ShallowWaterStage<T>)      \
+  X(strata::kernels::stencil::NormalVelocityWall<T>)     \
+  X(strata::kernels::stencil::VorticityAtCentres<T>)     \
+  X(strata::kernels::stencil::euler2d::FluxX<T>)         \
+  X(strata::kernels::stencil::euler2d::FluxZ<T>)         \
+  X(strata::kernels::stencil::euler2d::ApplyTendency<T>) \
+  X(strata::kernels::stencil::euler2d::WallHaloZ<T>)     \
+  X(strata::kernels::stencil::euler2d::InjectJet<T>)
+
+// Every per-cell diagnostic the tests evaluate, for each precision.
+#define STRATA_STENCIL_TEST_DIAGNOSTICS(X, T)         \
+  X(strata::kernels::stencil::EnergyOf<T>)            \
+  X(strata::kernels::stencil::EnstrophyOf<T>)         \
+  X(strata::kernels::stencil::CourantOf<T>)           \
+  X(strata::kernels::stencil::euler2d::CellMass<T>)   \
+  X(strata::kernels::stencil::euler2d::CellEnergy<T>) \
+  X(strata::kernels::stencil::euler2d::CellCourant<T>)
