@@ -322,6 +322,8 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
   {
     auto t = timers.scope("setup");
     h5.emplace(output, "run.output", mpi, mode);
+    if (!h5->created_directory().empty())
+      out << "note: created the directory " << h5->created_directory() << " for run.output\n";
     write_header(*h5, *cfg, mpi, device, precision, checkpoint);
   }
   out << "output " << h5->path() << "\n";
@@ -346,6 +348,7 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
       health.write(*h5, mpi);
       Timers::write(*h5, timers.summarize(mpi));
       h5->set_status("stopped: checkpointed");
+      h5->close();
       out << "\nstopped on " << loop.reason << " at step " << sim->steps_done() << " of " << sim->steps()
           << "; checkpoint " << loop.checkpoint << "\ncontinue with: strata run " << cfg->path()
           << " --restart (exit 75)\n";
@@ -358,6 +361,7 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
     Timers::write(*h5, summary);
     write_performance(*h5, perf);
     h5->set_status("complete");
+    h5->close();   // a failure here is still the run's (exit 4), not the destructor's to swallow
     out << "\n" << Timers::format(summary);
     for (const auto& f : perf.figures) out << "  " << f.name << " = " << f.value << " " << f.units << "\n";
     if (loop.checkpoints > 0) out << "checkpoints in " << store.directory() << "\n";
