@@ -120,10 +120,14 @@ class H5Output {
  private:
   // Collective: every rank says whether its part of `what` worked; a
   // failure on any rank throws the lowest failing rank's Error on all.
-  void agree(bool ok, const std::string& what) const;
+  // A write that HDF5 itself could not finish (`writing`) may have left
+  // the ranks' HDF5 states apart (one past a barrier inside HDF5, one
+  // before it), so the file is abandoned: no HDF5 call touches it again,
+  // not even to close it (see abandoned_files()).
+  void agree(bool ok, const std::string& what, bool writing = true) const;
   // Collective: throws `local_failure` of the lowest rank that has one on
   // every rank; returns when no rank has one.
-  void settle(const std::string& local_failure) const;
+  void settle(const std::string& local_failure, bool abandon = false) const;
   // Collective, before a write of `local_bytes` from this rank: a
   // collective "disk full" unless the file system keeps room to close the
   // file after it (rank 0 asks the file system).
@@ -147,12 +151,17 @@ class H5Output {
   std::string path_, name_, directory_, created_directory_;
   const MpiContext& mpi_;
   MPI_Comm comm_ = MPI_COMM_NULL;   // the ranks' agreement on results (see the top)
-  bool failed_ = false;             // a call failed: closing may fail too
-  hid_t file_ = -1;
+  mutable hid_t file_ = -1;         // -1 once closed or abandoned
   hid_t xfer_ = -1;   // collective transfer property list
   hid_t lcpl_ = -1;   // creates intermediate groups
 };
 
 std::string hdf5_version();
+
+// Whether this process abandoned an HDF5 file (H5Output::agree). HDF5
+// closes what is open when MPI_Finalize ends the library, and closing such
+// a file can hang in a collective or free it twice (HDF5 1.10), so the
+// process must end with MPI_Abort, after its message, instead.
+bool abandoned_hdf5_files();
 
 }  // namespace strata
