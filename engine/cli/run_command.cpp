@@ -324,7 +324,17 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
     h5.emplace(output, "run.output", mpi, mode);
     if (!h5->created_directory().empty())
       out << "note: created the directory " << h5->created_directory() << " for run.output\n";
-    write_header(*h5, *cfg, mpi, device, precision, checkpoint);
+    try {
+      write_header(*h5, *cfg, mpi, device, precision, checkpoint);
+    } catch (const Error& e) {
+      // A new file that cannot even take its header (a full disk) is
+      // nothing anyone can use, and would stop the next run as "not
+      // strata's": it goes. A continued file stays.
+      if (!e.collective() || mode != H5Output::Mode::create) throw;
+      h5.reset();
+      if (mpi.root()) std::filesystem::remove(output);
+      throw;
+    }
   }
   out << "output " << h5->path() << "\n";
 

@@ -45,6 +45,12 @@ bool out_of_space(int err, const std::string& stack) {
 // must never fill up under HDF5: writes that would eat into this stop
 // first, as a collective "disk full", with the file still whole.
 constexpr std::uint64_t kCloseReserve = 1u << 20;
+// Below this, flushing the metadata HDF5 caches (attributes, extended
+// series) may itself run out of space inside HDF5's collective flush, where
+// ranks can be stranded; the file is abandoned instead (see agree()). A
+// run's own writes stop at kCloseReserve, so this is met unless the disk
+// was full before the file was written, or someone else filled it.
+constexpr std::uint64_t kFlushReserve = 256u << 10;
 
 // Test switch STRATA_TEST_NO_SPACE_CHECK=1: writes go ahead whatever the
 // space left, so the disk fills up under HDF5 (as when another process
@@ -244,8 +250,22 @@ void H5Output::make_room(std::uint64_t local_bytes, const std::string& what) con
   settle(full);
 }
 
+void H5Output::room_to_flush() const {
+  std::string full;
+  struct statvfs fs {};
+  if (mpi_.root() && ::statvfs(directory_.c_str(), &fs) == 0) {
+    const std::uint64_t free = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
+    if (free < kFlushReserve && !skip_space_check()) {
+      full = "disk full writing " + name_ + " (no room to flush it: " + bytes_text(free) + " free on " +
+             directory_ + ")";
+    }
+  }
+  settle(full, /*abandon=*/true);
+}
+
 void H5Output::close() {
   if (file_ < 0) return;
+  room_to_flush();
   // What HDF5 caches goes out first, where a failure is an answer: an
   // H5Fclose that cannot write leaves HDF5 1.10 holding the file it has
   // already freed, and closing the library at MPI_Finalize frees it again
@@ -602,6 +622,9 @@ void H5Output::set_status(const std::string& status) {
   flush();
 }
 
-void H5Output::flush() { check(H5Fflush(file_, H5F_SCOPE_GLOBAL), "flush " + path_); }
+void H5Output::flush() {
+  room_to_flush();
+  check(H5Fflush(file_, H5F_SCOPE_GLOBAL), "flush " + path_);
+}
 
 }  // namespace strata

@@ -132,6 +132,9 @@ class H5Output {
   // collective "disk full" unless the file system keeps room to close the
   // file after it (rank 0 asks the file system).
   void make_room(std::uint64_t local_bytes, const std::string& what) const;
+  // Collective, before a flush: abandons the file (a collective "disk
+  // full") when the file system has too little room left to flush it.
+  void room_to_flush() const;
   herr_t check(herr_t status, const std::string& what) const {
     agree(status >= 0, what);
     return status;

@@ -155,6 +155,25 @@ class OutputFillsTheDisk(DiskTestCase):
         self.write("md.toml", MD)
         self.fails_disk_full(["md.toml"], 2)
 
+    def test_a_disk_full_before_the_run_ends_it_at_once_leaving_no_file(self):
+        # Nothing fits, not even the metadata HDF5 flushes when it closes
+        # the new file (on 4 ranks that flush used to strand ranks in a
+        # collective inside HDF5).
+        try:
+            with open(self.path("disk", "filler"), "ab") as f:
+                f.write(b"\0" * FREE_BYTES)
+        except OSError:
+            pass   # full a little early: as wanted
+        fs = os.statvfs(self.path("disk"))
+        self.assertLess(fs.f_bavail * fs.f_frsize, 64 * 1024)
+        self.write("sw.toml", SHALLOW_WATER)
+        for ranks in (None, 4):
+            with self.subTest(ranks=ranks):
+                res = self.strata("run", "sw.toml", ranks=ranks, timeout=RUN_BOUND_S)
+                self.assertExit(res, 4)
+                self.assertInOutput("disk full writing disk/out.h5", res.stderr, res)
+                self.assertEqual(sorted(os.listdir(self.path("disk"))), ["filler"])
+
     def test_a_disk_that_fills_under_hdf5_still_ends_every_rank_with_exit_4(self):
         # Without the space check the disk fills up inside HDF5's own
         # writes (as when another process fills it between the check and
