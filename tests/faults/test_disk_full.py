@@ -188,13 +188,19 @@ class CheckpointsFillTheDisk(DiskTestCase):
     """Checkpoints fill the disk: the failing one is removed, those before it
     stay whole, the run stops (exit 4) rather than going on unprotected."""
 
-    def test_grid_checkpoints_on_2_ranks(self):
+    def test_grid_checkpoints_on_2_and_4_ranks(self):
         self.write("sw.toml", SHALLOW_WATER)
-        args = ["sw.toml", "--set", "shallow_water.output_interval=0", "--set", "checkpoint.every_steps=4",
-                "--set", "checkpoint.keep=1000", "--set", "run.async_output=false"]
-        res = self.fails_disk_full(args, 2, what="checkpoint disk/out.chk/step-")
-        self.assertInOutput("the checkpoints before it are untouched", res.stderr, res)
-        self.restarts_to_the_end(args, 2)
+        for ranks, background in ((2, False), (4, True)):
+            with self.subTest(ranks=ranks, background=background):
+                unmount(self.path("disk"))
+                self.assertIsNone(mount_tmpfs(self.path("disk"), f"size={DISK}"))
+                self.fill_disk()
+                args = ["sw.toml", "--set", "shallow_water.output_interval=0", "--set", "checkpoint.every_steps=4",
+                        "--set", "checkpoint.keep=1000",
+                        "--set", f"run.async_output={'true' if background else 'false'}"]
+                res = self.fails_disk_full(args, ranks, what="checkpoint disk/out.chk/step-")
+                self.assertInOutput("the checkpoints before it are untouched", res.stderr, res)
+                self.restarts_to_the_end(args, ranks)
 
     def test_particle_checkpoints_on_1_rank(self):
         # One rank used to end in SIGSEGV inside MPI_Finalize here.
