@@ -234,9 +234,7 @@ void H5Output::settle(const std::string& local_failure, bool abandon) const {
   throw Error(ExitCode::resources, message, true);
 }
 
-void H5Output::make_room(std::uint64_t local_bytes, const std::string& what) const {
-  unsigned long long total = local_bytes;
-  MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm_);
+void H5Output::make_room(std::uint64_t total, const std::string& what) const {
   std::string full;
   struct statvfs fs {};
   if (mpi_.root() && ::statvfs(directory_.c_str(), &fs) == 0) {
@@ -514,7 +512,15 @@ void H5Output::write_box(hid_t dataset, const std::string& path, int rank, const
                          hsize_t points, const void* data, hid_t type) {
   Handle file_sel{H5Dget_space(dataset), H5Sclose};
   Handle mem{H5Screate_simple(rank, count, nullptr), H5Sclose};
-  // Only ranks with data select a box, so a bad box is settled after the
+  // The ranks' boxes tile the whole dataset, or one frame of a series (an
+  // unlimited first axis), so every rank knows the bytes of the write
+  // without asking the others.
+  hsize_t dims[4] = {0, 0, 0, 0}, max[4] = {0, 0, 0, 0};
+  const int dims_n = H5Sget_simple_extent_dims(file_sel.id, dims, max);
+  hsize_t region = 1;
+  for (int d = dims_n > 0 && max[0] == H5S_UNLIMITED ? 1 : 0; d < dims_n; ++d) region *= dims[d];
+  make_room(region * H5Tget_size(type), "dataset " + path);
+  // Only ranks with data select a box, so a bad box is settled with the
   // write, which every rank joins (with nothing selected if its box failed).
   const bool selected =
       points == 0 || H5Sselect_hyperslab(file_sel.id, H5S_SELECT_SET, first, nullptr, count, nullptr) >= 0;
@@ -522,10 +528,8 @@ void H5Output::write_box(hid_t dataset, const std::string& path, int rank, const
     H5Sselect_none(file_sel.id);
     H5Sselect_none(mem.id);
   }
-  make_room(selected ? points * H5Tget_size(type) : 0, "dataset " + path);
   const herr_t written = H5Dwrite(dataset, type, mem.id, file_sel.id, xfer_, data);
-  agree(selected, "select a box of " + path, /*writing=*/false);
-  check(written, "write dataset " + path);
+  agree(selected && written >= 0, (selected ? "write dataset " : "select a box of ") + path);
 }
 
 hid_t H5Output::write_scalar(const std::string& path, hid_t type, const void* value) {
@@ -538,7 +542,7 @@ hid_t H5Output::write_scalar(const std::string& path, hid_t type, const void* va
   // Rank 0 writes the value; the others take part with an empty selection.
   Handle sel{H5Screate(H5S_SCALAR), H5Sclose};
   if (!mpi_.root()) H5Sselect_none(sel.id);
-  make_room(mpi_.root() ? H5Tget_size(type) : 0, "dataset " + path);
+  make_room(H5Tget_size(type), "dataset " + path);
   check(H5Dwrite(ds.id, type, sel.id, sel.id, xfer_, value), "write dataset " + path);
   return std::exchange(ds.id, -1);
 }
@@ -610,7 +614,7 @@ void H5Output::table(const std::string& path, const H5Table& table) {
             H5Dclose};
   Handle sel{H5Screate_simple(1, &n, nullptr), H5Sclose};
   if (!mpi_.root()) H5Sselect_none(sel.id);
-  make_room(mpi_.root() ? bytes.size() : 0, "dataset " + path);
+  make_room(bytes.size(), "dataset " + path);
   check(H5Dwrite(ds.id, compound.id, sel.id, sel.id, xfer_, bytes.data()), "write dataset " + path);
   for (const auto& c : table.columns) {
     if (!c.units.empty()) attribute(path, c.name + "_units", c.units);

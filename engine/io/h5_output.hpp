@@ -128,10 +128,10 @@ class H5Output {
   // Collective: throws `local_failure` of the lowest rank that has one on
   // every rank; returns when no rank has one.
   void settle(const std::string& local_failure, bool abandon = false) const;
-  // Collective, before a write of `local_bytes` from this rank: a
+  // Collective, before a write of `bytes` (all ranks' together): a
   // collective "disk full" unless the file system keeps room to close the
   // file after it (rank 0 asks the file system).
-  void make_room(std::uint64_t local_bytes, const std::string& what) const;
+  void make_room(std::uint64_t bytes, const std::string& what) const;
   // Collective, before a flush: abandons the file (a collective "disk
   // full") when the file system has too little room left to flush it.
   void room_to_flush() const;
