@@ -10,6 +10,7 @@
 
 #include "engine/cli/commands.hpp"
 #include "engine/config/schema.hpp"
+#include "engine/io/h5_output.hpp"
 #include "engine/runtime/build_info.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/mpi_context.hpp"
@@ -178,16 +179,25 @@ int main(int argc, char** argv) {
     }
     run_args.run_prefix = run_prefix(mpi, argv[0]);
   }
+  int code = 0;
   try {
-    if (*run) return strata::run_command(mpi, out, run_args);
-    if (*models) return strata::models_command(out, model_name, markdown, strata::shell_quote(argv[0]));
-    if (*doctor) return strata::doctor_command(mpi, out, probe);
-    if (*validate) return strata::validate_command(mpi, out, val_backend, val_precision);
-    if (*sweep) return strata::sweep_command(mpi, out, sweep_args);
+    if (*run) code = strata::run_command(mpi, out, run_args);
+    if (*models) code = strata::models_command(out, model_name, markdown, strata::shell_quote(argv[0]));
+    if (*doctor) code = strata::doctor_command(mpi, out, probe);
+    if (*validate) code = strata::validate_command(mpi, out, val_backend, val_precision);
+    if (*sweep) code = strata::sweep_command(mpi, out, sweep_args);
   } catch (const strata::Error& e) {
-    return report(mpi, e.what(), static_cast<int>(e.code()), e.collective());
+    code = report(mpi, e.what(), static_cast<int>(e.code()), e.collective());
   } catch (const std::exception& e) {
-    return report(mpi, e.what(), static_cast<int>(strata::ExitCode::internal), false);
+    code = report(mpi, e.what(), static_cast<int>(strata::ExitCode::internal), false);
   }
-  return 0;
+  if (strata::abandoned_hdf5_files()) {
+    // A file HDF5 could not finish writing is still open, and HDF5 would
+    // close it inside MPI_Finalize (a hang or a crash there): every rank
+    // has said why already, so the job ends here, with the run's code.
+    std::cout.flush();
+    std::cerr.flush();
+    MPI_Abort(mpi.comm(), code);
+  }
+  return code;
 }

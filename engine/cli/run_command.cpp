@@ -454,6 +454,8 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
   {
     auto t = timers.scope("setup");
     h5.emplace(output, "run.output", mpi, mode);
+    if (!h5->created_directory().empty())
+      out << "note: created the directory " << h5->created_directory() << " for run.output\n";
     if (mode == H5Output::Mode::append) {
       const std::string there = h5->string_attribute("/", "model");
       mpi.collective([&] {
@@ -462,8 +464,18 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
                                       "'; cannot continue it (choose another output with -o)");
       });
     } else {
-      write_header(*h5, *cfg, mpi, device, precision, checkpoint);
-      header_written = true;
+      try {
+        write_header(*h5, *cfg, mpi, device, precision, checkpoint);
+        header_written = true;
+      } catch (const Error& e) {
+        // A new file that cannot even take its header (a full disk) is
+        // nothing anyone can use, and would stop the next run as "not
+        // strata's": it goes.
+        if (!e.collective()) throw;
+        h5.reset();
+        if (mpi.root()) std::filesystem::remove(output);
+        throw;
+      }
     }
   }
   out << "output " << h5->path() << "\n";
@@ -500,6 +512,7 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
       health.write(*h5, mpi);
       Timers::write(*h5, timers.summarize(mpi));
       h5->set_status("stopped: checkpointed");
+      h5->close();
       out << "\nstopped on " << loop.reason << " at step " << sim->steps_done() << " of " << sim->steps()
           << "; checkpoint " << loop.checkpoint << " (exit 75)\n";
       // A sweep point is continued by running the sweep again (it says so).
@@ -519,6 +532,7 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
                                       " were lost before a restart (NaN; root attributes missing_frames, "
                                       "missing_rows)");
     if (!lost.empty()) out << "warning: output " << lost << " of " << output << " were lost before a restart\n";
+    h5->close();   // a failure here is still the run's (exit 4), not the destructor's to swallow
     out << "\n" << Timers::format(summary);
     for (const auto& f : perf.figures) out << "  " << f.name << " = " << f.value << " " << f.units << "\n";
     if (loop.checkpoints > 0) out << "checkpoints in " << store.directory() << "\n";

@@ -474,33 +474,41 @@ std::string CheckpointStore::write(const Simulation& sim, const CheckpointHeader
     fs::create_directories(dir_, ec);
     if (ec) throw Error(ExitCode::resources, "cannot create checkpoint directory " + dir_ + " (" + ec.message() + ")");
   });
+  std::optional<H5Output> out;
   try {
-    H5Output out(tmp_path, "checkpoint", mpi_);
-    out.attribute("/", "format", std::string(kFormat));
-    out.attribute("/", "strata_version", std::string(build::version_line()));
-    out.attribute("/", "git_sha", std::string(build::git_sha()));
-    out.attribute("/", "model", header.model);
-    out.attribute("/", "precision", header.precision);
-    out.attribute("/", "backend", header.backend);
-    out.attribute("/", "step", header.step);
-    out.attribute("/", "steps", header.steps);
-    out.attribute("/", "ranks", header.ranks);
-    out.attribute("/", "wall_seconds", header.wall_seconds);
-    out.text("/config", header.config_toml);
-    H5StateWriter writer(out, mpi_);
+    out.emplace(tmp_path, "checkpoint", mpi_, H5Output::Mode::create, "checkpoint " + final_path);
+    out->attribute("/", "format", std::string(kFormat));
+    out->attribute("/", "strata_version", std::string(build::version_line()));
+    out->attribute("/", "git_sha", std::string(build::git_sha()));
+    out->attribute("/", "model", header.model);
+    out->attribute("/", "precision", header.precision);
+    out->attribute("/", "backend", header.backend);
+    out->attribute("/", "step", header.step);
+    out->attribute("/", "steps", header.steps);
+    out->attribute("/", "ranks", header.ranks);
+    out->attribute("/", "wall_seconds", header.wall_seconds);
+    out->text("/config", header.config_toml);
+    H5StateWriter writer(*out, mpi_);
     sim.save(writer);
     const std::uint64_t sum = writer.checksum();
     std::int64_t stored;
     std::memcpy(&stored, &sum, sizeof stored);
-    out.attribute("/", "checksum", stored);
-    out.attribute("/", "complete", std::int64_t{1});   // last: a file without it is incomplete
-    out.flush();
+    out->attribute("/", "checksum", stored);
+    out->attribute("/", "complete", std::int64_t{1});   // last: a file without it is incomplete
+    out->close();
   } catch (const Error& e) {
+    // The temporary file's space goes first, so that closing it (HDF5
+    // writes its cached metadata then) finds room on a full disk; then it
+    // goes. The checkpoints before it are untouched.
+    on_root(mpi_, [&] { ::truncate(tmp_path.c_str(), 0); });
+    out.reset();
     on_root(mpi_, [&] {
       std::error_code ec;
       fs::remove(tmp_path, ec);
     });
-    throw Error(ExitCode::resources, "checkpoint " + final_path + ": " + e.what(), true);
+    std::string message = e.what();
+    if (message.find(final_path) == std::string::npos) message = "checkpoint " + final_path + ": " + message;
+    throw Error(ExitCode::resources, message + "; the checkpoints before it are untouched", true);
   }
   on_root(mpi_, [&] {
     // Data on disk before the name changes; then the directory entry.

@@ -1,13 +1,21 @@
 #include "engine/io/h5_output.hpp"
 
+#include <fcntl.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
+#include <utility>
 
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/mpi_context.hpp"
@@ -15,13 +23,57 @@
 namespace strata {
 namespace {
 
-void check(herr_t status, const std::string& what) {
-  if (status < 0) throw Error(ExitCode::resources, "HDF5: " + what + " failed (disk full or file system error?)");
+// Words from the HDF5 error stack of the calling thread (innermost last).
+herr_t collect_error(unsigned, const H5E_error2_t* e, void* data) {
+  auto* text = static_cast<std::string*>(data);
+  if (e->desc != nullptr && *e->desc != '\0') *text += std::string(text->empty() ? "" : "; ") + e->desc;
+  return 0;
 }
 
-hid_t check_id(hid_t id, const std::string& what) {
-  if (id < 0) throw Error(ExitCode::resources, "HDF5: " + what + " failed (disk full or file system error?)");
-  return id;
+// Whether a failure was the file system running out of space: errno from
+// the write itself, or (MPI-IO keeps errno to itself) the words the
+// MPI-IO layer put on HDF5's error stack.
+bool out_of_space(int err, const std::string& stack) {
+  if (err == ENOSPC || err == EDQUOT) return true;
+  for (const char* words : {"No space left", "NO_SPACE", "no space", "out of space", "quota"})
+    if (stack.find(words) != std::string::npos) return true;
+  return false;
+}
+
+// Space a write must leave free: what a failing run still writes (its
+// status) and what HDF5 writes when it flushes and closes the file (its
+// cached metadata, some KiB per dataset touched). A write that HDF5 itself
+// finds the disk full for can leave the ranks in different places inside
+// HDF5 (one in a barrier of the metadata flush, one past it), so the disk
+// must never fill up under HDF5: writes that would eat into this stop
+// first, as a collective "disk full", with the file still whole.
+constexpr std::uint64_t kCloseReserve = 1u << 20;
+// Below this, flushing the metadata HDF5 caches (attributes, extended
+// series) may itself run out of space inside HDF5's collective flush, where
+// ranks can be stranded; the file is abandoned instead (see agree()). A
+// run's own writes stop at kCloseReserve, so this is met unless the disk
+// was full before the file was written, or someone else filled it.
+constexpr std::uint64_t kFlushReserve = 256u << 10;
+
+// Test switch STRATA_TEST_NO_SPACE_CHECK=1: writes go ahead whatever the
+// space left, so the disk fills up under HDF5 (as when another process
+// fills it between the check and the write).
+bool skip_space_check() {
+  static const bool skip = [] {
+    const char* v = std::getenv("STRATA_TEST_NO_SPACE_CHECK");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  return skip;
+}
+
+std::string bytes_text(std::uint64_t b) {
+  char text[32];
+  if (b >= (1u << 20)) {
+    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(b) / (1u << 20));
+  } else {
+    std::snprintf(text, sizeof text, "%.1f KiB", static_cast<double>(b) / 1024);
+  }
+  return text;
 }
 
 // Closes an HDF5 id at scope exit.
@@ -61,17 +113,42 @@ std::size_t H5Table::rows() const {
   return std::visit([](const auto& v) { return v.size(); }, columns.front().values);
 }
 
-H5Output::H5Output(const std::string& path, const std::string& key, const MpiContext& mpi, Mode mode)
-    : path_(path), mpi_(mpi) {
-  // Rank 0 makes the directory and reports why it cannot, so the message is
-  // about the path rather than an HDF5 error stack.
+H5Output::H5Output(const std::string& path, const std::string& key, const MpiContext& mpi, Mode mode,
+                   const std::string& name)
+    : path_(path),
+      name_(name.empty() ? path : name),
+      directory_(std::filesystem::path(path).has_parent_path() ? std::filesystem::path(path).parent_path().string()
+                                                                  : "."),
+      mpi_(mpi) {
+  // Rank 0 makes the directory and tries the file with the system's own
+  // open(), so the message gives the system's reason (a read-only file
+  // system, permissions, a path /proc will not create) rather than what
+  // MPI-IO's error handling leaves in errno.
   std::string problem;
   if (mpi.root()) {
+    namespace fs = std::filesystem;
     std::error_code ec;
-    const std::filesystem::path p(path);
-    if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
-    if (ec) problem = "cannot create directory '" + p.parent_path().string() + "' (" + ec.message() + ")";
-    if (problem.empty() && std::filesystem::is_directory(p, ec)) problem = "is a directory";
+    const fs::path p(path);
+    if (p.has_parent_path() && !fs::exists(p.parent_path(), ec)) {
+      fs::create_directories(p.parent_path(), ec);
+      if (ec) {
+        problem = "cannot create directory '" + p.parent_path().string() + "' (" + ec.message() + ")";
+      } else {
+        created_directory_ = p.parent_path().string();
+      }
+    }
+    if (problem.empty() && fs::is_directory(p, ec)) problem = "is a directory";
+    if (problem.empty()) {
+      const bool existed = fs::exists(fs::symlink_status(p, ec));
+      const int fd = ::open(path.c_str(), mode == Mode::append ? O_RDWR : (O_WRONLY | O_CREAT), 0666);
+      if (fd < 0) {
+        problem = std::string("cannot ") + (mode == Mode::append ? "open" : "create") + " the output file (" +
+                  std::strerror(errno) + ")";
+      } else {
+        ::close(fd);
+        if (!existed) ::unlink(path.c_str());   // HDF5 creates it; a failed run leaves nothing
+      }
+    }
   }
   mpi.check_collective(problem.empty() ? "" : key + " = \"" + path + "\": " + problem, 2);
 
@@ -94,6 +171,7 @@ H5Output::H5Output(const std::string& path, const std::string& key, const MpiCon
                     " the output file (" + (err != 0 ? std::strerror(err) : "not a readable HDF5 file") + ")",
                 true);
   }
+  MPI_Comm_dup(mpi.comm(), &comm_);
   xfer_ = H5Pcreate(H5P_DATASET_XFER);
   H5Pset_dxpl_mpio(xfer_, H5FD_MPIO_COLLECTIVE);
   lcpl_ = H5Pcreate(H5P_LINK_CREATE);
@@ -101,9 +179,101 @@ H5Output::H5Output(const std::string& path, const std::string& key, const MpiCon
 }
 
 H5Output::~H5Output() {
+  try {
+    close();
+  } catch (const Error&) {
+    // Reported by whoever called close(); a destructor has no one to tell.
+  }
   if (lcpl_ >= 0) H5Pclose(lcpl_);
   if (xfer_ >= 0) H5Pclose(xfer_);
-  if (file_ >= 0) H5Fclose(file_);
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+namespace {
+std::atomic<bool> g_abandoned{false};
+}  // namespace
+
+bool abandoned_hdf5_files() { return g_abandoned.load(); }
+
+void H5Output::agree(bool ok, const std::string& what, bool writing) const {
+  const int err = ok ? 0 : errno;
+  std::string mine;
+  if (!ok) {
+    std::string stack;
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect_error, &stack);
+    // MPI-IO reports ENOSPC on its own stderr and keeps errno to itself:
+    // a file system left with less than one write's worth is full too.
+    struct statvfs fs {};
+    const bool full = out_of_space(err, stack) ||
+                      (::statvfs(directory_.c_str(), &fs) == 0 &&
+                       static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize < kCloseReserve);
+    if (full) {
+      mine = "disk full writing " + name_ + " (" + what;
+    } else {
+      const std::string reason = err != 0 ? std::strerror(err) : stack.empty() ? "HDF5 gave no reason" : stack;
+      mine = "cannot write " + name_ + " (" + what + ": " + reason;
+    }
+    mine += mpi_.size() > 1 ? ", on rank " + std::to_string(mpi_.rank()) + ")" : ")";
+    H5Eclear2(H5E_DEFAULT);
+  }
+  errno = 0;
+  settle(mine, writing);
+}
+
+void H5Output::settle(const std::string& local_failure, bool abandon) const {
+  // The lowest failing rank's words, so every rank throws the same.
+  int first = local_failure.empty() ? mpi_.size() : mpi_.rank();
+  MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm_);
+  if (first == mpi_.size()) return;
+  std::string message = local_failure;
+  int len = static_cast<int>(message.size());
+  MPI_Bcast(&len, 1, MPI_INT, first, comm_);
+  message.resize(static_cast<std::size_t>(len));
+  MPI_Bcast(message.data(), len, MPI_CHAR, first, comm_);
+  if (abandon && file_ >= 0) {
+    file_ = -1;   // never closed: see agree()
+    g_abandoned = true;
+  }
+  throw Error(ExitCode::resources, message, true);
+}
+
+void H5Output::make_room(std::uint64_t total, const std::string& what) const {
+  std::string full;
+  struct statvfs fs {};
+  if (mpi_.root() && ::statvfs(directory_.c_str(), &fs) == 0) {
+    const std::uint64_t free = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
+    if (free < total + kCloseReserve && !skip_space_check()) {
+      full = "disk full writing " + name_ + " (" + what + ": " + bytes_text(total) + " to write, " +
+             bytes_text(free) + " free on " + directory_ + ", of which " + bytes_text(kCloseReserve) +
+             " stay for closing the file)";
+    }
+  }
+  settle(full);
+}
+
+void H5Output::room_to_flush() const {
+  std::string full;
+  struct statvfs fs {};
+  if (mpi_.root() && ::statvfs(directory_.c_str(), &fs) == 0) {
+    const std::uint64_t free = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
+    if (free < kFlushReserve && !skip_space_check()) {
+      full = "disk full writing " + name_ + " (no room to flush it: " + bytes_text(free) + " free on " +
+             directory_ + ")";
+    }
+  }
+  settle(full, /*abandon=*/true);
+}
+
+void H5Output::close() {
+  if (file_ < 0) return;
+  room_to_flush();
+  // What HDF5 caches goes out first, where a failure is an answer: an
+  // H5Fclose that cannot write leaves HDF5 1.10 holding the file it has
+  // already freed, and closing the library at MPI_Finalize frees it again
+  // (SIGSEGV). So a file that cannot be flushed is abandoned, not closed.
+  check(H5Fflush(file_, H5F_SCOPE_GLOBAL), "flush");
+  check(H5Fclose(file_), "close");   // a failure abandons it: HDF5 may hold it freed
+  file_ = -1;
 }
 
 void H5Output::group(const std::string& path) {
@@ -111,11 +281,9 @@ void H5Output::group(const std::string& path) {
   Handle g{check_id(H5Gcreate2(file_, path.c_str(), lcpl_, H5P_DEFAULT, H5P_DEFAULT), "create group " + path), H5Gclose};
 }
 
-namespace {
-
-void write_attribute(hid_t file, const std::string& object, const std::string& name, hid_t type, hid_t space,
-                     const void* data) {
-  Handle obj{check_id(H5Oopen(file, object.c_str(), H5P_DEFAULT), "open " + object), H5Oclose};
+void H5Output::write_attribute(const std::string& object, const std::string& name, hid_t type, hid_t space,
+                               const void* data) {
+  Handle obj{check_id(H5Oopen(file_, object.c_str(), H5P_DEFAULT), "open " + object), H5Oclose};
   if (H5Aexists(obj.id, name.c_str()) > 0) check(H5Adelete(obj.id, name.c_str()), "replace attribute " + name);
   Handle attr{check_id(H5Acreate2(obj.id, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT),
                        "create attribute " + object + ":" + name),
@@ -123,13 +291,11 @@ void write_attribute(hid_t file, const std::string& object, const std::string& n
   check(H5Awrite(attr.id, type, data), "write attribute " + object + ":" + name);
 }
 
-}  // namespace
-
 void H5Output::attribute(const std::string& object, const std::string& name, const std::string& value) {
   Handle type{vl_string_type(), H5Tclose};
   Handle space{H5Screate(H5S_SCALAR), H5Sclose};
   const char* p = value.c_str();
-  write_attribute(file_, object, name, type.id, space.id, &p);
+  write_attribute(object, name, type.id, space.id, &p);
 }
 
 void H5Output::attribute(const std::string& object, const std::string& name, const std::vector<std::string>& value) {
@@ -138,29 +304,29 @@ void H5Output::attribute(const std::string& object, const std::string& name, con
   Handle space{H5Screate_simple(1, &n, nullptr), H5Sclose};
   std::vector<const char*> ptrs;
   for (const auto& s : value) ptrs.push_back(s.c_str());
-  write_attribute(file_, object, name, type.id, space.id, ptrs.data());
+  write_attribute(object, name, type.id, space.id, ptrs.data());
 }
 
 void H5Output::attribute(const std::string& object, const std::string& name, std::int64_t value) {
   Handle space{H5Screate(H5S_SCALAR), H5Sclose};
-  write_attribute(file_, object, name, H5T_NATIVE_INT64, space.id, &value);
+  write_attribute(object, name, H5T_NATIVE_INT64, space.id, &value);
 }
 
 void H5Output::attribute(const std::string& object, const std::string& name, double value) {
   Handle space{H5Screate(H5S_SCALAR), H5Sclose};
-  write_attribute(file_, object, name, H5T_NATIVE_DOUBLE, space.id, &value);
+  write_attribute(object, name, H5T_NATIVE_DOUBLE, space.id, &value);
 }
 
 void H5Output::attribute(const std::string& object, const std::string& name, const std::vector<double>& value) {
   const hsize_t n = value.size();
   Handle space{H5Screate_simple(1, &n, nullptr), H5Sclose};
-  write_attribute(file_, object, name, H5T_NATIVE_DOUBLE, space.id, value.data());
+  write_attribute(object, name, H5T_NATIVE_DOUBLE, space.id, value.data());
 }
 
 void H5Output::attribute(const std::string& object, const std::string& name, const std::vector<std::int64_t>& value) {
   const hsize_t n = value.size();
   Handle space{H5Screate_simple(1, &n, nullptr), H5Sclose};
-  write_attribute(file_, object, name, H5T_NATIVE_INT64, space.id, value.data());
+  write_attribute(object, name, H5T_NATIVE_INT64, space.id, value.data());
 }
 
 bool H5Output::exists(const std::string& path) const {
@@ -245,8 +411,15 @@ void H5Output::series(const std::string& path, std::span<const std::int64_t> fra
   Handle space{H5Screate_simple(rank, dims, max), H5Sclose};
   Handle dcpl{H5Pcreate(H5P_DATASET_CREATE), H5Pclose};
   check(H5Pset_chunk(dcpl.id, rank, chunk), "chunk " + path);
+  // NaN is what a reader sees where nothing was written (chunks never
+  // allocated). Never written at allocation: parallel HDF5 allocates a
+  // frame's chunks when the series grows (H5Dset_extent) and would write
+  // the fill there, and a fill write that fails on one rank (a full disk)
+  // leaves the others in H5Dset_extent's barrier; every frame is written
+  // whole anyway.
   const double fill = std::numeric_limits<double>::quiet_NaN();
   H5Pset_fill_value(dcpl.id, H5T_NATIVE_DOUBLE, &fill);
+  H5Pset_fill_time(dcpl.id, H5D_FILL_TIME_NEVER);
   H5Pset_alloc_time(dcpl.id, H5D_ALLOC_TIME_INCR);   // parallel HDF5 needs early or incremental
   Handle ds{check_id(H5Dcreate2(file_, path.c_str(), H5T_NATIVE_DOUBLE, space.id, lcpl_, dcpl.id, H5P_DEFAULT),
                      "create dataset " + path),
@@ -260,9 +433,11 @@ void H5Output::integer_series(const std::string& path) {
   Handle space{H5Screate_simple(1, &dims, &max), H5Sclose};
   Handle dcpl{H5Pcreate(H5P_DATASET_CREATE), H5Pclose};
   check(H5Pset_chunk(dcpl.id, 1, &chunk), "chunk " + path);
-  // -1 marks an entry never written (H5MD steps are >= 0).
+  // -1 marks an entry never written (H5MD steps are >= 0); series_resize
+  // writes it into a gap itself, as fill values are never written here.
   const std::int64_t fill = -1;
   H5Pset_fill_value(dcpl.id, H5T_NATIVE_INT64, &fill);
+  H5Pset_fill_time(dcpl.id, H5D_FILL_TIME_NEVER);   // as in series()
   H5Pset_alloc_time(dcpl.id, H5D_ALLOC_TIME_INCR);
   Handle ds{check_id(H5Dcreate2(file_, path.c_str(), H5T_NATIVE_INT64, space.id, lcpl_, dcpl.id, H5P_DEFAULT),
                      "create dataset " + path),
@@ -283,8 +458,32 @@ void H5Output::series_resize(const std::string& path, std::int64_t length) {
   hsize_t dims[4] = {0, 0, 0, 0};
   H5Sget_simple_extent_dims(space.id, dims, nullptr);
   if (static_cast<std::int64_t>(dims[0]) == length) return;
+  const hsize_t before = dims[0];
   dims[0] = static_cast<hsize_t>(length);
   check(H5Dset_extent(ds.id, dims), "resize " + path);
+  // Fill values are never written (a fill inside H5Dset_extent that fails
+  // on one rank would hang the others), so a gap left by growing is filled
+  // here: NaN, or -1 in an integer series. Rank 0 writes it, in slabs of at
+  // most 2^20 values along the second axis.
+  if (dims[0] <= before) return;
+  const int rank = H5Sget_simple_extent_ndims(space.id);
+  Handle type{H5Dget_type(ds.id), H5Tclose};
+  const bool integer = H5Tget_class(type.id) == H5T_INTEGER;
+  hsize_t inner = 1;
+  for (int d = 2; d < rank; ++d) inner *= dims[d];
+  const hsize_t across = rank > 1 ? dims[1] : 1;
+  const hsize_t slab = std::max<hsize_t>(1, std::min<hsize_t>(across, (hsize_t{1} << 20) / std::max<hsize_t>(inner, 1)));
+  const std::vector<double> nan(static_cast<std::size_t>(slab * inner), std::numeric_limits<double>::quiet_NaN());
+  const std::vector<std::int64_t> minus_one(static_cast<std::size_t>(slab * inner), -1);
+  for (hsize_t k = before; k < dims[0]; ++k) {
+    for (hsize_t j = 0; j < across; j += slab) {
+      hsize_t first[4] = {k, j, 0, 0}, count[4] = {1, std::min(slab, across - j), 1, 1};
+      for (int d = 2; d < rank; ++d) count[d] = dims[d];
+      const hsize_t points = mpi_.root() ? count[1] * inner : 0;
+      write_box(ds.id, path, rank, first, count, points, integer ? static_cast<const void*>(minus_one.data()) : nan.data(),
+                integer ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE);
+    }
+  }
 }
 
 void H5Output::series_write(const std::string& path, std::int64_t index, std::span<const double> local,
@@ -316,7 +515,8 @@ std::vector<double> H5Output::read(const std::string& path) const {
   Handle space{H5Dget_space(ds.id), H5Sclose};
   const hssize_t n = H5Sget_simple_extent_npoints(space.id);
   std::vector<double> out(static_cast<std::size_t>(n > 0 ? n : 0));
-  check(H5Dread(ds.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, xfer_, out.data()), "read dataset " + path);
+  agree(H5Dread(ds.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, xfer_, out.data()) >= 0, "read dataset " + path,
+        /*writing=*/false);
   return out;
 }
 
@@ -343,25 +543,39 @@ void H5Output::write_box(hid_t dataset, const std::string& path, int rank, const
                          hsize_t points, const void* data, hid_t type) {
   Handle file_sel{H5Dget_space(dataset), H5Sclose};
   Handle mem{H5Screate_simple(rank, count, nullptr), H5Sclose};
-  if (points == 0) {
+  // The ranks' boxes tile the whole dataset, or one frame of a series (an
+  // unlimited first axis), so every rank knows the bytes of the write
+  // without asking the others.
+  hsize_t dims[4] = {0, 0, 0, 0}, max[4] = {0, 0, 0, 0};
+  const int dims_n = H5Sget_simple_extent_dims(file_sel.id, dims, max);
+  hsize_t region = 1;
+  for (int d = dims_n > 0 && max[0] == H5S_UNLIMITED ? 1 : 0; d < dims_n; ++d) region *= dims[d];
+  make_room(region * H5Tget_size(type), "dataset " + path);
+  // Only ranks with data select a box, so a bad box is settled with the
+  // write, which every rank joins (with nothing selected if its box failed).
+  const bool selected =
+      points == 0 || H5Sselect_hyperslab(file_sel.id, H5S_SELECT_SET, first, nullptr, count, nullptr) >= 0;
+  if (points == 0 || !selected) {
     H5Sselect_none(file_sel.id);
     H5Sselect_none(mem.id);
-  } else {
-    check(H5Sselect_hyperslab(file_sel.id, H5S_SELECT_SET, first, nullptr, count, nullptr), "select " + path);
   }
-  check(H5Dwrite(dataset, type, mem.id, file_sel.id, xfer_, data), "write dataset " + path);
+  const herr_t written = H5Dwrite(dataset, type, mem.id, file_sel.id, xfer_, data);
+  agree(selected && written >= 0, (selected ? "write dataset " : "select a box of ") + path);
 }
 
 hid_t H5Output::write_scalar(const std::string& path, hid_t type, const void* value) {
   unlink_existing(path);
   Handle space{H5Screate(H5S_SCALAR), H5Sclose};
-  hid_t ds = check_id(H5Dcreate2(file_, path.c_str(), type, space.id, lcpl_, H5P_DEFAULT, H5P_DEFAULT),
-                      "create dataset " + path);
+  // Closed here if the write fails: a dataset left open makes H5Fclose fail.
+  Handle ds{check_id(H5Dcreate2(file_, path.c_str(), type, space.id, lcpl_, H5P_DEFAULT, H5P_DEFAULT),
+                     "create dataset " + path),
+            H5Dclose};
   // Rank 0 writes the value; the others take part with an empty selection.
   Handle sel{H5Screate(H5S_SCALAR), H5Sclose};
   if (!mpi_.root()) H5Sselect_none(sel.id);
-  check(H5Dwrite(ds, type, sel.id, sel.id, xfer_, value), "write dataset " + path);
-  return ds;
+  make_room(H5Tget_size(type), "dataset " + path);
+  check(H5Dwrite(ds.id, type, sel.id, sel.id, xfer_, value), "write dataset " + path);
+  return std::exchange(ds.id, -1);
 }
 
 void H5Output::text(const std::string& path, const std::string& value) {
@@ -431,6 +645,7 @@ void H5Output::table(const std::string& path, const H5Table& table) {
             H5Dclose};
   Handle sel{H5Screate_simple(1, &n, nullptr), H5Sclose};
   if (!mpi_.root()) H5Sselect_none(sel.id);
+  make_room(bytes.size(), "dataset " + path);
   check(H5Dwrite(ds.id, compound.id, sel.id, sel.id, xfer_, bytes.data()), "write dataset " + path);
   for (const auto& c : table.columns) {
     if (!c.units.empty()) attribute(path, c.name + "_units", c.units);
@@ -530,6 +745,9 @@ std::string describe_missing_output(const H5Output& out) {
   return text.str();
 }
 
-void H5Output::flush() { check(H5Fflush(file_, H5F_SCOPE_GLOBAL), "flush " + path_); }
+void H5Output::flush() {
+  room_to_flush();
+  check(H5Fflush(file_, H5F_SCOPE_GLOBAL), "flush " + path_);
+}
 
 }  // namespace strata

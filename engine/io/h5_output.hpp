@@ -2,9 +2,19 @@
 // MPI-IO driver (parallel HDF5, never file-per-rank). Every call here is
 // collective: all ranks call it with the same arguments; rank 0 supplies the
 // data of small datasets and the other ranks select nothing.
+//
+// A failure is collective too. A write that fails on one rank (a full disk
+// fails on whichever rank writes the bytes that do not fit) must not leave
+// the others inside the next collective HDF5 call, so the ranks agree on
+// the result of every HDF5 call that can touch the file, over a
+// communicator of the file's own (the background writer's thread may be
+// the caller), and a failure anywhere throws the same Error (exit 4) on
+// every rank: "disk full writing FILE (what)" when the file system ran out
+// of space, else "cannot write FILE (what: reason)".
 #pragma once
 
 #include <hdf5.h>
+#include <mpi.h>
 
 #include <cstdint>
 #include <span>
@@ -35,13 +45,22 @@ class H5Output {
   };
   // Opens `path`, making missing parent directories. Throws InputError
   // naming `key` (the input key that gave the path) when the file cannot be
-  // created or opened, before anything is written.
-  H5Output(const std::string& path, const std::string& key, const MpiContext& mpi, Mode mode = Mode::create);
-  ~H5Output();
+  // created or opened, before anything is written, with the system's
+  // reason. `name` is how messages call the file (default: its path).
+  H5Output(const std::string& path, const std::string& key, const MpiContext& mpi, Mode mode = Mode::create,
+           const std::string& name = "");
+  ~H5Output();   // closes quietly (close() reports)
   H5Output(const H5Output&) = delete;
   H5Output& operator=(const H5Output&) = delete;
 
   const std::string& path() const { return path_; }
+  // Rank 0: the parent directory the constructor created ("" if it existed).
+  const std::string& created_directory() const { return created_directory_; }
+
+  // Writes what HDF5 still caches and closes the file. Collective; a
+  // failure is every rank's Error. After a failure the file is closed only
+  // if that can succeed (see ~H5Output).
+  void close();
 
   // Attributes on an existing object ("/" or a group/dataset path).
   void attribute(const std::string& object, const std::string& name, const std::string& value);
@@ -113,15 +132,43 @@ class H5Output {
   void flush();
 
  private:
+  // Collective: every rank says whether its part of `what` worked; a
+  // failure on any rank throws the lowest failing rank's Error on all.
+  // A write that HDF5 itself could not finish (`writing`) may have left
+  // the ranks' HDF5 states apart (one past a barrier inside HDF5, one
+  // before it), so the file is abandoned: no HDF5 call touches it again,
+  // not even to close it (see abandoned_files()).
+  void agree(bool ok, const std::string& what, bool writing = true) const;
+  // Collective: throws `local_failure` of the lowest rank that has one on
+  // every rank; returns when no rank has one.
+  void settle(const std::string& local_failure, bool abandon = false) const;
+  // Collective, before a write of `bytes` (all ranks' together): a
+  // collective "disk full" unless the file system keeps room to close the
+  // file after it (rank 0 asks the file system).
+  void make_room(std::uint64_t bytes, const std::string& what) const;
+  // Collective, before a flush: abandons the file (a collective "disk
+  // full") when the file system has too little room left to flush it.
+  void room_to_flush() const;
+  herr_t check(herr_t status, const std::string& what) const {
+    agree(status >= 0, what);
+    return status;
+  }
+  hid_t check_id(hid_t id, const std::string& what) const {
+    agree(id >= 0, what);
+    return id;
+  }
+  void write_attribute(const std::string& object, const std::string& name, hid_t type, hid_t space,
+                       const void* data);
   hid_t write_scalar(const std::string& path, hid_t type, const void* value);
   // Collective write of this rank's box [first, first + count) of a dataset
   // of doubles (points == 0: this rank selects nothing).
   void write_box(hid_t dataset, const std::string& path, int rank, const hsize_t* first, const hsize_t* count,
                  hsize_t points, const void* data, hid_t type = H5T_NATIVE_DOUBLE);
   void unlink_existing(const std::string& path);
-  std::string path_;
+  std::string path_, name_, directory_, created_directory_;
   const MpiContext& mpi_;
-  hid_t file_ = -1;
+  MPI_Comm comm_ = MPI_COMM_NULL;   // the ranks' agreement on results (see the top)
+  mutable hid_t file_ = -1;         // -1 once closed or abandoned
   hid_t xfer_ = -1;   // collective transfer property list
   hid_t lcpl_ = -1;   // creates intermediate groups
 };
@@ -141,5 +188,11 @@ void record_missing_output(H5Output& out, const std::vector<std::int64_t>& frame
 std::string describe_missing_output(const H5Output& out);
 
 std::string hdf5_version();
+
+// Whether this process abandoned an HDF5 file (H5Output::agree). HDF5
+// closes what is open when MPI_Finalize ends the library, and closing such
+// a file can hang in a collective or free it twice (HDF5 1.10), so the
+// process must end with MPI_Abort, after its message, instead.
+bool abandoned_hdf5_files();
 
 }  // namespace strata

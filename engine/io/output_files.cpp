@@ -63,12 +63,29 @@ ExistingOutput prepare_fresh_output(const Config& cfg, const std::string& checkp
   mpi.collective([&] {
     if (!mpi.root()) return;
     std::error_code ec;
-    const bool output = fs::exists(path, ec);
+    const fs::file_status status = fs::status(path, ec);
+    const bool output = fs::exists(status);
     const bool earlier = has_checkpoints(checkpoints);
     if (!output && !earlier) return;
     if (how.owned) {
       decision = static_cast<int>(ExistingOutput::replace);
       return;
+    }
+    // Only a file strata wrote is ever replaced or moved aside; anything
+    // else at the path (a directory, a device, someone's data) stays where
+    // it is, and no way round that is suggested.
+    std::string foreign;
+    if (output && fs::is_directory(status)) {
+      foreign = "is a directory";
+    } else if (output && !fs::is_regular_file(status)) {
+      foreign = "is not a regular file (a device, pipe or socket)";
+    } else if (output && !is_strata_file(path)) {
+      foreign = "is not an HDF5 file written by strata";
+    }
+    if (!foreign.empty()) {
+      cfg.fail("run.output", "the path exists and " + foreign +
+                                 "; strata never replaces or moves it (--overwrite and run.backup apply only to "
+                                 "output files strata wrote): choose another output");
     }
     if (cfg.boolean("run.backup")) {
       backup = backup_name(path);
@@ -85,11 +102,6 @@ ExistingOutput prepare_fresh_output(const Config& cfg, const std::string& checkp
                                  "; nothing was computed. Use --overwrite to replace it, set run.backup = true to "
                                  "keep it as " +
                                  backup_name(path) + ", or --restart to continue that run from its checkpoint");
-    }
-    if (output && !is_strata_file(path)) {
-      cfg.fail("run.output",
-               "the file exists and is not an HDF5 file written by strata; refusing to replace it, even with "
-               "--overwrite (choose another output)");
     }
     decision = static_cast<int>(ExistingOutput::replace);
   });

@@ -1,6 +1,8 @@
 #include "engine/io/xdmf_file.hpp"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -11,6 +13,17 @@ namespace strata::xdmf {
 std::string path_for(const std::string& h5_path) {
   return std::filesystem::path(h5_path).replace_extension(".xmf").string();
 }
+
+namespace {
+
+// As H5Output words its failures, so a full disk reads the same whichever
+// file it stopped.
+std::string write_failure(const std::string& path, int err) {
+  if (err == ENOSPC || err == EDQUOT) return "disk full writing " + path + " (the XDMF sidecar)";
+  return "cannot write " + path + " (the XDMF sidecar: " + (err != 0 ? std::strerror(err) : "unknown error") + ")";
+}
+
+}  // namespace
 
 std::string number(double v) {
   char buf[40];
@@ -32,7 +45,7 @@ void write_atomically(const std::string& path, const std::string& text) {
     std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
     file << text;
     file.flush();
-    if (!file) throw ResourceError(tmp + ": cannot write the XDMF sidecar (disk full?)");
+    if (!file) throw ResourceError(write_failure(tmp, errno));
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
@@ -56,7 +69,8 @@ bool Sidecar::append(const std::string& entry) {
   const std::string text = entry + tail_;
   const bool ok = std::fseek(f, static_cast<long>(tail_at_), SEEK_SET) == 0 &&
                   std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (std::fclose(f) != 0 || !ok) throw ResourceError(path_ + ": cannot append to the XDMF sidecar (disk full?)");
+  const int err = ok ? 0 : errno;
+  if (std::fclose(f) != 0 || !ok) throw ResourceError(write_failure(path_, err != 0 ? err : errno));
   tail_at_ += entry.size();
   return true;
 }

@@ -46,7 +46,9 @@ void declare_run_schema(Schema& s) {
            "else the account's name)");
   s.boolean("run.backup", false,
             "an existing output file is kept as NAME.~N~.h5 (N = 1, 2, ...) instead of stopping the run; "
-            "without it (or --overwrite) an existing output stops the run before anything is computed")
+            "without it (or --overwrite) an existing output stops the run before anything is computed. Only a "
+            "file strata wrote is moved: anything else at the path (a directory, a device, another file) stops "
+            "the run")
       .restart_safe = true;
   s.boolean("run.async_output", true,
             "grid models write output frames from a background thread while the steps go on (needs "

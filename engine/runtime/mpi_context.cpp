@@ -114,8 +114,10 @@ void MpiContext::check_collective(const std::string& local_error, int exit_code,
   int first = size_;
   MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm_);
   if (first == size_) return;
-  int code = exit_code;
-  MPI_Bcast(&code, 1, MPI_INT, first, comm_);
+  int code_and_naming[2] = {exit_code, name_rank ? 1 : 0};
+  MPI_Bcast(code_and_naming, 2, MPI_INT, first, comm_);
+  const int code = code_and_naming[0];
+  name_rank = code_and_naming[1] != 0;
   int len = static_cast<int>(local_error.size());
   MPI_Bcast(&len, 1, MPI_INT, first, comm_);
   std::string message = local_error;

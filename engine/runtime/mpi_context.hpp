@@ -47,18 +47,21 @@ class MpiContext {
   void collective(F&& phase) const {
     std::string message;
     int code = 0;
+    bool name_rank = true;
     try {
       phase();
     } catch (const Error& e) {
       message = e.what();
       code = static_cast<int>(e.code());
+      name_rank = !e.collective();   // every rank has it: no rank to name
     } catch (const std::exception& e) {
       message = e.what();
       code = static_cast<int>(ExitCode::internal);
     }
-    check_collective(message, code);
+    check_collective(message, code, name_rank);
   }
-  // name_rank: prefix "rank N: " to the message when there are several ranks.
+  // name_rank: prefix "rank N: " to the message when there are several
+  // ranks (the failing rank's choice, so every rank's message is the same).
   void check_collective(const std::string& local_error, int exit_code, bool name_rank = true) const;
 
  private:

@@ -156,17 +156,13 @@ LoopResult run_steps(Simulation& sim, RunContext& ctx, CheckpointStore& store, C
     if (done >= sim.steps()) break;   // the run is complete: nothing to save or stop for
     const bool stop = flags[0] != 0 || flags[1] != 0;
     const bool cadence = flags[2] != 0 || (s.checkpoint_every_steps > 0 && done % s.checkpoint_every_steps == 0);
-    if (stop || cadence) {
-      try {
-        write_checkpoint();
-      } catch (const Error& e) {
-        // A failed periodic checkpoint (a full disk) costs the run nothing
-        // yet: say so and go on; the previous checkpoint is intact. A stop
-        // cannot go on, so it fails.
-        if (stop || e.code() != ExitCode::resources) throw;
-        ctx.out << "warning: " << e.what() << "; the run goes on\n";
-      }
-    }
+    // A checkpoint that fails (a full disk) fails the run, on every rank
+    // (exit 4), with the checkpoints before it untouched. Going on would
+    // compute with nothing to fall back on, on the file system that also
+    // takes the output (checkpoints live beside it), whose next frame would
+    // most likely fail too; stopping now loses at most one checkpoint
+    // interval and says what to free.
+    if (stop || cadence) write_checkpoint();
     if (stop) {
       result.stopped = true;
       result.reason = flags[0] != 0 ? signal_name(static_cast<int>(flags[0])) : "the wall-time limit";
