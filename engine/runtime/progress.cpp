@@ -67,19 +67,23 @@ void Progress::warn(const std::string& text) {
 
 void Progress::finish() {
   if (!enabled_ || finished_) return;
-  if (drawn_) draw(total_, true);
+  // The last step's update may have printed 100% already: a plain line is
+  // printed once; a drawn terminal line is redrawn with its ETA cleared.
+  if (drawn_ && (tty_ || last_drawn_ < total_)) draw(total_, true);
   finished_ = true;
 }
 
 void Progress::draw(double done, bool final) {
   const auto now = std::chrono::steady_clock::now();
   last_draw_ = now;
+  last_drawn_ = done;
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   const double rate = elapsed > 0 ? done / elapsed : 0.0;
   const double eta = rate > 0 ? (total_ - done) / rate : 0.0;
   char line[256];
+  // Rounded down: 100.0% means done.
   std::snprintf(line, sizeof line, "%s %5.1f%%  %s%s/s  elapsed %.0f s  ETA %.0f s", label_.c_str(),
-                100.0 * done / total_, human_rate(rate).c_str(), unit_.c_str(), elapsed, final ? 0.0 : eta);
+                std::floor(1000.0 * done / total_) / 10.0, human_rate(rate).c_str(), unit_.c_str(), elapsed, final ? 0.0 : eta);
   if (tty_) {
     std::printf("\r%-78s%s", line, final ? "\n" : "");
   } else {

@@ -28,6 +28,7 @@ class Progress {
   bool enabled_, tty_;
   std::string label_, unit_;
   double total_, plain_interval_;
+  double last_drawn_ = 0;   // work done on the last line drawn
   std::chrono::steady_clock::time_point start_, last_draw_;
   int last_decile_ = 0;
   bool drawn_ = false, finished_ = false;

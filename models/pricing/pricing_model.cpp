@@ -430,11 +430,9 @@ class PricingSimulation final : public Simulation {
 
   std::int64_t steps() const override { return run_.steps(); }
   std::int64_t steps_done() const override { return run_.steps_done(); }
-  void advance() override {
-    // Local work; a failure on one rank (a launch error) becomes every rank's.
-    ctx_.mpi.collective([&] { run_.advance(); });
-  }
-  double work_total() const override { return static_cast<double>(plan_.paths); }
+  void advance() override { run_.advance(); }   // collective
+  // Paths simulated: the Americans' regression paths, then the pricing paths.
+  double work_total() const override { return run_.paths_total(); }
   double work_done() const override { return run_.paths_done(); }
   std::string work_unit() const override { return "paths"; }
   std::optional<std::string> nonfinite() const override { return run_.nonfinite(); }
