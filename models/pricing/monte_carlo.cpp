@@ -255,13 +255,19 @@ std::int64_t PortfolioRun::slices_left() const {
   return blocks * kSlicesPerBlock - (blocks > 0 ? offset_ * kSlicesPerBlock + slice_ : 0);
 }
 
-void PortfolioRun::update_steps() {
+std::int64_t PortfolioRun::work_left() const {
   std::int64_t left = slices_left() + (pass_ ? pass_->slices_left() : 0);
   for (std::size_t k = regression_ + 1; k < regressions_.size(); ++k) {
     const std::int64_t blocks = (p_.regression_paths + kSamplesPerBlock - 1) / kSamplesPerBlock;
     left += block_range(blocks, mpi_.rank(), mpi_.size()).size() * kSlicesPerBlock;
   }
-  const auto most = static_cast<std::int64_t>(mpi_.max(static_cast<double>(left)));
+  return left;
+}
+
+void PortfolioRun::update_steps() { set_steps(mpi_.max(static_cast<double>(work_left()))); }
+
+void PortfolioRun::set_steps(double most_left) {
+  const auto most = static_cast<std::int64_t>(most_left);
   steps_ = steps_done_ + (most + step_slices_ - 1) / step_slices_;
 }
 
@@ -453,9 +459,19 @@ void PortfolioRun::advance() {
   MPI_Allreduce(MPI_IN_PLACE, done, 2, MPI_DOUBLE, MPI_SUM, mpi_.comm());
   done_samples_ = done[0];
   pass_done_ = done[1];
-  // The slowest rank's seconds per slice size the next step.
-  const double per_slice = mpi_.max(slices > 0 ? seconds / static_cast<double>(slices) : 0.0);
-  const bool phase_changed = settle();
+  // One all-reduce for the rest: the slowest rank's seconds per slice
+  // (they size the next step), whether any rank has regression slices
+  // left, and the most work left (the step count).
+  double most[3] = {slices > 0 ? seconds / static_cast<double>(slices) : 0.0,
+                    pass_ ? static_cast<double>(pass_->slices_left()) : 0.0, static_cast<double>(work_left())};
+  MPI_Allreduce(MPI_IN_PLACE, most, 3, MPI_DOUBLE, MPI_MAX, mpi_.comm());
+  const double per_slice = most[0];
+  bool phase_changed = false;
+  if (pass_ && most[1] == 0.0) {
+    finish_regression();
+    settle();   // the next passes, should a rank have none of theirs
+    phase_changed = true;
+  }
   if (timed_) {
     // A new phase costs another time per slice: start small again. Else
     // aim at kStepSeconds, growing at most twofold a step (a fast first
@@ -466,7 +482,11 @@ void PortfolioRun::advance() {
     // Whole blocks stay within the planned memory.
     step_slices_ = std::min(step_slices_, plan_.chunk_blocks * kSlicesPerBlock);
   }
-  update_steps();
+  if (phase_changed) {
+    update_steps();
+  } else {
+    set_steps(most[2]);
+  }
 }
 
 double PortfolioRun::paths_total() const {

@@ -123,6 +123,8 @@ class PortfolioRun {
   void finish_regression();                     // collective: fit, then the next pass or pricing
   bool settle();                                // collective: finishes passes every rank is done with
   void update_steps();                          // collective
+  void set_steps(double most_left);             // from the most work any rank has left
+  std::int64_t work_left() const;               // this rank's slices, every phase
   std::int64_t slices_left() const;             // this rank's, pricing only
   int slices_in(std::int64_t block) const;
   void scan(std::size_t instrument, const double* moments, std::int64_t first, std::int64_t nb);

@@ -16,6 +16,7 @@
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/progress.hpp"
 #include "engine/runtime/simulation.hpp"
+#include "engine/runtime/stop_request.hpp"
 #include "engine/runtime/timers.hpp"
 #include "kernels/pricing/black_scholes.hpp"
 #include "kernels/pricing/sample_blocks.hpp"
@@ -443,6 +444,13 @@ class PricingSimulation final : public Simulation {
   double warm_seconds(const std::vector<Estimate>& first) {
     double seconds = 0.0;
     for (int r = 1; r < portfolio_.repeat; ++r) {
+      // The results are in: a stop request cuts the repetitions short
+      // rather than waiting for all of them.
+      if (const int sig = static_cast<int>(ctx_.mpi.max(static_cast<double>(stop_signal()))); sig != 0) {
+        ctx_.out << "pricing.repeat: " << signal_name(sig) << " after " << r << " of " << portfolio_.repeat
+                 << " runs; the results are complete\n";
+        break;
+      }
       const auto t0 = std::chrono::steady_clock::now();
       const std::vector<Estimate> again = price_portfolio(portfolio_, plan_, ctx_.device, ctx_.precision, ctx_.mpi, nullptr);
       seconds = ctx_.mpi.max(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
