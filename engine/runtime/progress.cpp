@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -49,7 +50,12 @@ void Progress::update(double done) {
   const auto now = std::chrono::steady_clock::now();
   const double since = std::chrono::duration<double>(now - last_draw_).count();
   const int decile = static_cast<int>(10.0 * done / total_);
-  const bool due = tty_ ? since >= 0.2 : (since >= plain_interval_ || (decile > last_decile_ && since >= 1.0));
+  // Plain lines: each 10%, and a run never silent for long: at least every
+  // 10 s, easing to plain_interval_ over a long run's first 10 minutes
+  // (a day-long job's log gets a line a half minute, not one every 10 s).
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  const double heartbeat = std::clamp(elapsed / 20.0, std::min(10.0, plain_interval_), plain_interval_);
+  const bool due = tty_ ? since >= 0.2 : (since >= heartbeat || (decile > last_decile_ && since >= 1.0));
   if (!due) return;
   last_decile_ = decile;
   draw(done, false);

@@ -1,6 +1,7 @@
 // A progress line on rank 0: percent, rate and ETA. On a terminal it redraws
 // in place; otherwise (Slurm logs, pipes) it prints a plain line every 10%
-// and at least every `plain_interval` seconds. mpirun hands ranks a pseudo
+// and at least every 10 s, easing to every `plain_interval` seconds over
+// a long run's first 10 minutes. mpirun hands ranks a pseudo
 // terminal even when its own output goes to a file, so under mpirun or Slurm
 // lines are plain unless STRATA_PROGRESS=tty; STRATA_PROGRESS=off silences it.
 #pragma once
