@@ -211,7 +211,6 @@ void PortfolioRun::prepare_pricing() {
     scratch_.lanes = Buffer<double>(device_, lanes);
     scratch_.blocks = Buffer<double>(device_, blocks);
   });
-  priced_ = true;
 }
 
 void PortfolioRun::finish_regression() {
@@ -276,8 +275,6 @@ void PortfolioRun::reset_ranges(std::vector<BlockRange> ranges, std::int64_t ste
   range_ = 0;
   offset_ = 0;
   slice_ = 0;
-  my_blocks_ = 0;
-  for (const BlockRange& r : ranges_) my_blocks_ += r.size();
   // One tree per slot and replicate (slot * replicates + r); the slots are
   // the instruments, then the Greeks.
   sums_.assign((p_.instruments.size() + greeks_.size()) * static_cast<std::size_t>(p_.replicates),

@@ -97,7 +97,7 @@ class PortfolioRun {
   std::int64_t steps_done() const { return steps_done_; }
   void advance();                               // collective
   double paths_total() const;                   // pricing and regression paths
-  double paths_done() const;                    // whole run, estimated from this rank's share
+  double paths_done() const;                    // whole run, all ranks, as of the last step
   std::int64_t blocks_computed() const { return blocks_computed_; }   // by this process, this rank
   std::optional<std::string> nonfinite() const { return first_bad_; }
   void inject_nonfinite();
@@ -161,11 +161,10 @@ class PortfolioRun {
   std::size_t regression_ = 0;
   std::unique_ptr<RegressionPass> pass_;
   double regression_done_ = 0;                  // paths of the passes finished
-  bool priced_ = false;                         // prepare_pricing() done
   bool timed_ = true;                           // steps sized by time (chunk_paths = 0)
   std::int64_t step_slices_ = 1;
   std::int64_t steps_ = 0, steps_done_ = 0;
-  std::int64_t my_blocks_ = 0, blocks_computed_ = 0, restored_blocks_ = 0;
+  std::int64_t blocks_computed_ = 0, restored_blocks_ = 0;
   std::int64_t samples_computed_ = 0;           // by this process, this rank (pricing)
   double done_samples_ = 0, restored_samples_ = 0, pass_done_ = 0;   // all ranks: progress
   std::optional<std::string> first_bad_;
