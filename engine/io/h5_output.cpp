@@ -542,6 +542,10 @@ void H5Output::series_write(const std::string& path, std::int64_t index, std::in
 void H5Output::write_box(hid_t dataset, const std::string& path, int rank, const hsize_t* first, const hsize_t* count,
                          hsize_t points, const void* data, hid_t type) {
   Handle file_sel{H5Dget_space(dataset), H5Sclose};
+  // An empty dataset (a checkpoint's records when no rank has any) has no
+  // storage to write to; every rank sees the same extent, so every rank
+  // skips the collective write alike.
+  if (H5Sget_simple_extent_npoints(file_sel.id) == 0) return;
   Handle mem{H5Screate_simple(rank, count, nullptr), H5Sclose};
   // The ranks' boxes tile the whole dataset, or one frame of a series (an
   // unlimited first axis), so every rank knows the bytes of the write

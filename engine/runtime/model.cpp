@@ -58,7 +58,8 @@ void declare_run_schema(Schema& s) {
   s.find_mut("run.backend").restart_safe = true;
 
   s.integer("checkpoint.every_steps", 0, "steps", Range{0.0, {}},
-            "write a checkpoint every N steps (pricing: chunks); 0 = off")
+            "write a checkpoint every N steps (pricing: about 0.25 s each unless pricing.chunk_paths fixes them; "
+            "prefer checkpoint.every_seconds); 0 = off")
       .restart_safe = true;
   s.real("checkpoint.every_seconds", 600.0, "s", Range{0.0, {}},
          "write a checkpoint when this much wall time has passed since the last one; 0 = off")

@@ -1,6 +1,7 @@
 // A progress line on rank 0: percent, rate and ETA. On a terminal it redraws
 // in place; otherwise (Slurm logs, pipes) it prints a plain line every 10%
-// and at least every `plain_interval` seconds. mpirun hands ranks a pseudo
+// and at least every 10 s, easing to every `plain_interval` seconds over
+// a long run's first 10 minutes. mpirun hands ranks a pseudo
 // terminal even when its own output goes to a file, so under mpirun or Slurm
 // lines are plain unless STRATA_PROGRESS=tty; STRATA_PROGRESS=off silences it.
 #pragma once
@@ -28,6 +29,7 @@ class Progress {
   bool enabled_, tty_;
   std::string label_, unit_;
   double total_, plain_interval_;
+  double last_drawn_ = 0;   // work done on the last line drawn
   std::chrono::steady_clock::time_point start_, last_draw_;
   int last_decile_ = 0;
   bool drawn_ = false, finished_ = false;

@@ -125,6 +125,19 @@ LoopResult run_steps(Simulation& sim, RunContext& ctx, CheckpointStore& store, C
   };
 
   Progress progress(mpi.root(), header.model, sim.work_total(), sim.work_unit());
+  // A stop asked for during the set-up (an initial state, a first frame) is
+  // honoured before the first step rather than after it: the state as set
+  // up is a checkpoint like any other.
+  if (sim.steps_done() < sim.steps()) {
+    int sig = stop_signal();
+    MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, mpi.comm());
+    if (sig != 0) {
+      write_checkpoint();
+      result.stopped = true;
+      result.reason = signal_name(sig);
+      return result;
+    }
+  }
   while (sim.steps_done() < sim.steps()) {
     const double t0 = process_seconds();
     {

@@ -21,11 +21,9 @@ struct ExerciseStates {
   double* out;                // [sample - first_sample][american's dates, in order]
 
   STRATA_HD void operator()(std::int64_t i) const {
-    const std::int64_t block = paths.first_block + i / kLanes;
-    const std::int64_t begin = block * kSamplesPerBlock;
-    std::int64_t end = begin + kSamplesPerBlock;
-    if (end > paths.n_samples) end = paths.n_samples;
-    for (std::int64_t s = begin + i % kLanes; s < end; s += kLanes) {
+    const SampleWindow w = slice_window(paths.first_block + i / kLanes, paths.n_samples, paths.slice_begin,
+                                        paths.slice_end);
+    for (std::int64_t s = w.first(i % kLanes); s < w.hi; s += kLanes) {
       paths.simulate(s, i, 0, 0);
       const PathView<Real> v = paths.view(i, 0);
       double* o = out + (s - first_sample) * row;

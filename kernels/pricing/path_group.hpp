@@ -115,6 +115,7 @@ struct PathGroupKernel {
   double* greek_acc = nullptr;         // [greek][lane]: the sample's value so far
   const PathTangent<Real>* tangents = nullptr;   // pathwise terms' tangents
   const Real* times = nullptr;         // t_k of the base grid at [k - 1]
+  int slice_begin = 0, slice_end = kSlicesPerBlock;   // sample_blocks.hpp
 
   // Sobol': the assets' Brownian motions at the grid times, W(t_j) of asset
   // a in the path's cell (j, a) (overwritten by x as the path advances).
@@ -201,15 +202,12 @@ struct PathGroupKernel {
   }
 
   STRATA_HD void operator()(std::int64_t i) const {
-    const std::int64_t block = first_block + i / kLanes;
-    const std::int64_t begin = block * kSamplesPerBlock;
-    std::int64_t end = begin + kSamplesPerBlock;
-    if (end > n_samples) end = n_samples;
-    for (int q = 0; q < (n_payoffs + n_greeks) * replicates; ++q) {
+    const SampleWindow w = slice_window(first_block + i / kLanes, n_samples, slice_begin, slice_end);
+    for (int q = 0; q < (n_payoffs + n_greeks) * replicates && slice_begin == 0; ++q) {
       lanes[(kMoments * q) * n_lanes + i] = 0.0;
       lanes[(kMoments * q + 1) * n_lanes + i] = 0.0;
     }
-    for (std::int64_t s = begin + i % kLanes; s < end; s += kLanes) {
+    for (std::int64_t s = w.first(i % kLanes); s < w.hi; s += kLanes) {
       for (int r = 0; r < replicates; ++r) {
         for (int c = 0; c <= n_scenarios; ++c) {
           simulate(s, i, 0, r, c);

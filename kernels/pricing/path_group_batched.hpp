@@ -36,6 +36,7 @@ template <class Real>
 struct PathGroupBatched {
   static constexpr int kBatch = 16;  // whole vectors at every width up to AVX-512 floats
   static_assert(kLanes % kBatch == 0, "a batch of lanes must not straddle two blocks");
+  static_assert(kSliceSamples % kBatch == 0, "a batch of lanes must not straddle two slices");
   static constexpr unsigned kPerCall = rng::NormalsPerCall<Real>::value;
 
   PathGroupKernel<Real> k;  // its paths/variance hold the batches' pieces
@@ -48,18 +49,17 @@ struct PathGroupBatched {
 
   void operator()(std::int64_t g) const {
     const std::int64_t i0 = g * kBatch;
-    const std::int64_t begin = (k.first_block + i0 / kLanes) * kSamplesPerBlock;
-    std::int64_t end = begin + kSamplesPerBlock;
-    if (end > k.n_samples) end = k.n_samples;
+    const SampleWindow win = slice_window(k.first_block + i0 / kLanes, k.n_samples, k.slice_begin, k.slice_end);
+    const std::int64_t end = win.hi;
     const int copies = k.antithetic ? 2 : 1;
     Real* x = k.paths + g * copies * cells();
     Real* var = k.variance + g * copies * cells();
-    for (int q = 0; q < k.n_payoffs * k.replicates; ++q) {
+    for (int q = 0; q < k.n_payoffs * k.replicates && k.slice_begin == 0; ++q) {
       for (int m = 0; m < kMoments; ++m) {
         for (int w = 0; w < kBatch; ++w) k.lanes[(kMoments * q + m) * k.n_lanes + i0 + w] = 0.0;
       }
     }
-    for (std::int64_t s = begin + i0 % kLanes; s < end; s += kLanes) {
+    for (std::int64_t s = win.first(i0 % kLanes); s < end; s += kLanes) {
       const int live = end - s < kBatch ? static_cast<int>(end - s) : kBatch;
       for (int r = 0; r < k.replicates; ++r) {
         simulate(static_cast<std::uint64_t>(s) + (static_cast<std::uint64_t>(r) << 53), x, var);

@@ -17,6 +17,38 @@ namespace strata::kernels::pricing {
 inline constexpr std::int64_t kLanes = 256;
 inline constexpr std::int64_t kSamplesPerBlock = 64 * kLanes;   // 16384
 inline constexpr int kMoments = 2;                              // sum and sum of squares
+// A slice is kSliceSamples consecutive samples of a block: slice r of block
+// b is samples [b*kSamplesPerBlock + r*kSliceSamples, ... + kSliceSamples),
+// one each for kSliceSamples consecutive lanes. Every kernel computes
+// slices [slice_begin, slice_end) of each block it is given, and from
+// slice_begin > 0 continues the lane moments it finds rather than zeroing
+// them: each lane still adds its samples in increasing order, so a block
+// cut into several launches has the same moments, bit for bit, as one
+// launch. (A run cuts a block when a block takes longer than a step may:
+// stop requests and progress are honoured at step boundaries.) A slice is
+// a whole batch of the host's batched kernels (kBatch = 16 lanes), so a
+// batch is wholly inside a window or wholly outside it.
+inline constexpr std::int64_t kSliceSamples = 16;
+inline constexpr int kSlicesPerBlock = static_cast<int>(kSamplesPerBlock / kSliceSamples);   // 1024
+
+// Samples [lo, hi) of slices [slice_begin, slice_end) of the block that
+// starts at sample `begin`.
+struct SampleWindow {
+  std::int64_t begin, lo, hi;
+  // The first sample of `lane` (of kLanes) in the window.
+  STRATA_HD std::int64_t first(std::int64_t lane) const {
+    std::int64_t s = begin + lane;
+    if (s < lo) s += (lo - s + kLanes - 1) / kLanes * kLanes;
+    return s;
+  }
+};
+STRATA_HD inline SampleWindow slice_window(std::int64_t block, std::int64_t n_samples, int slice_begin,
+                                           int slice_end) {
+  const std::int64_t begin = block * kSamplesPerBlock;
+  std::int64_t hi = begin + slice_end * kSliceSamples;
+  if (hi > n_samples) hi = n_samples;
+  return {begin, begin + slice_begin * kSliceSamples, hi};
+}
 
 // Lane partial moments of (x - shift), x = sampler(sample). Index i runs over
 // blocks_in_chunk * kLanes; lanes[kMoments * i + m] receives moment m.
@@ -29,15 +61,14 @@ struct LaneMoments {
   std::int64_t n_samples;     // global sample count (the last block may be short)
   double shift;
   double* lanes;
+  int slice_begin = 0, slice_end = kSlicesPerBlock;
 
   STRATA_HD void operator()(std::int64_t i) const {
     const std::int64_t block = first_block + i / kLanes;
     const std::int64_t lane = i % kLanes;
-    const std::int64_t begin = block * kSamplesPerBlock;
-    std::int64_t end = begin + kSamplesPerBlock;
-    if (end > n_samples) end = n_samples;
-    double s1 = 0.0, s2 = 0.0;
-    for (std::int64_t s = begin + lane; s < end; s += kLanes) {
+    const SampleWindow w = slice_window(block, n_samples, slice_begin, slice_end);
+    double s1 = slice_begin > 0 ? lanes[kMoments * i] : 0.0, s2 = slice_begin > 0 ? lanes[kMoments * i + 1] : 0.0;
+    for (std::int64_t s = w.first(lane); s < w.hi; s += kLanes) {
       const double x = sampler(s) - shift;
       s1 += x;
       s2 += x * x;
@@ -59,20 +90,27 @@ template <class Sampler>
 struct LaneMomentsBatched {
   static constexpr int kBatch = Sampler::kBatch;
   static_assert(kLanes % kBatch == 0, "a batch of lanes must not straddle two blocks");
+  static_assert(kSliceSamples % kBatch == 0, "a batch of lanes must not straddle two slices");
 
   Sampler sampler;
   std::int64_t first_block;
   std::int64_t n_samples;
   double shift;
   double* lanes;
+  int slice_begin = 0, slice_end = kSlicesPerBlock;
 
   void operator()(std::int64_t g) const {
     const std::int64_t i0 = g * kBatch;
-    const std::int64_t begin = (first_block + i0 / kLanes) * kSamplesPerBlock;
-    std::int64_t end = begin + kSamplesPerBlock;
-    if (end > n_samples) end = n_samples;
+    const SampleWindow win = slice_window(first_block + i0 / kLanes, n_samples, slice_begin, slice_end);
+    const std::int64_t end = win.hi;
     double s1[kBatch] = {}, s2[kBatch] = {}, x[kBatch];
-    for (std::int64_t s = begin + i0 % kLanes; s < end; s += kLanes) {
+    if (slice_begin > 0) {
+      for (int w = 0; w < kBatch; ++w) {
+        s1[w] = lanes[kMoments * (i0 + w)];
+        s2[w] = lanes[kMoments * (i0 + w) + 1];
+      }
+    }
+    for (std::int64_t s = win.first(i0 % kLanes); s < end; s += kLanes) {
       sampler.batch(s, x);
       const std::int64_t live = end - s < kBatch ? end - s : kBatch;
       for (std::int64_t w = 0; w < live; ++w) {

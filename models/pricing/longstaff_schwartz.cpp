@@ -106,39 +106,82 @@ void fit_one(const Portfolio& p, const Instrument& in, const std::vector<double>
 
 }  // namespace
 
-std::vector<double> fit_exercise(const Portfolio& p, const PathGroup& g, const Device& device, Precision precision,
-                                 const MpiContext& mpi) {
-  const std::vector<int> offsets = exercise_offsets(p, g);
-  std::vector<double> table(static_cast<std::size_t>(offsets.back()), 0.0);
-  if (table.empty()) return table;
+RegressionPass::RegressionPass(const Portfolio& p, const PathGroup& g, const Device& device, Precision precision,
+                               const MpiContext& mpi)
+    : p_(p), g_(g), q_(p), offsets_(exercise_offsets(p, g)), row_(state_row(p, g)) {
+  if (offsets_.back() == 0) return;
   // The regression paths: plain (no antithetic pair, one Sobol' scrambling)
   // from another seed.
-  Portfolio q = p;
-  q.seed = p.seed ^ kRegressionSeedXor;
-  q.antithetic = false;
-  q.replicates = 1;
-  q.control_variate = false;
-  q.greeks.clear();   // the fit needs the base paths only
-  const std::int64_t samples = p.regression_paths;
-  const std::int64_t blocks = (samples + kSamplesPerBlock - 1) / kSamplesPerBlock;
-  const BlockRange mine = block_range(blocks, mpi.rank(), mpi.size());
-  std::vector<double> states;
+  q_.seed = p.seed ^ kRegressionSeedXor;
+  q_.antithetic = false;
+  q_.replicates = 1;
+  q_.control_variate = false;
+  q_.greeks.clear();   // the fit needs the base paths only
+  samples_ = p.regression_paths;
+  blocks_ = (samples_ + kSamplesPerBlock - 1) / kSamplesPerBlock;
+  mine_ = block_range(blocks_, mpi.rank(), mpi.size());
+  block_ = mine_.first;
+  const std::int64_t end = std::min(samples_, mine_.last * kSamplesPerBlock);
   mpi.collective([&] {
     const std::int64_t nb =
-        PathGroupRun::launch_blocks(g, false, precision, 1, device, std::max<std::int64_t>(1, mine.size()));
-    PathGroupRun run(q, g, device, precision, nb, {}, false, table);
-    states = run.exercise_states(mine.first, mine.size(), samples);
+        PathGroupRun::launch_blocks(g, false, precision, 1, device, std::max<std::int64_t>(1, mine_.size()));
+    run_ = std::make_unique<PathGroupRun>(q_, g_, device, precision, nb, std::vector<double>{}, false,
+                                          std::vector<double>(static_cast<std::size_t>(offsets_.back()), 0.0));
+    states_.assign(static_cast<std::size_t>(std::max<std::int64_t>(0, end - mine_.first * kSamplesPerBlock)) * row_,
+                   0.0);
   });
-  const std::size_t row = state_row(p, g);
-  const auto local = static_cast<std::int64_t>(states.size() / row);
+}
+
+RegressionPass::~RegressionPass() = default;
+
+std::int64_t RegressionPass::slices_left() const {
+  if (block_ >= mine_.last) return 0;
+  return (mine_.last - block_) * kernels::pricing::kSlicesPerBlock - slice_;
+}
+
+void RegressionPass::simulate(std::int64_t slices) {
+  using kernels::pricing::kSlicesPerBlock;
+  const std::int64_t origin = mine_.first * kSamplesPerBlock;
+  while (slices > 0 && block_ < mine_.last) {
+    if (slice_ == 0 && slices >= kSlicesPerBlock) {
+      const std::int64_t nb = std::min(slices / kSlicesPerBlock, mine_.last - block_);
+      run_->exercise_states(block_, nb, samples_, 0, kSlicesPerBlock, states_.data(), origin);
+      samples_done_ = std::min(samples_, (block_ + nb) * kSamplesPerBlock) - origin;
+      block_ += nb;
+      slices -= nb * kSlicesPerBlock;
+      continue;
+    }
+    const int end = static_cast<int>(std::min<std::int64_t>(kSlicesPerBlock, slice_ + slices));
+    run_->exercise_states(block_, 1, samples_, slice_, end, states_.data(), origin);
+    slices -= end - slice_;
+    slice_ = end;
+    samples_done_ = std::min(samples_, block_ * kSamplesPerBlock + slice_ * kernels::pricing::kSliceSamples) - origin;
+    if (slice_ == kSlicesPerBlock) {
+      slice_ = 0;
+      ++block_;
+    }
+  }
+}
+
+std::vector<double> RegressionPass::fit(const MpiContext& mpi) const {
+  std::vector<double> table(static_cast<std::size_t>(offsets_.back()), 0.0);
+  if (table.empty()) return table;
+  const auto local = static_cast<std::int64_t>(states_.size() / row_);
   std::size_t column = 0;
-  for (std::size_t j = 0; j < g.instruments.size(); ++j) {
-    if (offsets[j] < 0) continue;
-    const Instrument& in = p.instruments[g.instruments[j]];
-    fit_one(p, in, g.grid, states.data() + column, row, local, mine, blocks, mpi, table.data() + offsets[j]);
+  for (std::size_t j = 0; j < g_.instruments.size(); ++j) {
+    if (offsets_[j] < 0) continue;
+    const Instrument& in = p_.instruments[g_.instruments[j]];
+    fit_one(p_, in, g_.grid, states_.data() + column, row_, local, mine_, blocks_, mpi, table.data() + offsets_[j]);
     column += static_cast<std::size_t>(in.fixings);
   }
   return table;
+}
+
+std::vector<double> fit_exercise(const Portfolio& p, const PathGroup& g, const Device& device, Precision precision,
+                                 const MpiContext& mpi) {
+  RegressionPass pass(p, g, device, precision, mpi);
+  mpi.collective([&] { pass.simulate(pass.slices_left()); });
+  return pass.fit(mpi);
 }
 
 }  // namespace strata::pricing

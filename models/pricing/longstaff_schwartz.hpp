@@ -18,9 +18,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "engine/backend/backend.hpp"
+#include "engine/runtime/tree_sum.hpp"
+#include "models/pricing/path_group_run.hpp"
 #include "models/pricing/portfolio.hpp"
 
 namespace strata {
@@ -43,8 +46,44 @@ std::vector<int> exercise_offsets(const Portfolio& p, const PathGroup& g);
 // paths' states at the exercise dates and their cash flows.
 std::size_t regression_bytes(const Portfolio& p, const PathGroup& g, int ranks);
 
-// The group's exercise table (zeros at each instrument's last date, where
-// the policy is the intrinsic value). Collective.
+// One group's regression pass, cut so that a run can stop or report
+// between its pieces: simulate() the next slices (sample_blocks.hpp) of
+// this rank's regression blocks, as many calls as it takes, then, once
+// every rank has simulated all of its own, fit() the policy. The states do
+// not depend on how the slices were cut, so neither does the policy.
+class RegressionPass {
+ public:
+  RegressionPass(const Portfolio& p, const PathGroup& g, const Device& device, Precision precision,
+                 const MpiContext& mpi);
+  ~RegressionPass();
+  // This rank's slices still to simulate, and regression paths done.
+  std::int64_t slices_left() const;
+  std::int64_t samples_done() const { return samples_done_; }
+  std::int64_t samples() const { return samples_; }
+  // The next `slices` slices of this rank's blocks (at least one while any
+  // is left). Local.
+  void simulate(std::int64_t slices);
+  // The group's exercise table (zeros at each instrument's last date,
+  // where the policy is the intrinsic value). Collective.
+  std::vector<double> fit(const MpiContext& mpi) const;
+
+ private:
+  const Portfolio& p_;
+  PathGroup g_;
+  Portfolio q_;   // the regression paths' portfolio (another seed, plain paths)
+  std::vector<int> offsets_;
+  std::size_t row_ = 0;
+  std::int64_t samples_ = 0, blocks_ = 0;
+  BlockRange mine_;
+  std::unique_ptr<PathGroupRun> run_;
+  std::vector<double> states_;   // this rank's samples x row
+  std::int64_t block_ = 0;       // cursor: the next block and slice
+  int slice_ = 0;
+  std::int64_t samples_done_ = 0;
+};
+
+// The group's exercise table in one go (a RegressionPass simulated whole).
+// Collective.
 std::vector<double> fit_exercise(const Portfolio& p, const PathGroup& g, const Device& device, Precision precision,
                                  const MpiContext& mpi);
 

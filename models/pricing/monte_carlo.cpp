@@ -1,6 +1,7 @@
 #include "models/pricing/monte_carlo.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <limits>
@@ -23,6 +24,7 @@ namespace strata::pricing {
 using kernels::pricing::EuropeanGbm;
 using kernels::pricing::kLanes;
 using kernels::pricing::kMoments;
+using kernels::pricing::kSlicesPerBlock;
 using kernels::pricing::kSamplesPerBlock;
 using kernels::pricing::LaneMoments;
 using kernels::pricing::LaneMomentsBatched;
@@ -139,45 +141,65 @@ PortfolioRun::PortfolioRun(const Portfolio& p, const SamplePlan& plan, const Dev
   terminal_ = lone_europeans(p);
   for (std::size_t i : terminal_) shifts_[i] = shift_for(p, p.instruments[i]);
   groups_ = path_groups(p);
-  // The Americans' exercise policies, fitted on their own paths (collective).
+  tables_.resize(groups_.size());
   exercise_.resize(p.instruments.size());
-  std::vector<std::vector<double>> tables;
-  for (const PathGroup& g : groups_) {
-    tables.push_back(fit_exercise(p, g, device, precision, mpi));
-    const std::vector<int> offsets = exercise_offsets(p, g);
-    for (std::size_t j = 0; j < g.instruments.size(); ++j) {
-      if (offsets[j] < 0) continue;
-      const Instrument& in = p.instruments[g.instruments[j]];
-      const auto begin = tables.back().begin() + offsets[j];
-      exercise_[g.instruments[j]].assign(begin, begin + in.fixings * (in.degree + 1));
-    }
+  timed_ = p.chunk_paths == 0;
+  step_slices_ = timed_ ? 1 : plan.chunk_blocks * kSlicesPerBlock;
+  // The Greek slots and a begun block's lane layout: known before any
+  // group runs (the regression passes come first).
+  const auto reps = static_cast<std::size_t>(p.replicates);
+  for (std::size_t k = 0; k < terminal_.size(); ++k) {
+    lane_offset_.push_back(lane_width_);
+    lane_width_ += static_cast<std::size_t>(kLanes * kMoments);
+  }
+  for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
+    const PathGroup& g = groups_[gi];
+    const GreekPlan gp = plan_greeks(p, g);
+    greek_offset_.push_back(greeks_.size());
+    for (const GreekSlot& s : gp.slots) greeks_.push_back({g.instruments[s.instrument], s.name, s.element, {}});
+    lane_offset_.push_back(lane_width_);
+    lane_width_ += (g.instruments.size() + gp.slots.size()) * reps * static_cast<std::size_t>(kLanes * kMoments);
+    if (exercise_offsets(p, g).back() > 0) regressions_.push_back(gi);
   }
   chunk_moments_.resize(static_cast<std::size_t>(plan.chunk_blocks * kMoments));
+  reset_ranges({{plan.first_block, plan.last_block}}, 0);
+  // The Americans' exercise policies first, fitted on their own paths.
+  if (!regressions_.empty()) {
+    pass_ = std::make_unique<RegressionPass>(p, groups_[regressions_.front()], device, precision, mpi);
+  } else {
+    prepare_pricing();
+  }
+  settle();
+  update_steps();
+}
+
+PortfolioRun::~PortfolioRun() = default;
+
+void PortfolioRun::prepare_pricing() {
+  const Portfolio& p = p_;
   // Any rank's allocation failure becomes every rank's.
-  mpi.collective([&] {
+  mpi_.collective([&] {
     if (!terminal_.empty()) {
-      lanes_ = Buffer<double>(device, static_cast<std::size_t>(plan.chunk_blocks * kLanes * kMoments));
-      blocks_ = Buffer<double>(device, static_cast<std::size_t>(plan.chunk_blocks * kMoments));
+      lanes_ = Buffer<double>(device_, static_cast<std::size_t>(plan_.chunk_blocks * kLanes * kMoments));
+      blocks_ = Buffer<double>(device_, static_cast<std::size_t>(plan_.chunk_blocks * kMoments));
     }
     std::size_t work = 0, lanes = 0, blocks = 0;
     for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
       const PathGroup& g = groups_[gi];
       const int greeks = static_cast<int>(plan_greeks(p, g).slots.size());
       const std::int64_t nb =
-          PathGroupRun::launch_blocks(g, p.antithetic, precision, p.replicates, device, plan.chunk_blocks, greeks);
+          PathGroupRun::launch_blocks(g, p.antithetic, precision_, p.replicates, device_, plan_.chunk_blocks, greeks);
       // The pilot runs alike on every rank: the same betas everywhere.
-      const std::vector<double> betas = p.control_variate ? control_betas(p, g, device, precision) : std::vector<double>{};
-      group_runs_.emplace_back(p, g, device, precision, nb, betas, false, tables[gi]);
+      const std::vector<double> betas =
+          p.control_variate ? control_betas(p, g, device_, precision_) : std::vector<double>{};
+      group_runs_.emplace_back(p, g, device_, precision_, nb, betas, false, tables_[gi]);
       const PathGroupRun& run = group_runs_.back();
       for (std::size_t j = 0; j < g.instruments.size(); ++j) {
         shifts_[g.instruments[j]] = run.shifts()[j];
         if (run.controlled()[j]) control_beta_[g.instruments[j]] = betas[j];
       }
       // Greek slots after the instruments', group by group.
-      greek_offset_.push_back(greeks_.size());
       for (std::size_t k = 0; k < run.greek_slots().size(); ++k) {
-        const GreekSlot& s = run.greek_slots()[k];
-        greeks_.push_back({g.instruments[s.instrument], s.name, s.element, {}});
         greek_shifts_.push_back(run.shifts()[g.instruments.size() + k]);
       }
       work = std::max(work, run.work_doubles());
@@ -185,27 +207,79 @@ PortfolioRun::PortfolioRun(const Portfolio& p, const SamplePlan& plan, const Dev
       blocks = std::max(blocks, run.block_doubles());
     }
     // One scratch for all groups: memory is the largest group's launch.
-    scratch_.work = Buffer<double>(device, work);
-    scratch_.lanes = Buffer<double>(device, lanes);
-    scratch_.blocks = Buffer<double>(device, blocks);
+    scratch_.work = Buffer<double>(device_, work);
+    scratch_.lanes = Buffer<double>(device_, lanes);
+    scratch_.blocks = Buffer<double>(device_, blocks);
   });
-  reset_ranges({{plan.first_block, plan.last_block}}, 0);
+}
+
+void PortfolioRun::finish_regression() {
+  const std::size_t gi = regressions_[regression_];
+  const PathGroup& g = groups_[gi];
+  tables_[gi] = pass_->fit(mpi_);
+  regression_done_ += static_cast<double>(pass_->samples());
+  pass_done_ = 0;
+  const std::vector<int> offsets = exercise_offsets(p_, g);
+  for (std::size_t j = 0; j < g.instruments.size(); ++j) {
+    if (offsets[j] < 0) continue;
+    const Instrument& in = p_.instruments[g.instruments[j]];
+    const auto begin = tables_[gi].begin() + offsets[j];
+    exercise_[g.instruments[j]].assign(begin, begin + in.fixings * (in.degree + 1));
+  }
+  pass_.reset();
+  if (++regression_ < regressions_.size()) {
+    pass_ = std::make_unique<RegressionPass>(p_, groups_[regressions_[regression_]], device_, precision_, mpi_);
+  } else {
+    prepare_pricing();
+  }
+}
+
+bool PortfolioRun::settle() {
+  bool changed = false;
+  while (pass_ && mpi_.max(static_cast<double>(pass_->slices_left())) == 0.0) {
+    finish_regression();
+    changed = true;
+  }
+  return changed;
+}
+
+int PortfolioRun::slices_in(std::int64_t block) const {
+  const std::int64_t n = std::min(kSamplesPerBlock, plan_.samples - block * kSamplesPerBlock);
+  return static_cast<int>((n + kernels::pricing::kSliceSamples - 1) / kernels::pricing::kSliceSamples);
+}
+
+std::int64_t PortfolioRun::slices_left() const {
+  std::int64_t blocks = 0;
+  for (std::size_t k = range_; k < ranges_.size(); ++k) blocks += ranges_[k].size();
+  return blocks * kSlicesPerBlock - (blocks > 0 ? offset_ * kSlicesPerBlock + slice_ : 0);
+}
+
+std::int64_t PortfolioRun::work_left() const {
+  std::int64_t left = slices_left() + (pass_ ? pass_->slices_left() : 0);
+  for (std::size_t k = regression_ + 1; k < regressions_.size(); ++k) {
+    const std::int64_t blocks = (p_.regression_paths + kSamplesPerBlock - 1) / kSamplesPerBlock;
+    left += block_range(blocks, mpi_.rank(), mpi_.size()).size() * kSlicesPerBlock;
+  }
+  return left;
+}
+
+void PortfolioRun::update_steps() { set_steps(mpi_.max(static_cast<double>(work_left()))); }
+
+void PortfolioRun::set_steps(double most_left) {
+  const auto most = static_cast<std::int64_t>(most_left);
+  steps_ = steps_done_ + (most + step_slices_ - 1) / step_slices_;
 }
 
 void PortfolioRun::reset_ranges(std::vector<BlockRange> ranges, std::int64_t steps_done) {
   ranges_ = std::move(ranges);
   range_ = 0;
   offset_ = 0;
-  my_blocks_ = 0;
-  for (const BlockRange& r : ranges_) my_blocks_ += r.size();
+  slice_ = 0;
   // One tree per slot and replicate (slot * replicates + r); the slots are
   // the instruments, then the Greeks.
   sums_.assign((p_.instruments.size() + greeks_.size()) * static_cast<std::size_t>(p_.replicates),
                TreeSum(plan_.blocks, ranges_, kMoments));
-  // Steps are global: the rank with the most chunks sets the count.
-  const double mine = static_cast<double>((my_blocks_ + plan_.chunk_blocks - 1) / plan_.chunk_blocks);
   steps_done_ = steps_done;
-  steps_ = steps_done + static_cast<std::int64_t>(mpi_.max(mine));
 }
 
 template <class Real>
@@ -221,31 +295,73 @@ void PortfolioRun::compute_piece(std::int64_t first, std::int64_t nb) {
       parallel_for(device_, nb * kLanes,
                    LaneMoments<EuropeanGbm<Real>>{sampler, first, plan_.samples, shifts_[i], lanes_.data()});
     }
-    parallel_for(device_, nb, LaneTree{lanes_.data(), blocks_.data()});
-    // The only transfer of the chunk: kMoments doubles per block.
-    blocks_.copy_to_host(chunk_moments_.data(), static_cast<std::size_t>(nb * kMoments));
-    scan(i, chunk_moments_.data(), first, nb);
-    sums_[i].add(chunk_moments_.data(), nb);
+    fold_terminal(i, first, nb);
   }
   // Every instrument of a group from the same paths.
   for (std::size_t g = 0; g < groups_.size(); ++g) {
     group_runs_[g].compute(first, nb, plan_.samples, scratch_, group_moments_);
-    const auto reps = static_cast<std::size_t>(p_.replicates);
-    for (std::size_t j = 0; j < groups_[g].instruments.size(); ++j) {
-      for (std::size_t r = 0; r < reps; ++r) {
-        const double* m = group_moments_.data() + static_cast<std::ptrdiff_t>(j * reps + r) * nb * kMoments;
-        scan(groups_[g].instruments[j], m, first, nb);
-        sums_[groups_[g].instruments[j] * reps + r].add(m, nb);
-      }
+    fold_group(g, first, nb);
+  }
+}
+
+template <class Real>
+void PortfolioRun::compute_slices(std::int64_t block, int begin, int end) {
+  Begun& state = begun_[block];
+  if (state.lanes.empty()) state.lanes.assign(lane_width_, 0.0);
+  const bool last = end == slices_in(block);
+  constexpr auto lane_doubles = static_cast<std::size_t>(kLanes * kMoments);
+  for (std::size_t t = 0; t < terminal_.size(); ++t) {
+    const std::size_t i = terminal_[t];
+    double* lanes = state.lanes.data() + lane_offset_[t];
+    if (begin > 0) lanes_.copy_from_host(lanes, lane_doubles);
+    const EuropeanGbm<Real> sampler = sampler_for<Real>(p_, p_.instruments[i]);
+    if (device_.backend == Backend::host) {
+      using Batched = LaneMomentsBatched<EuropeanGbm<Real>>;
+      host::parallel_for(kLanes / Batched::kBatch,
+                         Batched{sampler, block, plan_.samples, shifts_[i], lanes_.data(), begin, end});
+    } else {
+      parallel_for(device_, kLanes,
+                   LaneMoments<EuropeanGbm<Real>>{sampler, block, plan_.samples, shifts_[i], lanes_.data(), begin, end});
     }
-    const std::size_t n = groups_[g].instruments.size();
-    for (std::size_t k = 0; k < group_runs_[g].greek_slots().size(); ++k) {
-      const std::size_t slot = p_.instruments.size() + greek_offset_[g] + k;
-      for (std::size_t r = 0; r < reps; ++r) {
-        const double* m = group_moments_.data() + static_cast<std::ptrdiff_t>((n + k) * reps + r) * nb * kMoments;
-        scan(greeks_[greek_offset_[g] + k].instrument, m, first, nb);
-        sums_[slot * reps + r].add(m, nb);
-      }
+    if (last) {
+      fold_terminal(i, block, 1);
+    } else {
+      lanes_.copy_to_host(lanes, lane_doubles);
+    }
+  }
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    const GroupSlices slices{begin, end, state.lanes.data() + lane_offset_[terminal_.size() + g], last};
+    group_runs_[g].compute(block, 1, plan_.samples, scratch_, group_moments_, slices);
+    if (last) fold_group(g, block, 1);
+  }
+  state.slices = end;
+  if (last) begun_.erase(block);
+}
+
+void PortfolioRun::fold_terminal(std::size_t i, std::int64_t first, std::int64_t nb) {
+  parallel_for(device_, nb, LaneTree{lanes_.data(), blocks_.data()});
+  // The only transfer of the chunk: kMoments doubles per block.
+  blocks_.copy_to_host(chunk_moments_.data(), static_cast<std::size_t>(nb * kMoments));
+  scan(i, chunk_moments_.data(), first, nb);
+  sums_[i].add(chunk_moments_.data(), nb);
+}
+
+void PortfolioRun::fold_group(std::size_t g, std::int64_t first, std::int64_t nb) {
+  const auto reps = static_cast<std::size_t>(p_.replicates);
+  for (std::size_t j = 0; j < groups_[g].instruments.size(); ++j) {
+    for (std::size_t r = 0; r < reps; ++r) {
+      const double* m = group_moments_.data() + static_cast<std::ptrdiff_t>(j * reps + r) * nb * kMoments;
+      scan(groups_[g].instruments[j], m, first, nb);
+      sums_[groups_[g].instruments[j] * reps + r].add(m, nb);
+    }
+  }
+  const std::size_t n = groups_[g].instruments.size();
+  for (std::size_t k = 0; k < group_runs_[g].greek_slots().size(); ++k) {
+    const std::size_t slot = p_.instruments.size() + greek_offset_[g] + k;
+    for (std::size_t r = 0; r < reps; ++r) {
+      const double* m = group_moments_.data() + static_cast<std::ptrdiff_t>((n + k) * reps + r) * nb * kMoments;
+      scan(greeks_[greek_offset_[g] + k].instrument, m, first, nb);
+      sums_[slot * reps + r].add(m, nb);
     }
   }
 }
@@ -268,35 +384,116 @@ void PortfolioRun::inject_nonfinite() {
   scan(0, chunk_moments_.data(), first, 1);
 }
 
-void PortfolioRun::advance() {
-  if (steps_done_ >= steps_) return;
-  std::int64_t left = plan_.chunk_blocks;
-  while (left > 0 && range_ < ranges_.size()) {
+std::int64_t PortfolioRun::compute(std::int64_t slices) {
+  const std::int64_t budget = slices;
+  if (pass_) {
+    // A step does one phase: the regression pass's slices, or pricing's.
+    const std::int64_t n = std::min(slices, pass_->slices_left());
+    if (n > 0) pass_->simulate(n);
+    return n;
+  }
+  while (slices > 0 && range_ < ranges_.size()) {
     const BlockRange& r = ranges_[range_];
-    const std::int64_t nb = std::min(left, r.size() - offset_);
-    if (nb > 0) {
+    if (offset_ >= r.size()) {   // an empty range (a rank without blocks)
+      ++range_;
+      offset_ = 0;
+      continue;
+    }
+    const std::int64_t block = r.first + offset_;
+    // A block a checkpoint holds begun goes on from its slices.
+    if (slice_ == 0) {
+      if (const auto it = begun_.find(block); it != begun_.end()) slice_ = it->second.slices;
+    }
+    if (slice_ == 0 && slices >= kSlicesPerBlock) {
+      std::int64_t nb = std::min({slices / kSlicesPerBlock, r.size() - offset_, plan_.chunk_blocks});
+      if (const auto it = begun_.upper_bound(block); it != begun_.end() && it->first < block + nb) nb = it->first - block;
       if (precision_ == Precision::fp32) {
-        compute_piece<float>(r.first + offset_, nb);
+        compute_piece<float>(block, nb);
       } else {
-        compute_piece<double>(r.first + offset_, nb);
+        compute_piece<double>(block, nb);
+      }
+      samples_computed_ += kernels::pricing::slice_window(block + nb - 1, plan_.samples, 0, kSlicesPerBlock).hi -
+                           block * kSamplesPerBlock;
+      offset_ += nb;
+      blocks_computed_ += nb;
+      slices -= nb * kSlicesPerBlock;
+    } else {
+      const int end = static_cast<int>(std::min<std::int64_t>(slices_in(block), slice_ + slices));
+      if (precision_ == Precision::fp32) {
+        compute_slices<float>(block, slice_, end);
+      } else {
+        compute_slices<double>(block, slice_, end);
+      }
+      const auto window = kernels::pricing::slice_window(block, plan_.samples, slice_, end);
+      samples_computed_ += std::max<std::int64_t>(0, window.hi - window.lo);
+      slices -= end - slice_;
+      slice_ = end;
+      if (slice_ == slices_in(block)) {
+        slice_ = 0;
+        ++offset_;
+        ++blocks_computed_;
       }
     }
-    offset_ += nb;
-    left -= nb;
-    blocks_computed_ += nb;
     if (offset_ >= r.size()) {
       ++range_;
       offset_ = 0;
     }
   }
+  return budget - slices;
+}
+
+void PortfolioRun::advance() {
+  if (steps_done_ >= steps_) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::int64_t slices = 0;
+  // Local work; a failure on one rank (a launch error) becomes every rank's.
+  mpi_.collective([&] { slices = compute(step_slices_); });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ++steps_done_;
+  // Progress over all ranks (rank 0's own share says little when the
+  // blocks are few: stac_a2 has one).
+  double done[2] = {static_cast<double>(samples_computed_), pass_ ? static_cast<double>(pass_->samples_done()) : 0.0};
+  MPI_Allreduce(MPI_IN_PLACE, done, 2, MPI_DOUBLE, MPI_SUM, mpi_.comm());
+  done_samples_ = done[0];
+  pass_done_ = done[1];
+  // One all-reduce for the rest: the slowest rank's seconds per slice
+  // (they size the next step), whether any rank has regression slices
+  // left, and the most work left (the step count).
+  double most[3] = {slices > 0 ? seconds / static_cast<double>(slices) : 0.0,
+                    pass_ ? static_cast<double>(pass_->slices_left()) : 0.0, static_cast<double>(work_left())};
+  MPI_Allreduce(MPI_IN_PLACE, most, 3, MPI_DOUBLE, MPI_MAX, mpi_.comm());
+  const double per_slice = most[0];
+  bool phase_changed = false;
+  if (pass_ && most[1] == 0.0) {
+    finish_regression();
+    settle();   // the next passes, should a rank have none of theirs
+    phase_changed = true;
+  }
+  if (timed_) {
+    // A new phase costs another time per slice: start small again. Else
+    // aim at kStepSeconds, growing at most twofold a step (a fast first
+    // measurement must not make a step of minutes).
+    const double grown = 2.0 * static_cast<double>(step_slices_);
+    const double aim = per_slice > 0 ? std::min(grown, kStepSeconds / per_slice) : grown;
+    step_slices_ = phase_changed ? 1 : std::max<std::int64_t>(1, static_cast<std::int64_t>(aim));
+    // Whole blocks stay within the planned memory.
+    step_slices_ = std::min(step_slices_, plan_.chunk_blocks * kSlicesPerBlock);
+  }
+  if (phase_changed) {
+    update_steps();
+  } else {
+    set_steps(most[2]);
+  }
+}
+
+double PortfolioRun::paths_total() const {
+  return static_cast<double>(plan_.paths) +
+         static_cast<double>(regressions_.size()) * static_cast<double>(p_.regression_paths);
 }
 
 double PortfolioRun::paths_done() const {
-  const double share = my_blocks_ > 0 ? static_cast<double>(blocks_computed_) / static_cast<double>(my_blocks_) : 1.0;
-  const double blocks = static_cast<double>(restored_blocks_) +
-                        std::min(1.0, share) * static_cast<double>(plan_.blocks - restored_blocks_);
-  return static_cast<double>(plan_.paths) * blocks / static_cast<double>(std::max<std::int64_t>(1, plan_.blocks));
+  const double pricing = (restored_samples_ + done_samples_) * static_cast<double>(plan_.paths_per_sample);
+  return regression_done_ + (pass_ ? pass_done_ : 0.0) + std::min(static_cast<double>(plan_.paths), pricing);
 }
 
 Estimate PortfolioRun::slot_estimate(std::size_t slot, double shift) {
@@ -330,6 +527,14 @@ void PortfolioRun::save(StateWriter& w) const {
   w.scalar("blocks", plan_.blocks);
   w.scalar("instruments", static_cast<std::int64_t>(sums_.size()));
   for (std::size_t i = 0; i < sums_.size(); ++i) w.records("nodes_" + std::to_string(i), sums_[i].nodes(), kNodeWidth);
+  // Blocks begun: [block, slices done, every slot's lane moments].
+  std::vector<double> begun;
+  for (const auto& [block, state] : begun_) {
+    begun.push_back(static_cast<double>(block));   // exact: block < 2^53
+    begun.push_back(state.slices);
+    begun.insert(begun.end(), state.lanes.begin(), state.lanes.end());
+  }
+  w.records("begun", begun, static_cast<int>(lane_width_ + 2));
 }
 
 void PortfolioRun::restore(StateReader& r) {
@@ -388,20 +593,46 @@ void PortfolioRun::restore(StateReader& r) {
   reset_ranges(mine, steps_done);
   restored_blocks_ = restored;
   blocks_computed_ = 0;
+  samples_computed_ = 0;
+  done_samples_ = 0;
+  restored_samples_ = 0;
+  for (const auto& [lo, hi] : covered) {
+    restored_samples_ += static_cast<double>(std::min(hi * kSamplesPerBlock, plan_.samples) - lo * kSamplesPerBlock);
+  }
   if (mpi_.root()) {
     for (std::size_t i = 0; i < sums_.size(); ++i) sums_[i].add_known(kept[i]);
   }
+  // Blocks begun go on from their slices on the rank that now holds them,
+  // where their samples are the same in both runs (as for the nodes).
+  begun_.clear();
+  const auto width = static_cast<std::size_t>(lane_width_ + 2);
+  const std::vector<double> begun = r.records("begun", static_cast<int>(width));
+  double begun_samples = 0;
+  for (std::size_t k = 0; k + width <= begun.size(); k += width) {
+    const auto block = static_cast<std::int64_t>(begun[k]);
+    const bool full = (block + 1) * kSamplesPerBlock <= std::min(old_samples, plan_.samples);
+    if (!same && !full) continue;
+    const bool held = std::any_of(mine.begin(), mine.end(),
+                                  [&](const BlockRange& b) { return b.first <= block && block < b.last; });
+    if (!held) continue;
+    Begun& state = begun_[block];
+    state.slices = static_cast<int>(begun[k + 1]);
+    state.lanes.assign(begun.begin() + static_cast<std::ptrdiff_t>(k + 2),
+                       begun.begin() + static_cast<std::ptrdiff_t>(k + width));
+    const auto window = kernels::pricing::slice_window(block, plan_.samples, 0, state.slices);
+    begun_samples += static_cast<double>(std::max<std::int64_t>(0, window.hi - window.lo));
+  }
+  restored_samples_ += mpi_.sum(begun_samples);
+  update_steps();
 }
 
 std::vector<Estimate> price_portfolio(const Portfolio& p, const SamplePlan& plan, const Device& device,
                                       Precision precision, const MpiContext& mpi, Progress* progress) {
   PortfolioRun run(p, plan, device, precision, mpi);
-  mpi.collective([&] {
-    while (run.steps_done() < run.steps()) {
-      run.advance();
-      if (progress != nullptr) progress->update(run.paths_done());
-    }
-  });
+  while (run.steps_done() < run.steps()) {
+    run.advance();
+    if (progress != nullptr) progress->update(run.paths_done());
+  }
   return run.finish();
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,22 +63,41 @@ Estimate estimate_from_moments(double shift, double sum, double sum_sq, std::int
 Estimate estimate_from_replicates(double shift, const std::vector<double>& sums, std::int64_t samples,
                                   std::int64_t paths);
 
-// One pricing run cut into steps: step k computes the k-th chunk of each
-// rank's blocks for every instrument and folds the block moments into one
-// TreeSum per instrument. Its whole state is those trees' finished nodes,
-// which is what a checkpoint stores: nodes are positions in the global
+// One pricing run cut into steps. A step first simulates the Americans'
+// regression paths (one group at a time, longstaff_schwartz.hpp) and fits
+// their policies, then computes the next pieces of each rank's blocks for
+// every instrument and folds the block moments into one TreeSum per
+// instrument. A step's size is in slices (sample_blocks.hpp: 16 consecutive
+// samples of a block), so a step may cover many blocks or part of one: with
+// pricing.chunk_paths = 0, as many as take about kStepSeconds (measured,
+// slowest rank), so that stop requests and progress wait at most about
+// that long whatever the input; otherwise chunk_paths' blocks. Results do
+// not depend on it.
+//
+// The state is those trees' finished nodes and the lane moments of the
+// blocks begun (one per rank at most, or several after a restart), which
+// is what a checkpoint stores: nodes and blocks are positions in the global
 // tree, so a restart may use another rank count, or more paths, and still
-// end with the bits of an uninterrupted run.
+// end with the bits of an uninterrupted run. The regression pass is
+// recomputed on restart (the same bits).
+class RegressionPass;
+
+inline constexpr double kStepSeconds = 0.25;
+
 class PortfolioRun {
  public:
   // Collective (agrees on the step count).
   PortfolioRun(const Portfolio& p, const SamplePlan& plan, const Device& device, Precision precision,
                const MpiContext& mpi);
+  ~PortfolioRun();
 
+  // Steps of the whole run: an estimate while steps are sized by time,
+  // the same on every rank, and steps_done() once all is done.
   std::int64_t steps() const { return steps_; }
   std::int64_t steps_done() const { return steps_done_; }
-  void advance();                               // local work only; no MPI
-  double paths_done() const;                    // whole run, estimated from this rank's share
+  void advance();                               // collective
+  double paths_total() const;                   // pricing and regression paths
+  double paths_done() const;                    // whole run, all ranks, as of the last step
   std::int64_t blocks_computed() const { return blocks_computed_; }   // by this process, this rank
   std::optional<std::string> nonfinite() const { return first_bad_; }
   void inject_nonfinite();
@@ -88,8 +108,25 @@ class PortfolioRun {
   const std::vector<GreekEstimate>& greeks() const { return greeks_; }   // after finish()
 
  private:
+  struct Begun {                                // a block cut into slices
+    int slices = 0;                             // done
+    std::vector<double> lanes;                  // every slot's lane moments (lane_offset_)
+  };
   template <class Real>
   void compute_piece(std::int64_t first, std::int64_t nb);
+  template <class Real>
+  void compute_slices(std::int64_t block, int begin, int end);
+  std::int64_t compute(std::int64_t slices);    // local; returns the slices done
+  void fold_terminal(std::size_t instrument, std::int64_t first, std::int64_t nb);
+  void fold_group(std::size_t group, std::int64_t first, std::int64_t nb);
+  void prepare_pricing();                       // collective
+  void finish_regression();                     // collective: fit, then the next pass or pricing
+  bool settle();                                // collective: finishes passes every rank is done with
+  void update_steps();                          // collective
+  void set_steps(double most_left);             // from the most work any rank has left
+  std::int64_t work_left() const;               // this rank's slices, every phase
+  std::int64_t slices_left() const;             // this rank's, pricing only
+  int slices_in(std::int64_t block) const;
   void scan(std::size_t instrument, const double* moments, std::int64_t first, std::int64_t nb);
   void reset_ranges(std::vector<BlockRange> ranges, std::int64_t steps_done);
   Estimate slot_estimate(std::size_t slot, double shift);   // collective
@@ -104,18 +141,32 @@ class PortfolioRun {
   std::vector<std::size_t> terminal_;           // instruments sampled at maturity only (European GBM)
   std::vector<PathGroup> groups_;               // the others, by shared paths
   std::vector<PathGroupRun> group_runs_;
+  std::vector<std::vector<double>> tables_;     // per group: its American exercise table
   std::vector<std::vector<double>> exercise_;   // per instrument: its American exercise coefficients
   std::vector<GreekEstimate> greeks_;           // every group's Greek slots, in order
   std::vector<double> greek_shifts_;
   std::vector<std::size_t> greek_offset_;       // per group: its first Greek slot
+  std::vector<std::size_t> lane_offset_;        // a begun block's lanes: terminal instruments', then groups'
+  std::size_t lane_width_ = 0;
   GroupScratch scratch_;
   std::vector<double> group_moments_;
   std::vector<TreeSum> sums_;
   std::vector<BlockRange> ranges_;              // this rank's blocks still to compute, in order
-  std::size_t range_ = 0;                       // cursor: ranges_[range_].first + offset_
+  std::size_t range_ = 0;                       // cursor: ranges_[range_].first + offset_, slice slice_
   std::int64_t offset_ = 0;
+  int slice_ = 0;
+  std::map<std::int64_t, Begun> begun_;         // blocks begun and not finished, by index
+  // The regression passes still to do: groups_ indices; the current one.
+  std::vector<std::size_t> regressions_;
+  std::size_t regression_ = 0;
+  std::unique_ptr<RegressionPass> pass_;
+  double regression_done_ = 0;                  // paths of the passes finished
+  bool timed_ = true;                           // steps sized by time (chunk_paths = 0)
+  std::int64_t step_slices_ = 1;
   std::int64_t steps_ = 0, steps_done_ = 0;
-  std::int64_t my_blocks_ = 0, blocks_computed_ = 0, restored_blocks_ = 0;
+  std::int64_t blocks_computed_ = 0, restored_blocks_ = 0;
+  std::int64_t samples_computed_ = 0;           // by this process, this rank (pricing)
+  double done_samples_ = 0, restored_samples_ = 0, pass_done_ = 0;   // all ranks: progress
   std::optional<std::string> first_bad_;
   Buffer<double> lanes_, blocks_;
   std::vector<double> chunk_moments_;

@@ -368,6 +368,7 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
     work_doubles_ = path_doubles_ + lanes * greeks_.slots.size();
     const std::size_t slots = (n_payoffs + greeks_.slots.size()) * static_cast<std::size_t>(p.replicates);
     lane_doubles_ = lanes * slots * kMoments;
+    block_lane_doubles_ = static_cast<std::size_t>(kLanes) * slots * kMoments;
     block_doubles_ = static_cast<std::size_t>(max_blocks) * slots * kMoments;
     auto& k = data->kernel;
     k.key = rng::philox_key(p.seed);
@@ -429,15 +430,19 @@ namespace {
 template <class Real, class Data>
 void compute_group(Data& data, const Device& device, bool batched, std::int64_t first, std::int64_t nb,
                    std::int64_t n_samples, std::size_t cells, std::size_t path_doubles, GroupScratch& scratch,
-                   std::vector<double>& out) {
+                   std::vector<double>& out, const GroupSlices& slices, std::size_t block_lanes) {
   auto kernel = data.kernel;
   kernel.paths = reinterpret_cast<Real*>(scratch.work.data());
   kernel.variance = kernel.paths + cells;
   kernel.greek_acc = scratch.work.data() + path_doubles;
   kernel.lanes = scratch.lanes.data();
+  kernel.slice_begin = slices.begin;
+  kernel.slice_end = slices.end;
   // One moment slot per payoff (then Greek) and replicate.
   const std::int64_t n_payoffs = std::int64_t{kernel.n_payoffs + kernel.n_greeks} * kernel.replicates;
-  out.assign(static_cast<std::size_t>(n_payoffs * nb * kMoments), 0.0);
+  // A cut block continues the lane moments of its earlier slices.
+  if (slices.lanes != nullptr && slices.begin > 0) scratch.lanes.copy_from_host(slices.lanes, block_lanes);
+  out.assign(slices.last ? static_cast<std::size_t>(n_payoffs * nb * kMoments) : 0, 0.0);
   std::vector<double> piece_out;
   for (std::int64_t off = 0; off < nb; off += data.max_blocks) {
     const std::int64_t n = std::min(data.max_blocks, nb - off);
@@ -449,6 +454,10 @@ void compute_group(Data& data, const Device& device, bool batched, std::int64_t 
     } else {
       parallel_for(device, n * kLanes, kernel);
     }
+    if (!slices.last) {
+      scratch.lanes.copy_to_host(slices.lanes, block_lanes);
+      return;
+    }
     parallel_for(device, n_payoffs * n, GroupLaneTree{scratch.lanes.data(), scratch.blocks.data(), n * kLanes, n});
     piece_out.resize(static_cast<std::size_t>(n_payoffs * n * kMoments));
     scratch.blocks.copy_to_host(piece_out.data(), piece_out.size());
@@ -458,48 +467,59 @@ void compute_group(Data& data, const Device& device, bool batched, std::int64_t 
   }
 }
 
-// The regression states of blocks [first, first + nb), in launches of the
-// group's size, copied to the host in sample order.
+// The regression states of slices [rb, re) of blocks [first, first + nb),
+// in launches of the group's size, copied to the host in sample order.
 template <class Real, class Data>
-std::vector<double> states_of(Data& data, const Device& device, std::int64_t first, std::int64_t nb,
-                              std::int64_t n_samples, std::size_t cells, int n_americans, int row) {
-  const std::int64_t begin = first * kernels::pricing::kSamplesPerBlock;
-  const std::int64_t end = std::min(n_samples, (first + nb) * kernels::pricing::kSamplesPerBlock);
-  std::vector<double> out(static_cast<std::size_t>(std::max<std::int64_t>(0, end - begin) * row));
-  if (out.empty()) return out;
-  const std::int64_t per_launch = data.max_blocks * kernels::pricing::kSamplesPerBlock;
-  Buffer<double> work(device, (2 * cells * sizeof(Real) + sizeof(double) - 1) / sizeof(double));
-  Buffer<double> states(device, static_cast<std::size_t>(per_launch * row));
+void states_of(Data& data, const Device& device, Buffer<double>& work, Buffer<double>& states, std::int64_t first,
+               std::int64_t nb, int rb, int re, std::int64_t n_samples, std::size_t cells, int n_americans, int row,
+               double* out, std::int64_t out_first) {
+  using kernels::pricing::kSamplesPerBlock;
+  using kernels::pricing::slice_window;
+  const std::int64_t per_launch = data.max_blocks * kSamplesPerBlock;
+  if (work.size() == 0) work = Buffer<double>(device, (2 * cells * sizeof(Real) + sizeof(double) - 1) / sizeof(double));
+  if (states.size() == 0) states = Buffer<double>(device, static_cast<std::size_t>(per_launch * row));
   ExerciseStates<Real> k{data.kernel, data.americans.data(), n_americans, row, 0, states.data()};
   k.paths.paths = reinterpret_cast<Real*>(work.data());
   k.paths.variance = k.paths.paths + cells;
   k.paths.n_samples = n_samples;
+  k.paths.slice_begin = rb;
+  k.paths.slice_end = re;
   for (std::int64_t off = 0; off < nb; off += data.max_blocks) {
     const std::int64_t n = std::min(data.max_blocks, nb - off);
     k.paths.first_block = first + off;
     k.paths.n_lanes = n * kLanes;
-    k.first_sample = (first + off) * kernels::pricing::kSamplesPerBlock;
+    // Whole blocks (or the slices of one): their samples are contiguous.
+    k.first_sample = slice_window(first + off, n_samples, rb, re).lo;
+    const std::int64_t last = slice_window(first + off + n - 1, n_samples, rb, re).hi;
+    if (last <= k.first_sample) continue;
     parallel_for(device, n * kLanes, k);
-    const std::int64_t rows = std::min(end, k.first_sample + n * kernels::pricing::kSamplesPerBlock) - k.first_sample;
-    states.copy_to_host(out.data() + (k.first_sample - begin) * row, static_cast<std::size_t>(rows * row));
+    states.copy_to_host(out + (k.first_sample - out_first) * row,
+                        static_cast<std::size_t>((last - k.first_sample) * row));
   }
-  return out;
 }
 
 }  // namespace
 
-std::vector<double> PathGroupRun::exercise_states(std::int64_t first, std::int64_t nb, std::int64_t n_samples) {
+void PathGroupRun::exercise_states(std::int64_t first, std::int64_t nb, std::int64_t n_samples, int slice_begin,
+                                   int slice_end, double* out, std::int64_t out_first) {
   const int n = static_cast<int>(americans_.size());
-  if (fp32_) return states_of<float>(*fp32_, device_, first, nb, n_samples, cells_, n, exercise_row_);
-  return states_of<double>(*fp64_, device_, first, nb, n_samples, cells_, n, exercise_row_);
+  if (fp32_) {
+    states_of<float>(*fp32_, device_, state_work_, state_rows_, first, nb, slice_begin, slice_end, n_samples, cells_,
+                     n, exercise_row_, out, out_first);
+  } else {
+    states_of<double>(*fp64_, device_, state_work_, state_rows_, first, nb, slice_begin, slice_end, n_samples, cells_,
+                      n, exercise_row_, out, out_first);
+  }
 }
 
 void PathGroupRun::compute(std::int64_t first, std::int64_t nb, std::int64_t n_samples, GroupScratch& scratch,
-                           std::vector<double>& out) {
+                           std::vector<double>& out, const GroupSlices& slices) {
   if (fp32_) {
-    compute_group<float>(*fp32_, device_, batched_, first, nb, n_samples, cells_, path_doubles_, scratch, out);
+    compute_group<float>(*fp32_, device_, batched_, first, nb, n_samples, cells_, path_doubles_, scratch, out, slices,
+                         block_lane_doubles_);
   } else {
-    compute_group<double>(*fp64_, device_, batched_, first, nb, n_samples, cells_, path_doubles_, scratch, out);
+    compute_group<double>(*fp64_, device_, batched_, first, nb, n_samples, cells_, path_doubles_, scratch, out, slices,
+                          block_lane_doubles_);
   }
 }
 

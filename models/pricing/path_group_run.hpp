@@ -9,6 +9,7 @@
 
 #include "engine/backend/backend.hpp"
 #include "engine/backend/buffer.hpp"
+#include "kernels/pricing/sample_blocks.hpp"
 #include "models/pricing/greeks.hpp"
 #include "models/pricing/portfolio.hpp"
 
@@ -19,6 +20,13 @@ namespace strata::pricing {
 // bytes), lane moments, block moments.
 struct GroupScratch {
   Buffer<double> work, lanes, blocks;
+};
+
+// Slices [begin, end) of one block (PathGroupRun::compute).
+struct GroupSlices {
+  int begin = 0, end = kernels::pricing::kSlicesPerBlock;
+  double* lanes = nullptr;   // null: whole blocks
+  bool last = true;
 };
 
 class PathGroupRun {
@@ -38,12 +46,22 @@ class PathGroupRun {
   // out[(kMoments * (j * nb + b)) + m] for its j-th instrument (Sobol':
   // j = instrument * replicates + replicate), then of its Greek slots
   // (j = (instruments + slot) * replicates + replicate).
+  //
+  // Or one block cut into slices (sample_blocks.hpp): slices [begin, end)
+  // of block `first` (nb = 1), whose lane moments so far (block_lane_doubles(),
+  // the kernel's layout) `slices.lanes` holds and receives; out gets the
+  // block's moments only when slices.last (its last slice is done).
   void compute(std::int64_t first, std::int64_t nb, std::int64_t n_samples, GroupScratch& scratch,
-               std::vector<double>& out);
+               std::vector<double>& out, const GroupSlices& slices = GroupSlices{});
   // The Longstaff-Schwartz regression states (exercise_states.hpp) of
-  // blocks [first, first + nb), on the host: per sample, the underlying of
-  // each American at each of its exercise dates.
-  std::vector<double> exercise_states(std::int64_t first, std::int64_t nb, std::int64_t n_samples);
+  // slices [slice_begin, slice_end) of blocks [first, first + nb) (nb = 1
+  // unless the slices are whole blocks), on the host: per sample, the
+  // underlying of each American at each of its exercise dates, written to
+  // out's rows from sample out_first on.
+  void exercise_states(std::int64_t first, std::int64_t nb, std::int64_t n_samples, int slice_begin, int slice_end,
+                       double* out, std::int64_t out_first);
+  // Doubles of one block's lane moments (every slot): a cut block's state.
+  std::size_t block_lane_doubles() const { return block_lane_doubles_; }
   // Doubles of each scratch buffer a launch of this group needs.
   std::size_t work_doubles() const { return work_doubles_; }
   std::size_t lane_doubles() const { return lane_doubles_; }
@@ -74,7 +92,8 @@ class PathGroupRun {
   bool batched_ = false;    // the host's batched kernel (path_group_batched.hpp)
   std::size_t cells_ = 0;   // path cells of a launch (the variances follow them)
   std::size_t path_doubles_ = 0;   // of work: the paths; the Greeks' lane values follow
-  std::size_t work_doubles_ = 0, lane_doubles_ = 0, block_doubles_ = 0;
+  std::size_t work_doubles_ = 0, lane_doubles_ = 0, block_doubles_ = 0, block_lane_doubles_ = 0;
+  Buffer<double> state_work_, state_rows_;   // the regression states' launches, kept between calls
 };
 
 }  // namespace strata::pricing

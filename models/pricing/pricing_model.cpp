@@ -16,6 +16,7 @@
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/progress.hpp"
 #include "engine/runtime/simulation.hpp"
+#include "engine/runtime/stop_request.hpp"
 #include "engine/runtime/timers.hpp"
 #include "kernels/pricing/black_scholes.hpp"
 #include "kernels/pricing/sample_blocks.hpp"
@@ -507,11 +508,9 @@ class PricingSimulation final : public Simulation {
 
   std::int64_t steps() const override { return run_.steps(); }
   std::int64_t steps_done() const override { return run_.steps_done(); }
-  void advance() override {
-    // Local work; a failure on one rank (a launch error) becomes every rank's.
-    ctx_.mpi.collective([&] { run_.advance(); });
-  }
-  double work_total() const override { return static_cast<double>(plan_.paths); }
+  void advance() override { run_.advance(); }   // collective
+  // Paths simulated: the Americans' regression paths, then the pricing paths.
+  double work_total() const override { return run_.paths_total(); }
   double work_done() const override { return run_.paths_done(); }
   std::string work_unit() const override { return "paths"; }
   std::optional<std::string> nonfinite() const override { return run_.nonfinite(); }
@@ -522,6 +521,13 @@ class PricingSimulation final : public Simulation {
   double warm_seconds(const std::vector<Estimate>& first) {
     double seconds = 0.0;
     for (int r = 1; r < portfolio_.repeat; ++r) {
+      // The results are in: a stop request cuts the repetitions short
+      // rather than waiting for all of them.
+      if (const int sig = static_cast<int>(ctx_.mpi.max(static_cast<double>(stop_signal()))); sig != 0) {
+        ctx_.out << "pricing.repeat: " << signal_name(sig) << " after " << r << " of " << portfolio_.repeat
+                 << " runs; the results are complete\n";
+        break;
+      }
       const auto t0 = std::chrono::steady_clock::now();
       const std::vector<Estimate> again = price_portfolio(portfolio_, plan_, ctx_.device, ctx_.precision, ctx_.mpi, nullptr);
       seconds = ctx_.mpi.max(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
