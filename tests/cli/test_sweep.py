@@ -9,6 +9,7 @@ import glob
 import importlib.util
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -428,12 +429,15 @@ output_dir = "out/desc"
         for extra in ([], ["--x", "pricing.instrument.0.strike", "--y", "pricing.asset.0.vol",
                            "--value", "pricing.probe_call.stderr"]):
             with self.subTest(args=extra):
-                res = sc.run_command([sys.executable, script, "summary.csv", *extra, "-o", "sweep.png"],
+                res = sc.run_command([sys.executable, script, "summary.csv", *extra, "-o", "png"],
                                      self.tmp, env={"MPLBACKEND": None})
                 self.assertExit(res, 0)
-                with open(self.path("sweep.png"), "rb") as f:
+                # -o names a folder: DIR/<stem>_<value>.png
+                written = glob.glob(self.path("png", "summary_*.png"))
+                self.assertEqual(len(written), 1, res.describe())
+                with open(written[0], "rb") as f:
                     self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n", res.describe())
-                os.remove(self.path("sweep.png"))
+                shutil.rmtree(self.path("png"))
         res = sc.run_command([sys.executable, script, "summary.csv", "--value", "nosuch"], self.tmp)
         self.assertNotEqual(res.returncode, 0)
         self.assertIn("nosuch", res.stderr)

@@ -80,7 +80,7 @@ class MdBlowUps(StrataTestCase):
             p = d[()]
             change(p[0])
             d[...] = p
-        self.write("in.toml", md_input('initial = "file"\ninitial_file = "start.h5"\n'))
+        self.write("in.toml", md_input('initial = "file"\ninitial_file = "start.h5"\ninitial_frame = 0\n'))
         return self.strata("run", "in.toml", timeout=BOUND_S)
 
     def test_two_atoms_at_one_place(self):
