@@ -171,7 +171,9 @@ std::vector<double> bumped_grid(const PathGroup& g, const Bump& b) {
   return grid;
 }
 
-std::optional<GreekReference> greek_reference(const Portfolio& p, const Instrument& in, const std::string& name) {
+namespace {
+
+std::optional<GreekReference> closed_form_greek(const Portfolio& p, const Instrument& in, const std::string& name) {
   const Asset& a = p.assets[static_cast<std::size_t>(in.asset)];
   const double s = a.spot, k = in.strike, r = p.rate, q = a.dividend, t = in.maturity;
   if (in.type == "european" && a.model == "gbm" && a.vol > 0) {
@@ -196,6 +198,16 @@ std::optional<GreekReference> greek_reference(const Portfolio& p, const Instrume
                           "difference (h = 1e-4) of the semi-analytic Heston price"};
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<GreekReference> greek_reference(const Portfolio& p, const Instrument& in, const std::string& name) {
+  // Far outside a formula's numerical range (a strike of 1e308) a closed
+  // form can give inf or NaN: that is no reference, and is not written.
+  std::optional<GreekReference> r = closed_form_greek(p, in, name);
+  if (r && !std::isfinite(r->value)) return std::nullopt;
+  return r;
 }
 
 }  // namespace strata::pricing

@@ -67,9 +67,17 @@ using References = std::vector<std::optional<Reference>>;
 
 // Every instrument's reference, computed once at the start (a tree for an
 // American takes tens of milliseconds).
+// A reference is a price: finite and not negative. Far outside a formula's
+// numerical range (a strike of 1e308, a Heston integral that cancels) a
+// closed form can give neither; that is no reference, and the table says so.
+bool is_price(const Reference& r) { return std::isfinite(r.price) && r.price >= 0; }
+
 References references_of(const Portfolio& p) {
   References refs;
-  for (const Instrument& in : p.instruments) refs.push_back(reference_for(p, in));
+  for (const Instrument& in : p.instruments) {
+    std::optional<Reference> r = reference_for(p, in);
+    refs.push_back(r && is_price(*r) ? r : std::nullopt);
+  }
   return refs;
 }
 
@@ -101,6 +109,13 @@ std::string format_table(const Portfolio& p, const std::vector<Estimate>& est, c
                       in.type == "american" ? " (Longstaff-Schwartz is low-biased: a fitted policy exercises "
                                               "suboptimally)"
                                             : "");
+        notes += line;
+      }
+    }
+    if (!ref) {
+      if (const std::optional<Reference> raw = reference_for(p, in); raw && !is_price(*raw)) {
+        std::snprintf(line, sizeof line, "no reference for %s: its %s gave %g, not a price, for these inputs\n",
+                      in.name.c_str(), raw->method.c_str(), raw->price);
         notes += line;
       }
     }

@@ -171,6 +171,55 @@ class NonFiniteResults(StrataTestCase):
             status = as_str(f.attrs["status"])
         self.assertTrue(status.startswith("failed: diagnostic mass = inf"), status)
 
+    def test_a_closed_form_outside_its_range_is_no_reference(self):
+        # A strike of 1e308: the Merton series gives NaN, the Heston integral
+        # a huge negative number. Neither is a price: no reference is
+        # written (an output of only finite results) and the table says why.
+        self.write("in.toml", """
+[run]
+model = "pricing"
+output = "out/run.h5"
+[pricing]
+paths = 4096
+[[pricing.asset]]
+name = "J"
+spot = 100.0
+model = "merton"
+vol = 0.2
+jump_intensity = 0.5
+jump_mean = -0.1
+jump_vol = 0.15
+[[pricing.asset]]
+name = "H"
+spot = 100.0
+model = "heston"
+v0 = 0.04
+kappa = 2.0
+theta = 0.04
+xi = 0.5
+rho = -0.7
+[[pricing.instrument]]
+name = "merton_far"
+option = "call"
+strike = 1e308
+maturity = 1.0
+assets = ["J"]
+[[pricing.instrument]]
+name = "heston_far"
+option = "call"
+strike = 1e308
+maturity = 1.0
+assets = ["H"]
+""")
+        res = self.strata("run", "in.toml", timeout=BOUND_S)
+        self.assertExit(res, 0)
+        for name in ("merton_far", "heston_far"):
+            self.assertInOutput(f"no reference for {name}", res.stdout, res)
+        with h5py.File(self.path("out/run.h5"), "r") as f:
+            for name in ("merton_far", "heston_far"):
+                self.assertNotIn("reference_price", f["pricing"][name])
+            self.assertTrue(all(np.isnan(f["pricing/summary"]["reference_price"])))
+
     def test_monte_carlo_estimates_that_say_nothing_are_flagged(self):
         # vol 5 over 100 years: every path ends near 0, the call pays 0 on
         # all of them, against a reference of ~100. Over 1 year the mean
