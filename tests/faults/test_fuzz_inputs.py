@@ -17,7 +17,7 @@ and must:
   results (/pricing, /diagnostics, /observables, /performance).
 
 The mutations come from a seeded generator (STRATA_FUZZ_SEED, default
-20261125; STRATA_FUZZ_CASES, default 240), so a failure is repeatable: its
+20261125; STRATA_FUZZ_CASES, default 300), so a failure is repeatable: its
 message holds the case number, the input, the mutation and the command.
 """
 
@@ -41,7 +41,7 @@ import h5py
 import numpy as np
 
 SEED = int(os.environ.get("STRATA_FUZZ_SEED", "20261125"))
-CASES = int(os.environ.get("STRATA_FUZZ_CASES", "240"))
+CASES = int(os.environ.get("STRATA_FUZZ_CASES", "300"))
 # Seconds a case may run before it is asked to stop (SIGUSR1, as Slurm's
 # warning signal), and seconds it then has to exit. Generous: CI machines
 # are loaded, and a stop includes writing a checkpoint.
