@@ -220,6 +220,45 @@ assets = ["H"]
                 self.assertNotIn("reference_price", f["pricing"][name])
             self.assertTrue(all(np.isnan(f["pricing/summary"]["reference_price"])))
 
+    def test_an_american_below_its_reference_is_its_known_low_bias(self):
+        # A degree-1 exercise policy fitted on few paths, priced on many: the
+        # Longstaff-Schwartz estimate sits more than 6 standard errors below
+        # the tree, as a suboptimal policy must. That is bias, not a broken
+        # estimate: no "cannot be trusted" warning, no `untrusted` attribute.
+        self.write("in.toml", """
+[run]
+model = "pricing"
+seed = 2001
+output = "out/run.h5"
+[pricing]
+paths = 524288
+rate = 0.06
+regression_paths = 4096
+steps_per_year = 50
+[[pricing.asset]]
+name = "S"
+spot = 36.0
+vol = 0.2
+[[pricing.instrument]]
+name = "ls_put"
+type = "american"
+option = "put"
+strike = 40.0
+maturity = 1.0
+assets = ["S"]
+exercise_dates = 50
+basis = "monomial"
+degree = 1
+""")
+        res = self.strata("run", "in.toml", timeout=BOUND_S)
+        self.assertExit(res, 0)
+        with h5py.File(self.path("out/run.h5"), "r") as f:
+            g = f["pricing/ls_put"]
+            z = (g["price"][()] - g["reference_price"][()]) / g["stderr"][()]
+            self.assertLess(z, -6, "the case no longer shows a bias beyond 6 standard errors")
+            self.assertNotIn("untrusted", g["price"].attrs)
+        self.assertNotIn("cannot be trusted", res.stdout)
+
     def test_monte_carlo_estimates_that_say_nothing_are_flagged(self):
         # vol 5 over 100 years: every path ends near 0, the call pays 0 on
         # all of them, against a reference of ~100. Over 1 year the mean

@@ -309,6 +309,19 @@ struct ShallowWaterReference {
   static R stage(T s0, T s, R tendency, T b, T dt) { return R(s0) + R(b) * ((R(s) - R(s0)) + R(dt) * tendency); }
 };
 
+// The beta plane of the shallow-water cases: f = f0 + beta (y0 + (start + j) dy).
+constexpr double kF0 = 0.5, kBeta = 0.01, kY0 = -2, kDy = 4;
+
+ks::CoriolisRows beta_plane(index_t start) {
+  ks::CoriolisRows f;
+  f.f0 = kF0;
+  f.beta = kBeta;
+  f.y0 = kY0;
+  f.dy = kDy;
+  f.start = start;
+  return f;
+}
+
 struct ShallowWaterCase {
   double nu;
   bool walls;
@@ -319,17 +332,12 @@ void shallow_water_stage_case(const Device& d, const ShallowWaterCase& c, const 
                               const HostField<T>& v, const HostField<T>& h0, const HostField<T>& u0,
                               const HostField<T>& v0, bool at_rest) {
   const T g = T(9.81), rdx = T(0.25), rdy = T(0.2), nu = static_cast<T>(c.nu), b = T(2) / T(3), dt = T(0.05);
-  const double f0 = 0.5, beta = 0.01, y0 = -2, dy = 4;
+  const double f0 = kF0, beta = kBeta, y0 = kY0, dy = kDy;
   const index_t start = 3, nx = h.n[0], ny = h.n[1];
   const HostField<T> shape(nx, ny, 1, 1, 1, 0);
   DeviceField<T> dh(d, h), du(d, u), dv(d, v), dh0(d, h0), du0(d, u0), dv0(d, v0);
   DeviceField<T> oh(d, shape), ou(d, shape), ov(d, shape);
-  ks::CoriolisRows f;
-  f.f0 = f0;
-  f.beta = beta;
-  f.y0 = y0;
-  f.dy = dy;
-  f.start = start;
+  ks::CoriolisRows f = beta_plane(start);
   const ks::ShallowWaterRhs<T> rhs{dh.view(), du.view(), dv.view(), g, rdx, rdy, nu, f};
   launch(d, Box{{0, 0, 0}, {nx, ny, 1}},
          ks::ShallowWaterStage<T>{rhs, dh0.view(), du0.view(), dv0.view(), oh.view(), ou.view(), ov.view(), b, dt,
@@ -514,7 +522,7 @@ TEMPLATE_TEST_CASE("shallow-water diagnostics per cell: energy, enstrophy, Coura
   u.fill([](index_t i, index_t j, index_t) { return noise(102, i, j); });
   v.fill([](index_t i, index_t j, index_t) { return noise(103, i, j); });
   const T g = T(9.81), rdx = T(0.25), rdy = T(0.2);
-  const double f0 = 0.5, beta = 0.01, y0 = -2, dy = 4;
+  const double f0 = kF0, beta = kBeta, y0 = kY0, dy = kDy;
   const index_t start = 3;
   const ShallowWaterReference<T, T> ref{h, u, v, g, rdx, rdy, T(0), f0, beta, y0, dy, start};
   const ShallowWaterReference<Mag, T> mag{h, u, v, g, rdx, rdy, T(0), f0, beta, y0, dy, start};
@@ -529,12 +537,7 @@ TEMPLATE_TEST_CASE("shallow-water diagnostics per cell: energy, enstrophy, Coura
       DeviceField<T> dh(d, h), du(d, u), dv(d, v);
       const HostField<double> shape(6, 5, 1, 1, 1, 0);
       DeviceField<double> energy(d, shape), enstrophy(d, shape), courant(d, shape);
-      ks::CoriolisRows f;
-      f.f0 = f0;
-      f.beta = beta;
-      f.y0 = y0;
-      f.dy = dy;
-      f.start = start;
+      const ks::CoriolisRows f = beta_plane(start);
       const ks::ShallowWaterRhs<T> rhs{dh.view(), du.view(), dv.view(), g, rdx, rdy, T(0), f};
       const Box owned{{0, 0, 0}, {6, 5, 1}};
       launch_cells(d, owned, ks::EnergyOf<T>{rhs}, energy.view());
