@@ -64,6 +64,12 @@ Device select_device(std::string_view request, const MpiContext& mpi) {
 
 }  // namespace strata
 
+namespace strata {
+void Device::fence() const {
+  if (backend == Backend::cuda) cuda::synchronize();
+}
+}  // namespace strata
+
 namespace strata::detail {
 void no_cuda_backend() {
   throw Error(ExitCode::internal, "a kernel was sent to the CUDA backend of a build without it");

@@ -20,6 +20,13 @@ struct Device {
   int ordinal = -1;           // CUDA device ordinal; -1 on the host
   int host_threads = 1;       // OpenMP threads of this rank
   std::string name;           // "NVIDIA H100 80GB HBM3 (cuda:0)" or "host: 2 OpenMP threads"
+
+  bool on_cuda() const { return backend == Backend::cuda; }
+  // Waits until every kernel and copy sent to this device has finished (a
+  // no-op on the host, whose launches return when done). The one place
+  // where a caller waits on the device: before timing a phase, before the
+  // host reads what a kernel wrote without a copy.
+  void fence() const;
 };
 
 // request: "auto" | "cuda" | "host". "auto" takes CUDA where a device is

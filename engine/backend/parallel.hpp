@@ -2,7 +2,8 @@
 // the backend of a Device. The host implementation is an OpenMP loop; the
 // CUDA one (cuda_parallel.cuh) is a grid-stride kernel and a CUB reduction,
 // instantiated per functor in a model's *.cu file with
-// STRATA_CUDA_INSTANTIATE_FOR / _REDUCE. Model code calls only these two.
+// STRATA_CUDA_INSTANTIATE_FOR / _REDUCE. Model code calls only these two,
+// and never asks which backend it is on.
 #pragma once
 
 #include <cstdint>
@@ -58,14 +59,29 @@ namespace detail {
 [[noreturn]] void no_cuda_backend();
 }
 
+// A kernel may carry its own launch for one backend, chosen here and
+// nowhere else: `void host_for(std::int64_t n) const` runs all of [0, n) on
+// the host (a vectorised batch loop, a serial loop for tiny n), and
+// `void cuda_for(std::int64_t n) const`, defined in a *.cu file, replaces
+// the grid-stride kernel (shared-memory tiles). Models never branch on the
+// backend themselves.
+template <class F>
+concept HasHostFor = requires(const F& f, std::int64_t n) { f.host_for(n); };
+template <class F>
+concept HasCudaFor = requires(const F& f, std::int64_t n) { f.cuda_for(n); };
+
 template <class F>
 void parallel_for(const Device& device, std::int64_t n, const F& f) {
   if (device.backend == Backend::cuda) {
-    if constexpr (build::kHaveCuda) {
-      cuda::parallel_for(n, f);
-    } else {
+    if constexpr (!build::kHaveCuda) {
       detail::no_cuda_backend();
+    } else if constexpr (HasCudaFor<F>) {
+      f.cuda_for(n);
+    } else {
+      cuda::parallel_for(n, f);
     }
+  } else if constexpr (HasHostFor<F>) {
+    f.host_for(n);
   } else {
     host::parallel_for(n, f);
   }

@@ -59,6 +59,10 @@ struct MemoryPlan {
   std::size_t host_bytes = 0;     // this rank's host memory
   std::size_t device_bytes = 0;   // this rank's device memory (0 on the host backend)
   std::string hint;               // what to change when it does not fit
+
+  // Memory that lives where the kernels run: the device's on CUDA, the
+  // host's on the host backend.
+  void add(const Device& device, std::size_t bytes) { (device.on_cuda() ? device_bytes : host_bytes) += bytes; }
 };
 
 class Model {
