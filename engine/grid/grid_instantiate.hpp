@@ -13,10 +13,10 @@
   STRATA_CUDA_INSTANTIATE_REDUCE(double,                                                               \
                                  strata::kernels::stencil::BoxValue<strata::kernels::stencil::AbsValue< \
                                      __VA_ARGS__>>,                                                    \
-                                 strata::kernels::stencil::MaxOp)                                      \
-  STRATA_CUDA_INSTANTIATE_REDUCE(strata::kernels::stencil::Fixed128,                                   \
+                                 strata::kernels::MaxOp)                                      \
+  STRATA_CUDA_INSTANTIATE_REDUCE(strata::kernels::Fixed128,                                   \
                                  strata::kernels::stencil::Quantised<__VA_ARGS__>,                     \
-                                 strata::kernels::stencil::Fixed128Plus)
+                                 strata::kernels::Fixed128Plus)
 #define STRATA_GRID_INSTANTIATE_MAX(...)                                                      \
   STRATA_CUDA_INSTANTIATE_REDUCE(double, strata::kernels::stencil::BoxValue<__VA_ARGS__>, \
-                                 strata::kernels::stencil::MaxOp)
+                                 strata::kernels::MaxOp)

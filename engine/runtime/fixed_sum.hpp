@@ -10,12 +10,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/stencil/grid_view.hpp"
+#include "kernels/core/exact_sum.hpp"
 
 namespace strata {
 
-inline double fixed128_sum_over_ranks(MPI_Comm comm, kernels::stencil::Fixed128 local, int shift) {
-  using kernels::stencil::Fixed128;
+inline double fixed128_sum_over_ranks(MPI_Comm comm, kernels::Fixed128 local, int shift) {
+  using kernels::Fixed128;
   int ranks = 1;
   MPI_Comm_size(comm, &ranks);
   std::uint64_t mine[2] = {local.lo, static_cast<std::uint64_t>(local.hi)};

@@ -1,6 +1,6 @@
 // Per-atom values summed exactly: each value is scaled by a power of two
 // (chosen from the global largest magnitude) and rounded to a 128-bit
-// integer (kernels/stencil's Fixed128), and integers add associatively, so
+// integer (kernels/core's Fixed128), and integers add associatively, so
 // the sums are bitwise the same for any decomposition, thread count and
 // atom order, and within n 2^-62 max|value| of the exact sum.
 #pragma once
@@ -8,12 +8,13 @@
 #include <cstdint>
 
 #include "kernels/core/hd.hpp"
-#include "kernels/stencil/grid_view.hpp"
+#include "kernels/core/exact_sum.hpp"
 
 namespace strata::kernels::particles {
 
-using stencil::Fixed128;
-using stencil::Fixed128Plus;
+using kernels::Fixed128;
+using kernels::Fixed128Plus;
+using kernels::MaxOp;
 
 // Atom i's value: a[i], a[i]^2 + b[i]^2 + c[i]^2 when squares (for v^2).
 template <class Real>
@@ -42,12 +43,7 @@ struct QuantisedAtom {
   F f;
   double scale;   // a power of two: the product is exact
   STRATA_HD STRATA_FORCEINLINE Fixed128 operator()(std::int64_t i) const {
-    const double v = f(i) * scale;
-#if defined(__CUDA_ARCH__)
-    return Fixed128::from(__double2ll_rn(v));
-#else
-    return Fixed128::from(__builtin_llrint(v));
-#endif
+    return quantise(f(i) * scale);
   }
 };
 

@@ -103,8 +103,4 @@ struct Displacement2 {
   }
 };
 
-struct MaxOf {
-  STRATA_HD double operator()(double a, double b) const { return a > b ? a : b; }
-};
-
 }  // namespace strata::kernels::particles

@@ -8,9 +8,14 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/core/exact_sum.hpp"
 #include "kernels/core/hd.hpp"
 
 namespace strata::kernels::stencil {
+
+using kernels::Fixed128;
+using kernels::Fixed128Plus;
+using kernels::MaxOp;
 
 using index_t = std::int64_t;
 
@@ -101,9 +106,6 @@ struct BoxValue {
   }
 };
 
-struct MaxOp {
-  STRATA_HD double operator()(double a, double b) const { return a > b ? a : (b > a ? b : (a != a ? a : b)); }
-};
 
 // |value|, propagating NaN (NaN compares false with everything; keep it).
 template <class F>
@@ -125,35 +127,6 @@ struct NonFiniteCell {
   }
 };
 
-// A signed 128-bit integer as two 64-bit words, for exact sums: integer
-// addition is associative, so the sum of quantised values is the same bit
-// for bit whatever the order, the decomposition or the backend.
-struct Fixed128 {
-  std::uint64_t lo = 0;
-  std::int64_t hi = 0;
-
-  STRATA_HD static Fixed128 from(std::int64_t v) {
-    Fixed128 r;
-    r.lo = static_cast<std::uint64_t>(v);
-    r.hi = v < 0 ? -1 : 0;
-    return r;
-  }
-  STRATA_HD Fixed128 operator+(const Fixed128& o) const {
-    Fixed128 r;
-    r.lo = lo + o.lo;
-    r.hi = hi + o.hi + (r.lo < lo ? 1 : 0);
-    return r;
-  }
-  // The value as a double (one rounding: hi * 2^64 is exact, the sum rounds once
-  // unless hi is large, when lo no longer matters).
-  STRATA_HD double to_double() const {
-    return static_cast<double>(hi) * 18446744073709551616.0 + static_cast<double>(lo);
-  }
-};
-
-struct Fixed128Plus {
-  STRATA_HD Fixed128 operator()(const Fixed128& a, const Fixed128& b) const { return a + b; }
-};
 
 // A cell's value times 2^scale, rounded to the nearest integer (ties to
 // even, as llrint and __double2ll_rn do), as a Fixed128.
@@ -171,12 +144,7 @@ struct Quantised {
   }
   // The cell (i, j, k) itself (a loop over the box that knows its indices).
   STRATA_HD STRATA_FORCEINLINE Fixed128 at(index_t i, index_t j, index_t k) const {
-    const double v = f(i, j, k) * scale;
-#if defined(__CUDA_ARCH__)
-    return Fixed128::from(__double2ll_rn(v));
-#else
-    return Fixed128::from(__builtin_llrint(v));
-#endif
+    return quantise(f(i, j, k) * scale);
   }
 };
 

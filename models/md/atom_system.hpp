@@ -41,6 +41,7 @@
 #include "kernels/particles/pair_forces.hpp"
 #include "kernels/particles/pair_forces_host.hpp"
 #include "kernels/particles/comm_kernels.hpp"
+#include "kernels/core/exact_sum.hpp"
 #include "models/md/domain.hpp"
 
 namespace strata::md {
@@ -125,7 +126,7 @@ class AtomSystem {
     const double local = parallel_reduce(device_, n_local_,
                                          kernels::particles::Displacement2<T>{x_.data(), y_.data(), z_.data(),
                                                                               x0_.data(), y0_.data(), z0_.data()},
-                                         0.0, kernels::particles::MaxOf{});
+                                         0.0, kernels::MaxOp{});
     double global = 0;
     MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_MAX, domain_.comm());
     return global > 0.25 * skin * skin;

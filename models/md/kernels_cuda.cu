@@ -18,8 +18,8 @@ using namespace strata::kernels::particles;
   STRATA_CUDA_INSTANTIATE_FOR(GhostCopy<T>)                                               \
   STRATA_CUDA_INSTANTIATE_FOR(PackPositions<T>)                                           \
   STRATA_CUDA_INSTANTIATE_FOR(UnpackPositions<T>)                                         \
-  STRATA_CUDA_INSTANTIATE_REDUCE(double, Displacement2<T>, MaxOf)                         \
-  STRATA_CUDA_INSTANTIATE_REDUCE(double, AbsOf<AtomValue<T>>, MaxOf)                      \
+  STRATA_CUDA_INSTANTIATE_REDUCE(double, Displacement2<T>, strata::kernels::MaxOp)                         \
+  STRATA_CUDA_INSTANTIATE_REDUCE(double, AbsOf<AtomValue<T>>, strata::kernels::MaxOp)                      \
   STRATA_CUDA_INSTANTIATE_REDUCE(Fixed128, QuantisedAtom<AtomValue<T>>, Fixed128Plus)     \
   STRATA_CUDA_INSTANTIATE_REDUCE(double, NonFiniteAtom<T>, strata::Plus)
 

@@ -28,7 +28,7 @@ namespace strata::md {
 template <class F>
 double exact_sum(const Device& device, MPI_Comm comm, std::int64_t n, const F& f) {
   using namespace kernels::particles;
-  const double local_max = parallel_reduce(device, n, AbsOf<F>{f}, 0.0, MaxOf{});
+  const double local_max = parallel_reduce(device, n, AbsOf<F>{f}, 0.0, MaxOp{});
   const int bad_local = std::isfinite(local_max) ? 0 : 1;
   int bad = 0;
   double m = 0;

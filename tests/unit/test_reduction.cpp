@@ -3,11 +3,14 @@
 
 #include <omp.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "engine/backend/parallel.hpp"
 #include "engine/runtime/tree_sum.hpp"
+#include "kernels/core/exact_sum.hpp"
 #include "tests/support/test_support.hpp"
 #include "tests/unit/test_functors.hpp"
 
@@ -82,5 +85,28 @@ TEST_CASE("tree_sum_serial is pairwise summation over the block index", "[reduct
       INFO("n = " << n << ", moment " << m);
       CHECK(same_bits(got[static_cast<std::size_t>(m)], pairwise(0, n, m)));
     }
+  }
+}
+
+// One maximum for every kernel family. md's displacement and thermo maxima
+// once used a > b ? a : b, which drops a NaN unless it is the last value
+// reduced, so a blown-up atom could be missed by the rebuild test.
+TEST_CASE("MaxOp keeps a NaN wherever it stands and is the maximum otherwise", "[reduction]") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const kernels::MaxOp max;
+  CHECK(std::isnan(max(nan, 1.0)));
+  CHECK(std::isnan(max(1.0, nan)));
+  CHECK(std::isnan(max(max(nan, 3.0), 2.0)));
+  CHECK(max(2.0, 3.0) == 3.0);
+  CHECK(max(-0.5, -1.5) == -0.5);
+  CHECK(max(1.0, std::numeric_limits<double>::infinity()) == std::numeric_limits<double>::infinity());
+  for (const Device& d : test::devices()) {
+    INFO(to_string(d.backend));
+    // A NaN at the first, a middle and the last index of 10,000 values.
+    for (const std::int64_t at : {std::int64_t{0}, std::int64_t{5'000}, std::int64_t{9'999}}) {
+      const double m = parallel_reduce(d, 10'000, test::NaNAt{at}, 0.0, kernels::MaxOp{});
+      CHECK(std::isnan(m));
+    }
+    CHECK(parallel_reduce(d, 10'000, test::NaNAt{-1}, 0.0, kernels::MaxOp{}) == 9'999.0);
   }
 }
