@@ -1,7 +1,6 @@
-// CUDA implementations of strata::cuda::parallel_for / parallel_reduce.
-// Include only from *.cu files, then instantiate each functor used:
-//   STRATA_CUDA_INSTANTIATE_FOR(MyFunctor<double>)
-//   STRATA_CUDA_INSTANTIATE_REDUCE(double, MyFunctor<double>, strata::Plus)
+// CUDA implementations of strata::cuda::parallel_for / parallel_reduce,
+// instantiated for the functors of a kernel list by the *.cu that CMake
+// generates from engine/backend/kernels_cuda.cu.in (parallel.hpp).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -25,23 +24,28 @@ __global__ void grid_stride_kernel(std::int64_t n, F f) {
 }
 
 // Launch shape from the device: enough resident blocks to fill every SM, no
-// more (the grid-stride loop covers the rest).
+// more (the grid-stride loop covers the rest). A kernel with its own launch
+// (`cuda_for`, defined in its *.cu: shared-memory tiles) takes it instead.
 template <class F>
 void parallel_for(std::int64_t n, const F& f) {
-  if (n <= 0) return;
-  constexpr int kThreads = 256;
-  static thread_local int sms = -1, per_sm = 0;
-  if (sms < 0) {
-    int dev = 0;
-    cudaGetDevice(&dev);
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, grid_stride_kernel<F>, kThreads, 0);
-    per_sm = std::max(per_sm, 1);
+  if constexpr (HasCudaFor<F>) {
+    f.cuda_for(n);
+  } else {
+    if (n <= 0) return;
+    constexpr int kThreads = 256;
+    static thread_local int sms = -1, per_sm = 0;
+    if (sms < 0) {
+      int dev = 0;
+      cudaGetDevice(&dev);
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, grid_stride_kernel<F>, kThreads, 0);
+      per_sm = std::max(per_sm, 1);
+    }
+    const std::int64_t needed = (n + kThreads - 1) / kThreads;
+    const int blocks = static_cast<int>(std::min<std::int64_t>(needed, static_cast<std::int64_t>(sms) * per_sm));
+    grid_stride_kernel<<<blocks, kThreads>>>(n, f);
+    check_launch("parallel_for");
   }
-  const std::int64_t needed = (n + kThreads - 1) / kThreads;
-  const int blocks = static_cast<int>(std::min<std::int64_t>(needed, static_cast<std::int64_t>(sms) * per_sm));
-  grid_stride_kernel<<<blocks, kThreads>>>(n, f);
-  check_launch("parallel_for");
 }
 
 template <class T, class F, class Op>
@@ -54,7 +58,9 @@ T parallel_reduce(std::int64_t n, const F& f, T init, Op op) {
 
 }  // namespace strata::cuda
 
-#define STRATA_CUDA_INSTANTIATE_FOR(...) \
+// The `instantiate` expansion of a kernel list (parallel.hpp).
+#define STRATA_FOR_instantiate(...) \
   template void strata::cuda::parallel_for<__VA_ARGS__>(std::int64_t, const __VA_ARGS__&);
-#define STRATA_CUDA_INSTANTIATE_REDUCE(T, F, Op) \
-  template T strata::cuda::parallel_reduce<T, F, Op>(std::int64_t, const F&, T, Op);
+#define STRATA_REDUCE_instantiate(T, Op, ...) \
+  template T strata::cuda::parallel_reduce<T, __VA_ARGS__, Op>(std::int64_t, const __VA_ARGS__&, T, Op);
+#define STRATA_INSTANTIATE_KERNELS(LIST) LIST(instantiate, double) LIST(instantiate, float)

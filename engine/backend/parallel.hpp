@@ -1,12 +1,24 @@
 // parallel_for and parallel_reduce over [0, n) with a STRATA_HD functor, on
 // the backend of a Device. The host implementation is an OpenMP loop; the
-// CUDA one (cuda_parallel.cuh) is a grid-stride kernel and a CUB reduction,
-// instantiated per functor in a model's *.cu file with
-// STRATA_CUDA_INSTANTIATE_FOR / _REDUCE. Model code calls only these two,
-// and never asks which backend it is on.
+// CUDA one (cuda_parallel.cuh) is a grid-stride kernel and a Thrust
+// reduction. Model code calls only these two, and never asks which backend
+// it is on.
+//
+// Every functor launched through a Device is declared once, in its model's
+// kernel list (models/<name>/kernels.hpp; docs/gpu.md), an X-macro:
+//   #define STRATA_MYMODEL_KERNELS(M, Real)  (a backslash ending each line)
+//     STRATA_FOR(M, MyStep<Real>)
+//     STRATA_REDUCE(M, double, strata::Plus, MyEnergy<Real>)
+//   STRATA_DECLARE_KERNELS(STRATA_MYMODEL_KERNELS)
+// The header marks each functor declared (checked below, so an undeclared
+// launch fails to compile in a host build too), and in a CUDA build CMake
+// compiles the explicit instantiations from it (strata_kernel_list,
+// cmake/strata_kernels.cmake). A functor that does not depend on the
+// precision goes in STRATA_ONCE(Real, ...).
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "build_config.hpp"
@@ -23,11 +35,33 @@ template <class T, class F, class Op>
 T parallel_reduce(std::int64_t n, const F& f, T init, Op op);
 }  // namespace cuda
 
+// Set by a kernel list (STRATA_FOR / STRATA_REDUCE) for each functor it declares.
+template <class F>
+struct declared_for : std::false_type {};
+template <class T, class F, class Op>
+struct declared_reduce : std::false_type {};
+
 namespace host {
+
+// Waking the OpenMP team costs more than a few thousand iterations of a
+// light kernel (a kick of a two-body orbit: a few multiply-adds each), so
+// such a loop runs on the calling thread. A kernel says its iterations are
+// that light with `static constexpr bool kLightIterations = true`; a heavy
+// one (a row of cells, a batch of paths) keeps the team for any n > 1.
+// The iterations are independent, so where they run changes no result.
+inline constexpr std::int64_t kSerialLightIterations = 4096;
+template <class F>
+constexpr std::int64_t serial_below() {
+  if constexpr (requires { F::kLightIterations; }) {
+    return F::kLightIterations ? kSerialLightIterations : 2;
+  } else {
+    return 2;
+  }
+}
 
 template <class F>
 void parallel_for(std::int64_t n, const F& f) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= serial_below<F>())
   for (std::int64_t i = 0; i < n; ++i) f(i);
 }
 
@@ -40,7 +74,8 @@ T parallel_reduce(std::int64_t n, const F& f, T init, Op op) {
   if (n <= 0) return init;
   const std::int64_t pieces = (n + kReducePiece - 1) / kReducePiece;
   std::vector<T> partial(static_cast<std::size_t>(pieces));
-#pragma omp parallel for schedule(static)
+  // One piece is one thread's work whatever the team: no team for it.
+#pragma omp parallel for schedule(static) if (pieces > 1)
   for (std::int64_t p = 0; p < pieces; ++p) {
     const std::int64_t begin = p * kReducePiece;
     const std::int64_t end = begin + kReducePiece < n ? begin + kReducePiece : n;
@@ -70,15 +105,20 @@ concept HasHostFor = requires(const F& f, std::int64_t n) { f.host_for(n); };
 template <class F>
 concept HasCudaFor = requires(const F& f, std::int64_t n) { f.cuda_for(n); };
 
+#define STRATA_UNDECLARED_KERNEL                                                                  \
+  "this functor is launched through a Device but no kernel list declares it: add "                \
+  "STRATA_FOR(M, <functor>) (STRATA_REDUCE(M, <result>, <op>, <functor>) for parallel_reduce, "   \
+  "STRATA_GRID_FOR/_SUM/_MAX for the grid layer) to the list in models/<name>/kernels.hpp and "   \
+  "include that header where the launch is compiled (docs/gpu.md)"
+
 template <class F>
 void parallel_for(const Device& device, std::int64_t n, const F& f) {
-  if (device.backend == Backend::cuda) {
-    if constexpr (!build::kHaveCuda) {
-      detail::no_cuda_backend();
-    } else if constexpr (HasCudaFor<F>) {
-      f.cuda_for(n);
+  static_assert(declared_for<F>::value, STRATA_UNDECLARED_KERNEL);
+  if (device.on_cuda()) {
+    if constexpr (build::kHaveCuda) {
+      cuda::parallel_for(n, f);   // f.cuda_for where F has one (cuda_parallel.cuh)
     } else {
-      cuda::parallel_for(n, f);
+      detail::no_cuda_backend();
     }
   } else if constexpr (HasHostFor<F>) {
     f.host_for(n);
@@ -89,7 +129,8 @@ void parallel_for(const Device& device, std::int64_t n, const F& f) {
 
 template <class T, class F, class Op>
 T parallel_reduce(const Device& device, std::int64_t n, const F& f, T init, Op op) {
-  if (device.backend == Backend::cuda) {
+  static_assert(declared_reduce<T, F, Op>::value, STRATA_UNDECLARED_KERNEL);
+  if (device.on_cuda()) {
     if constexpr (build::kHaveCuda) {
       return cuda::parallel_reduce(n, f, init, op);
     } else {
@@ -108,3 +149,21 @@ struct Plus {
 };
 
 }  // namespace strata
+
+// --- kernel lists -------------------------------------------------------------
+// An entry of a list: M is `declare` (the traits above, in every build) or
+// `instantiate` (the CUDA instantiations, cuda_parallel.cuh).
+#define STRATA_FOR(M, ...) STRATA_FOR_##M(__VA_ARGS__)
+#define STRATA_REDUCE(M, T, Op, ...) STRATA_REDUCE_##M(T, Op, __VA_ARGS__)
+#define STRATA_FOR_declare(...) \
+  template <>                    \
+  struct strata::declared_for<__VA_ARGS__> : std::true_type {};
+#define STRATA_REDUCE_declare(T, Op, ...) \
+  template <>                              \
+  struct strata::declared_reduce<T, __VA_ARGS__, Op> : std::true_type {};
+// Entries that do not depend on the precision, expanded once.
+#define STRATA_ONCE(Real, ...) STRATA_ONCE_##Real(__VA_ARGS__)
+#define STRATA_ONCE_double(...) __VA_ARGS__
+#define STRATA_ONCE_float(...)
+// At global scope, at the end of the list's header.
+#define STRATA_DECLARE_KERNELS(LIST) LIST(declare, double) LIST(declare, float)

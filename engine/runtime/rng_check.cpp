@@ -1,8 +1,7 @@
 #include "engine/runtime/rng_check.hpp"
 
 #include "engine/backend/buffer.hpp"
-#include "engine/backend/parallel.hpp"
-#include "kernels/rng/philox_batch.hpp"
+#include "engine/backend/engine_kernels.hpp"
 
 namespace strata {
 

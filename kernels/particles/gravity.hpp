@@ -129,9 +129,11 @@ struct ClearSums {
 
 // Leapfrog kick-drift-kick (Verlet; Hockney & Eastwood 1988, sec. 4-5):
 //   v += (dt/2) G a;  x += dt v;   [forces at the new x]   v += (dt/2) G a.
-// Kick: v += h G a with h = dt/2.
+// BodyKick: v += h G a with h = dt/2. (Named apart from md's Kick of
+// integrate.hpp: two class templates of one name would be one symbol to the
+// linker, which keeps either's instantiations for both models.)
 template <class Real>
-struct Kick {
+struct BodyKick {
   Real* vel;
   const Real* acc;
   Real g_half_dt;
@@ -141,7 +143,7 @@ struct Kick {
 };
 
 template <class Real>
-struct Drift {
+struct BodyDrift {
   Real* body;   // 4 per body: x, y, z, m
   const Real* vel;
   Real dt;

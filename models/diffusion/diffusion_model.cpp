@@ -14,7 +14,7 @@
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/step_count.hpp"
-#include "kernels/stencil/diffusion.hpp"
+#include "models/diffusion/kernels.hpp"
 
 namespace strata::diffusion {
 namespace {

@@ -22,7 +22,7 @@
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/step_count.hpp"
 #include "engine/runtime/stop_request.hpp"
-#include "kernels/stencil/euler2d.hpp"
+#include "models/euler2d/kernels.hpp"
 
 namespace strata::euler2d {
 namespace {

@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "engine/backend/buffer.hpp"
-#include "engine/backend/parallel.hpp"
+#include "models/md/kernels.hpp"
 #include "engine/runtime/error.hpp"
 #include "kernels/particles/lennard_jones.hpp"
 #include "kernels/particles/neighbour_list.hpp"

@@ -15,7 +15,7 @@
 #include <limits>
 #include <vector>
 
-#include "engine/backend/parallel.hpp"
+#include "models/md/kernels.hpp"
 #include "engine/runtime/fixed_sum.hpp"
 #include "kernels/particles/atom_sums.hpp"
 #include "kernels/particles/neighbour_list.hpp"

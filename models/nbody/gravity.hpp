@@ -5,7 +5,7 @@
 #pragma once
 
 #include "build_config.hpp"
-#include "engine/backend/parallel.hpp"
+#include "models/nbody/kernels.hpp"
 #include "kernels/particles/gravity.hpp"
 
 namespace strata::nbody {

@@ -70,10 +70,3 @@ template void accumulate<double>(const kernels::particles::GravityBlock<double>&
 
 }  // namespace strata::nbody::tiles
 
-using namespace strata::kernels::particles;
-STRATA_CUDA_INSTANTIATE_FOR(ClearSums<float>)
-STRATA_CUDA_INSTANTIATE_FOR(ClearSums<double>)
-STRATA_CUDA_INSTANTIATE_FOR(Kick<float>)
-STRATA_CUDA_INSTANTIATE_FOR(Kick<double>)
-STRATA_CUDA_INSTANTIATE_FOR(Drift<float>)
-STRATA_CUDA_INSTANTIATE_FOR(Drift<double>)

@@ -342,10 +342,10 @@ class NbodySimulation final : public Simulation {
   void kick_drift_kick(Real dt) {
     const Device& dev = ctx_.device;
     const Real g_half_dt = static_cast<Real>(p_.G) * (dt / Real(2));
-    for_bodies(dev, mine_.count, kp::Kick<Real>{vel_.data(), acc_.data(), g_half_dt});
-    for_bodies(dev, mine_.count, kp::Drift<Real>{body_.data(), vel_.data(), dt});
+    for_bodies(dev, mine_.count, kp::BodyKick<Real>{vel_.data(), acc_.data(), g_half_dt});
+    for_bodies(dev, mine_.count, kp::BodyDrift<Real>{body_.data(), vel_.data(), dt});
     forces();
-    for_bodies(dev, mine_.count, kp::Kick<Real>{vel_.data(), acc_.data(), g_half_dt});
+    for_bodies(dev, mine_.count, kp::BodyKick<Real>{vel_.data(), acc_.data(), g_half_dt});
   }
 
   // --- diagnostics and output -----------------------------------------------------

@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "engine/backend/buffer.hpp"
-#include "engine/backend/parallel.hpp"
+#include "models/pricing/kernels.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/progress.hpp"

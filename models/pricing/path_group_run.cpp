@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "engine/backend/buffer.hpp"
-#include "engine/backend/parallel.hpp"
+#include "models/pricing/kernels.hpp"
 #include "kernels/pricing/closed_forms.hpp"
 #include "kernels/pricing/exercise_states.hpp"
 #include "kernels/pricing/path_group.hpp"

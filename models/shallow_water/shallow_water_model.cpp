@@ -16,6 +16,7 @@
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/step_count.hpp"
 #include "engine/runtime/stop_request.hpp"
+#include "models/shallow_water/kernels.hpp"
 #include "kernels/stencil/shallow_water.hpp"
 #include "models/shallow_water/initial_state.hpp"
 #include "models/shallow_water/params.hpp"

@@ -1,9 +1,10 @@
-// Functors of the grid-layer tests (tests/mpi/test_grid_mpi.cpp);
-// instantiated for CUDA in grid_test_functors_cuda.cu.
+// Functors of the grid-layer tests (tests/mpi/test_grid_mpi.cpp), and
+// their kernel list (engine/backend/parallel.hpp).
 #pragma once
 
 #include <cstdint>
 
+#include "engine/grid/grid_instantiate.hpp"
 #include "kernels/stencil/grid_view.hpp"
 
 namespace strata::test {
@@ -67,3 +68,11 @@ struct CellValue {
 };
 
 }  // namespace strata::test
+
+// global_max of the labels (the exact-sum test) in FP64 only.
+#define STRATA_GRID_TEST_KERNELS(M, Real)                   \
+  STRATA_GRID_FOR(M, strata::test::FillCells<Real>)         \
+  STRATA_GRID_FOR(M, strata::test::WideStencil<Real>)       \
+  STRATA_GRID_SUM(M, strata::test::CellValue<Real>)         \
+  STRATA_ONCE(Real, STRATA_GRID_MAX(M, strata::test::CellValue<double>))
+STRATA_DECLARE_KERNELS(STRATA_GRID_TEST_KERNELS)

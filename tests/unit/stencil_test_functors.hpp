@@ -1,7 +1,8 @@
-// Functors of the stencil-kernel tests (test_stencil_kernels.cpp);
-// instantiated for CUDA in stencil_test_functors_cuda.cu.
+// Functors of the stencil-kernel tests (test_stencil_kernels.cpp), and
+// their kernel list (engine/backend/parallel.hpp).
 #pragma once
 
+#include "engine/grid/grid_instantiate.hpp"
 #include "kernels/stencil/diffusion.hpp"
 #include "kernels/stencil/euler2d.hpp"
 #include "kernels/stencil/grid_view.hpp"
@@ -44,23 +45,25 @@ struct CellValues {
 
 }  // namespace strata::test
 
-// Every kernel the tests launch, for each precision.
-#define STRATA_STENCIL_TEST_KERNELS(X, T)                \
-  X(strata::kernels::stencil::HeatStep<T>)               \
-  X(strata::kernels::stencil::ShallowWaterStage<T>)      \
-  X(strata::kernels::stencil::NormalVelocityWall<T>)     \
-  X(strata::kernels::stencil::VorticityAtCentres<T>)     \
-  X(strata::kernels::stencil::euler2d::FluxX<T>)         \
-  X(strata::kernels::stencil::euler2d::FluxZ<T>)         \
-  X(strata::kernels::stencil::euler2d::ApplyTendency<T>) \
-  X(strata::kernels::stencil::euler2d::WallHaloZ<T>)     \
-  X(strata::kernels::stencil::euler2d::InjectJet<T>)
-
-// Every per-cell diagnostic the tests evaluate, for each precision.
-#define STRATA_STENCIL_TEST_DIAGNOSTICS(X, T)         \
-  X(strata::kernels::stencil::EnergyOf<T>)            \
-  X(strata::kernels::stencil::EnstrophyOf<T>)         \
-  X(strata::kernels::stencil::CourantOf<T>)           \
-  X(strata::kernels::stencil::euler2d::CellMass<T>)   \
-  X(strata::kernels::stencil::euler2d::CellEnergy<T>) \
-  X(strata::kernels::stencil::euler2d::CellCourant<T>)
+// Every kernel the tests launch and every per-cell diagnostic they
+// evaluate, for each precision.
+#define STRATA_STENCIL_TEST_LAUNCH(M, ...) STRATA_GRID_FOR(M, strata::test::Launched<__VA_ARGS__>)
+#define STRATA_STENCIL_TEST_CELLS(M, ...) STRATA_GRID_FOR(M, strata::test::CellValues<__VA_ARGS__>)
+#define STRATA_STENCIL_TEST_KERNELS(M, T)                                           \
+  STRATA_STENCIL_TEST_LAUNCH(M, strata::kernels::stencil::HeatStep<T>)              \
+  STRATA_STENCIL_TEST_LAUNCH(M, strata::kernels::stencil::ShallowWaterStage<T>)     \
+  STRATA_STENCIL_TEST_LAUNCH(M, strata::kernels::stencil::NormalVelocityWall<T>)    \
+  STRATA_STENCIL_TEST_LAUNCH(M, strata::kernels::stencil::VorticityAtCentres<T>)    \
+  STRATA_STENCIL_TEST_LAUNCH(M, strata::kernels::stencil::euler2d::FluxX<T>)        \
+  STRATA_STENCIL_TEST_LAUNCH(M, strata::kernels::stencil::euler2d::FluxZ<T>)        \
+  STRATA_STENCIL_TEST_LAUNCH(M, strata::kernels::stencil::euler2d::ApplyTendency<T>) \
+  STRATA_STENCIL_TEST_LAUNCH(M, strata::kernels::stencil::euler2d::WallHaloZ<T>)    \
+  STRATA_STENCIL_TEST_LAUNCH(M, strata::kernels::stencil::euler2d::InjectJet<T>)    \
+  STRATA_STENCIL_TEST_CELLS(M, strata::kernels::stencil::EnergyOf<T>)               \
+  STRATA_STENCIL_TEST_CELLS(M, strata::kernels::stencil::EnstrophyOf<T>)            \
+  STRATA_STENCIL_TEST_CELLS(M, strata::kernels::stencil::CourantOf<T>)              \
+  STRATA_STENCIL_TEST_CELLS(M, strata::kernels::stencil::euler2d::CellMass<T>)      \
+  STRATA_STENCIL_TEST_CELLS(M, strata::kernels::stencil::euler2d::CellEnergy<T>)    \
+  STRATA_STENCIL_TEST_CELLS(M, strata::kernels::stencil::euler2d::CellCourant<T>)   \
+  STRATA_ONCE(T, STRATA_GRID_FOR(M, strata::test::CountCalls))
+STRATA_DECLARE_KERNELS(STRATA_STENCIL_TEST_KERNELS)

@@ -1,9 +1,11 @@
-// Functors the backend tests launch; instantiated for CUDA in
-// test_functors_cuda.cu.
+// Functors the backend tests launch, and their kernel list
+// (engine/backend/parallel.hpp).
 #pragma once
 
 #include <cstdint>
 
+#include "engine/backend/parallel.hpp"
+#include "kernels/core/exact_sum.hpp"
 #include "kernels/core/hd.hpp"
 
 namespace strata::test {
@@ -20,3 +22,8 @@ struct NaNAt {
 };
 
 }  // namespace strata::test
+
+#define STRATA_TEST_KERNELS(M, Real)                                  \
+  STRATA_ONCE(Real, STRATA_REDUCE(M, double, strata::Plus, strata::test::Harmonic) \
+                        STRATA_REDUCE(M, double, strata::kernels::MaxOp, strata::test::NaNAt))
+STRATA_DECLARE_KERNELS(STRATA_TEST_KERNELS)

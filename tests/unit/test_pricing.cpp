@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "engine/backend/buffer.hpp"
-#include "engine/backend/parallel.hpp"
+#include "models/pricing/kernels.hpp"
 #include "kernels/pricing/black_scholes.hpp"
 #include "kernels/pricing/european.hpp"
 #include "kernels/pricing/sample_blocks.hpp"
