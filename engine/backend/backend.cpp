@@ -66,7 +66,18 @@ Device select_device(std::string_view request, const MpiContext& mpi) {
 
 namespace strata {
 void Device::fence() const {
-  if (backend == Backend::cuda) cuda::synchronize();
+  if (on_cuda()) cuda::synchronize();
+}
+
+Stream::Stream(const Device& device) : handle_(device.on_cuda() ? cuda::stream_create() : nullptr) {}
+Stream::~Stream() {
+  if (handle_ != nullptr) cuda::stream_destroy(handle_);
+}
+void Stream::after_default() const {
+  if (handle_ != nullptr) cuda::stream_after_default(handle_);
+}
+void Stream::fence() const {
+  if (handle_ != nullptr) cuda::stream_synchronize(handle_);
 }
 }  // namespace strata
 

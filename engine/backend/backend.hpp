@@ -29,6 +29,33 @@ struct Device {
   void fence() const;
 };
 
+// An ordered queue of launches and copies on a Device, so that a copy can
+// run beside kernels (a frame going to the host while the next step
+// computes). On CUDA a stream of its own (non-blocking: it does not wait
+// for the default stream unless after_default() says so); on the host
+// nothing, since every launch and copy there is done when it returns.
+// Stream{} is the device's default stream, what a launch without a stream
+// uses. parallel_for / parallel_reduce and Buffer's copies take one.
+class Stream {
+ public:
+  Stream() = default;
+  explicit Stream(const Device& device);
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  // What is sent to this stream from now on starts after everything
+  // already sent to the default stream (the kernels that wrote what it
+  // is to copy).
+  void after_default() const;
+  // Waits until everything sent to this stream has finished.
+  void fence() const;
+  void* handle() const { return handle_; }   // a cudaStream_t; null: the default stream
+
+ private:
+  void* handle_ = nullptr;
+};
+
 // request: "auto" | "cuda" | "host". "auto" takes CUDA where a device is
 // visible, else the host. One GPU per rank, by node-local rank. Sets the
 // OpenMP thread count from the cores shared by the ranks of this node unless

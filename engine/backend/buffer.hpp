@@ -1,6 +1,7 @@
 // An array owned on a Device: host memory for the host backend, device
 // memory for CUDA. Kernels get the raw pointer; the host reads results back
-// with copy_to_host. Move-only.
+// with copy_to_host: at once, or on a Stream (done at the stream's fence(),
+// beside kernels on other streams). Move-only.
 #pragma once
 
 #include <sys/mman.h>
@@ -45,18 +46,18 @@ class Buffer {
   const T* data() const { return data_; }
   std::size_t size() const { return size_; }
 
-  void copy_to_host(T* dst, std::size_t count) const {
+  void copy_to_host(T* dst, std::size_t count, const Stream& stream = {}) const {
     if (count == 0) return;
     if (backend_ == Backend::cuda) {
-      cuda::copy_to_host(dst, data_, count * sizeof(T));
+      cuda::copy_to_host(dst, data_, count * sizeof(T), stream.handle());
     } else {
       std::memcpy(dst, data_, count * sizeof(T));
     }
   }
-  void copy_from_host(const T* src, std::size_t count) {
+  void copy_from_host(const T* src, std::size_t count, const Stream& stream = {}) {
     if (count == 0) return;
     if (backend_ == Backend::cuda) {
-      cuda::copy_to_device(data_, src, count * sizeof(T));
+      cuda::copy_to_device(data_, src, count * sizeof(T), stream.handle());
     } else {
       std::memcpy(data_, src, count * sizeof(T));
     }

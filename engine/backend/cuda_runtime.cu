@@ -88,15 +88,45 @@ void* allocate(std::size_t bytes) {
 
 void release(void* p) noexcept { (void)cudaFree(p); }
 
-void copy_to_host(void* dst, const void* src, std::size_t bytes) {
-  check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy device-to-host");
+void copy_to_host(void* dst, const void* src, std::size_t bytes, void* stream) {
+  if (stream == nullptr) {
+    check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy device-to-host");
+  } else {
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, static_cast<cudaStream_t>(stream)),
+          "cudaMemcpyAsync device-to-host");
+  }
 }
 
-void copy_to_device(void* dst, const void* src, std::size_t bytes) {
-  check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy host-to-device");
+void copy_to_device(void* dst, const void* src, std::size_t bytes, void* stream) {
+  if (stream == nullptr) {
+    check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy host-to-device");
+  } else {
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, static_cast<cudaStream_t>(stream)),
+          "cudaMemcpyAsync host-to-device");
+  }
 }
 
 void synchronize() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+
+void* stream_create() {
+  cudaStream_t s = nullptr;
+  check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  return s;
+}
+
+void stream_destroy(void* stream) noexcept { (void)cudaStreamDestroy(static_cast<cudaStream_t>(stream)); }
+
+void stream_after_default(void* stream) {
+  cudaEvent_t done = nullptr;
+  check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  check(cudaEventRecord(done, cudaStreamLegacy), "cudaEventRecord");
+  check(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), done, 0), "cudaStreamWaitEvent");
+  check(cudaEventDestroy(done), "cudaEventDestroy");   // released once the wait no longer needs it
+}
+
+void stream_synchronize(void* stream) {
+  check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
+}
 
 void check_launch(const char* what) { check(cudaGetLastError(), what); }
 

@@ -31,9 +31,17 @@ std::size_t free_memory();          // on the current device
 
 void* allocate(std::size_t bytes);  // throws ResourceError with the size on failure
 void release(void* p) noexcept;
-void copy_to_host(void* dst, const void* src, std::size_t bytes);
-void copy_to_device(void* dst, const void* src, std::size_t bytes);
+// Streams (Stream in backend.hpp) are non-blocking cudaStream_t as void*.
+// A copy without a stream is done when it returns; one on a stream is
+// ordered there and done at stream_synchronize (beside kernels only from
+// and to pinned host memory: from pageable memory the driver stages it).
+void copy_to_host(void* dst, const void* src, std::size_t bytes, void* stream = nullptr);
+void copy_to_device(void* dst, const void* src, std::size_t bytes, void* stream = nullptr);
 void synchronize();
+void* stream_create();
+void stream_destroy(void* stream) noexcept;
+void stream_after_default(void* stream);   // waits, on the device, for the default stream's work so far
+void stream_synchronize(void* stream);
 
 // Throws strata::Error naming `what` if the last launch failed.
 void check_launch(const char* what);

@@ -18,9 +18,13 @@ int runtime_version() { return 0; }
 std::size_t free_memory() { unavailable(); }
 void* allocate(std::size_t) { unavailable(); }
 void release(void*) noexcept {}
-void copy_to_host(void*, const void*, std::size_t) { unavailable(); }
-void copy_to_device(void*, const void*, std::size_t) { unavailable(); }
+void copy_to_host(void*, const void*, std::size_t, void*) { unavailable(); }
+void copy_to_device(void*, const void*, std::size_t, void*) { unavailable(); }
 void synchronize() {}
+void* stream_create() { unavailable(); }
+void stream_destroy(void*) noexcept {}
+void stream_after_default(void*) {}
+void stream_synchronize(void*) {}
 void check_launch(const char*) {}
 DeviceProbe probe_device() { unavailable(); }
 void range_push(const char*) noexcept {}

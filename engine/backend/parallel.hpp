@@ -28,11 +28,11 @@
 
 namespace strata {
 
-namespace cuda {
+namespace cuda {   // cuda_parallel.cuh; stream: a cudaStream_t, null for the default stream
 template <class F>
-void parallel_for(std::int64_t n, const F& f);
+void parallel_for(std::int64_t n, const F& f, void* stream);
 template <class T, class F, class Op>
-T parallel_reduce(std::int64_t n, const F& f, T init, Op op);
+T parallel_reduce(std::int64_t n, const F& f, T init, Op op, void* stream);
 }  // namespace cuda
 
 // Set by a kernel list (STRATA_FOR / STRATA_REDUCE) for each functor it declares.
@@ -97,13 +97,16 @@ namespace detail {
 // A kernel may carry its own launch for one backend, chosen here and
 // nowhere else: `void host_for(std::int64_t n) const` runs all of [0, n) on
 // the host (a vectorised batch loop, a serial loop for tiny n), and
-// `void cuda_for(std::int64_t n) const`, defined in a *.cu file, replaces
-// the grid-stride kernel (shared-memory tiles). Models never branch on the
-// backend themselves.
+// `void cuda_for(std::int64_t n, void* stream) const`, defined in a *.cu
+// file, replaces the grid-stride kernel (shared-memory tiles; the form
+// without a stream launches on the default stream). Models never branch on
+// the backend themselves.
 template <class F>
 concept HasHostFor = requires(const F& f, std::int64_t n) { f.host_for(n); };
 template <class F>
 concept HasCudaFor = requires(const F& f, std::int64_t n) { f.cuda_for(n); };
+template <class F>
+concept HasStreamCudaFor = requires(const F& f, std::int64_t n, void* stream) { f.cuda_for(n, stream); };
 
 #define STRATA_UNDECLARED_KERNEL                                                                  \
   "this functor is launched through a Device but no kernel list declares it: add "                \
@@ -111,12 +114,13 @@ concept HasCudaFor = requires(const F& f, std::int64_t n) { f.cuda_for(n); };
   "STRATA_GRID_FOR/_SUM/_MAX for the grid layer) to the list in models/<name>/kernels.hpp and "   \
   "include that header where the launch is compiled (docs/gpu.md)"
 
+// On `stream` (Stream{}: the default one); the host ignores it.
 template <class F>
-void parallel_for(const Device& device, std::int64_t n, const F& f) {
+void parallel_for(const Device& device, std::int64_t n, const F& f, const Stream& stream = {}) {
   static_assert(declared_for<F>::value, STRATA_UNDECLARED_KERNEL);
   if (device.on_cuda()) {
     if constexpr (build::kHaveCuda) {
-      cuda::parallel_for(n, f);   // f.cuda_for where F has one (cuda_parallel.cuh)
+      cuda::parallel_for(n, f, stream.handle());   // f.cuda_for where F has one
     } else {
       detail::no_cuda_backend();
     }
@@ -128,11 +132,11 @@ void parallel_for(const Device& device, std::int64_t n, const F& f) {
 }
 
 template <class T, class F, class Op>
-T parallel_reduce(const Device& device, std::int64_t n, const F& f, T init, Op op) {
+T parallel_reduce(const Device& device, std::int64_t n, const F& f, T init, Op op, const Stream& stream = {}) {
   static_assert(declared_reduce<T, F, Op>::value, STRATA_UNDECLARED_KERNEL);
   if (device.on_cuda()) {
     if constexpr (build::kHaveCuda) {
-      return cuda::parallel_reduce(n, f, init, op);
+      return cuda::parallel_reduce(n, f, init, op, stream.handle());
     } else {
       detail::no_cuda_backend();
     }
