@@ -116,9 +116,12 @@ struct GravityGroup {
   static std::int64_t groups(std::int64_t n_targets) { return (n_targets + kGroup - 1) / kGroup; }
 };
 
-// Clears the sums before the first source block.
+// Clears the sums before the first source block. This and the kicks and
+// drifts are a few operations per body: the host runs a short loop on the
+// calling thread (kLightIterations, engine/backend/parallel.hpp).
 template <class Real>
 struct ClearSums {
+  static constexpr bool kLightIterations = true;
   Real* acc;
   Real* phi;
   STRATA_HD void operator()(std::int64_t t) const {
@@ -134,6 +137,7 @@ struct ClearSums {
 // linker, which keeps either's instantiations for both models.)
 template <class Real>
 struct BodyKick {
+  static constexpr bool kLightIterations = true;
   Real* vel;
   const Real* acc;
   Real g_half_dt;
@@ -144,6 +148,7 @@ struct BodyKick {
 
 template <class Real>
 struct BodyDrift {
+  static constexpr bool kLightIterations = true;
   Real* body;   // 4 per body: x, y, z, m
   const Real* vel;
   Real dt;

@@ -1,15 +1,14 @@
-// CUDA side of the nbody model: the shared-memory tiled all-pairs kernel
-// (Nyland, Harris, Prins, GPU Gems 3 ch. 31: each block loads a tile of
-// source bodies into shared memory, every thread adds the tile's pull on
-// its own body) and the instantiations of the model's STRATA_HD functors.
-// A thread adds its body's pairs in ascending source index with
+// Gravity::cuda_for: the shared-memory tiled all-pairs kernel (Nyland,
+// Harris, Prins, GPU Gems 3 ch. 31: each block loads a tile of source
+// bodies into shared memory, every thread adds the tile's pull on its own
+// body). A thread adds its body's pairs in ascending source index with
 // pair_interaction, the same order as the host reference.
-#include <algorithm>
+#include <cuda_runtime.h>
 
-#include "engine/backend/cuda_parallel.cuh"
-#include "models/nbody/gravity.hpp"
+#include "engine/backend/cuda_runtime.hpp"
+#include "models/nbody/kernels.hpp"
 
-namespace strata::nbody::tiles {
+namespace strata::nbody {
 
 namespace {
 
@@ -59,14 +58,15 @@ __global__ void __launch_bounds__(kTile) gravity_tiles(kernels::particles::Gravi
 }  // namespace
 
 template <class Real>
-void accumulate(const kernels::particles::GravityBlock<Real>& b) {
-  const std::int64_t blocks = (b.n_targets + kTile - 1) / kTile;
-  gravity_tiles<Real><<<static_cast<unsigned>(blocks), kTile>>>(b);
+void Gravity<Real>::cuda_for(std::int64_t n_targets, void* stream) const {
+  if (n_targets <= 0 || b.n_sources <= 0) return;
+  const std::int64_t blocks = (n_targets + kTile - 1) / kTile;
+  gravity_tiles<Real><<<static_cast<unsigned>(blocks), kTile, 0, static_cast<cudaStream_t>(stream)>>>(b);
   cuda::check_launch("gravity_tiles");
 }
 
-template void accumulate<float>(const kernels::particles::GravityBlock<float>&);
-template void accumulate<double>(const kernels::particles::GravityBlock<double>&);
+template void Gravity<float>::cuda_for(std::int64_t, void*) const;
+template void Gravity<double>::cuda_for(std::int64_t, void*) const;
 
-}  // namespace strata::nbody::tiles
+}  // namespace strata::nbody
 

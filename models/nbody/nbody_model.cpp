@@ -21,7 +21,6 @@
 #include <string>
 
 #include "engine/backend/buffer.hpp"
-#include "engine/backend/cuda_runtime.hpp"
 #include "engine/config/config.hpp"
 #include "engine/config/schema.hpp"
 #include "engine/io/h5_output.hpp"
@@ -34,7 +33,7 @@
 #include "engine/runtime/stop_request.hpp"
 #include "engine/runtime/timers.hpp"
 #include "engine/runtime/tree_sum.hpp"
-#include "models/nbody/gravity.hpp"
+#include "models/nbody/kernels.hpp"
 #include "models/nbody/initial_state.hpp"
 #include "models/nbody/nbody_params.hpp"
 
@@ -76,7 +75,7 @@ struct Diagnostics {
 template <class Real>
 class NbodySimulation final : public Simulation {
  public:
-  NbodySimulation(RunContext& ctx, const Params& p) : ctx_(ctx), p_(p) {
+  NbodySimulation(RunContext& ctx, const Params& p) : ctx_(ctx), p_(p), copies_(ctx.device) {
     HostParticles bodies;
     {
       auto t = ctx.timers.scope("initial");
@@ -94,7 +93,8 @@ class NbodySimulation final : public Simulation {
       std::int64_t widest = 0;
       for (int r = 0; r < ctx.mpi.size(); ++r) widest = std::max(widest, particles::even_share(n_, r, ctx.mpi.size()).count);
       for (auto& h : stage_) h.resize(4 * static_cast<std::size_t>(widest));
-      if (ctx.device.backend == Backend::cuda) source_ = Buffer<Real>(ctx.device, 4 * static_cast<std::size_t>(widest));
+      own_.resize(4 * count);
+      source_ = Buffer<Real>(ctx.device, 4 * static_cast<std::size_t>(widest));
     }
     upload(bodies);
     steps_ = p.steps();
@@ -126,7 +126,7 @@ class NbodySimulation final : public Simulation {
     {
       const auto t0 = std::chrono::steady_clock::now();
       ctx_.mpi.collective([&] { kick_drift_kick(static_cast<Real>(dt)); });
-      if (ctx_.device.backend == Backend::cuda) cuda::synchronize();
+      ctx_.device.fence();
       step_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
     ++step_;
@@ -274,9 +274,11 @@ class NbodySimulation final : public Simulation {
   }
 
   // --- the step -----------------------------------------------------------------
-  kp::GravityBlock<Real> block(const Real* sources, Share s) {
-    return {body_.data(), sources, mine_.count, s.count, mine_.first, s.first, static_cast<Real>(p_.eps2()),
-            acc_.data(), phi_.data()};
+  // Adds the pull of sources s (4 reals each, on the device) to this rank's sums.
+  void accumulate(const Real* sources, Share s) {
+    parallel_for(ctx_.device, mine_.count,
+                 Gravity<Real>{{body_.data(), sources, mine_.count, s.count, mine_.first, s.first,
+                                static_cast<Real>(p_.eps2()), acc_.data(), phi_.data()}});
   }
 
   // acc and phi (without the factor G) of this rank's bodies, every source
@@ -284,10 +286,10 @@ class NbodySimulation final : public Simulation {
   void forces() {
     auto t = ctx_.timers.scope("forces");
     const Device& dev = ctx_.device;
-    for_bodies(dev, mine_.count, kp::ClearSums<Real>{acc_.data(), phi_.data()});
+    parallel_for(dev, mine_.count, kp::ClearSums<Real>{acc_.data(), phi_.data()});
     const int ranks = ctx_.mpi.size();
     if (ranks == 1 && !setting_up_) {
-      accumulate_gravity(dev, block(body_.data(), mine_));
+      accumulate(body_.data(), mine_);
       return;
     }
     // During set-up, pieces of about 2^26 pair interactions (a tenth of a
@@ -301,18 +303,25 @@ class NbodySimulation final : public Simulation {
       // ranks below: each body's sum runs over the sources in order either
       // way, so the bits are the same).
       for (std::int64_t first = 0; first < n_ && stop_signal() == 0; first += piece)
-        accumulate_gravity(dev, block(body_.data() + 4 * first, Share{first, std::min(piece, n_ - first)}));
+        accumulate(body_.data() + 4 * first, Share{first, std::min(piece, n_ - first)});
       return;
     }
     // Pipelined broadcasts: block s + 1 travels while block s is summed.
     MPI_Datatype body_type;
     MPI_Type_contiguous(4, mpi_real<Real>(), &body_type);
     MPI_Type_commit(&body_type);
+    // This rank's bodies leave from a host copy taken now, on a stream of
+    // its own: on a GPU it overlaps the sums of the blocks before it.
+    copies_.after_default();   // after the drift that moved them
+    body_.copy_to_host(own_.data(), own_.size(), copies_);
     MPI_Request pending = MPI_REQUEST_NULL;
     const auto post = [&](int s) {
       const Share src = particles::even_share(n_, s, ranks);
       Real* buf = stage_[static_cast<std::size_t>(s % 2)].data();
-      if (s == ctx_.mpi.rank()) body_.copy_to_host(buf, 4 * static_cast<std::size_t>(src.count));
+      if (s == ctx_.mpi.rank()) {
+        copies_.fence();
+        buf = own_.data();
+      }
       MPI_Ibcast(buf, static_cast<int>(src.count), body_type, s, ctx_.mpi.comm(), &pending);
     };
     post(0);
@@ -320,9 +329,9 @@ class NbodySimulation final : public Simulation {
       MPI_Wait(&pending, MPI_STATUS_IGNORE);
       if (s + 1 < ranks) post(s + 1);
       const Share src = particles::even_share(n_, s, ranks);
-      const Real* sources = s == ctx_.mpi.rank() ? body_.data() : stage_[static_cast<std::size_t>(s % 2)].data();
-      if (dev.backend == Backend::cuda && s != ctx_.mpi.rank()) {
-        source_.copy_from_host(sources, 4 * static_cast<std::size_t>(src.count));
+      const Real* sources = body_.data();
+      if (s != ctx_.mpi.rank()) {
+        source_.copy_from_host(stage_[static_cast<std::size_t>(s % 2)].data(), 4 * static_cast<std::size_t>(src.count));
         sources = source_.data();
       }
       // In pieces, ascending, with an MPI_Test between them: Open MPI moves
@@ -331,7 +340,7 @@ class NbodySimulation final : public Simulation {
         const Share part{src.first + first, std::min(piece, src.count - first)};
         // During set-up a signal skips the sums (the broadcasts go on: every
         // rank must take part); the constructor then stops the run.
-        if (!(setting_up_ && stop_signal() != 0)) accumulate_gravity(dev, block(sources + 4 * first, part));
+        if (!(setting_up_ && stop_signal() != 0)) accumulate(sources + 4 * first, part);
         int done = 0;
         MPI_Test(&pending, &done, MPI_STATUS_IGNORE);
       }
@@ -342,10 +351,10 @@ class NbodySimulation final : public Simulation {
   void kick_drift_kick(Real dt) {
     const Device& dev = ctx_.device;
     const Real g_half_dt = static_cast<Real>(p_.G) * (dt / Real(2));
-    for_bodies(dev, mine_.count, kp::BodyKick<Real>{vel_.data(), acc_.data(), g_half_dt});
-    for_bodies(dev, mine_.count, kp::BodyDrift<Real>{body_.data(), vel_.data(), dt});
+    parallel_for(dev, mine_.count, kp::BodyKick<Real>{vel_.data(), acc_.data(), g_half_dt});
+    parallel_for(dev, mine_.count, kp::BodyDrift<Real>{body_.data(), vel_.data(), dt});
     forces();
-    for_bodies(dev, mine_.count, kp::BodyKick<Real>{vel_.data(), acc_.data(), g_half_dt});
+    parallel_for(dev, mine_.count, kp::BodyKick<Real>{vel_.data(), acc_.data(), g_half_dt});
   }
 
   // --- diagnostics and output -----------------------------------------------------
@@ -485,6 +494,8 @@ class NbodySimulation final : public Simulation {
   Share mine_;
   Buffer<Real> body_, vel_, acc_, phi_, source_;
   std::vector<Real> stage_[2];   // host buffers of the pipelined broadcasts
+  std::vector<Real> own_;        // this rank's bodies as broadcast to the others
+  Stream copies_;
   std::unique_ptr<particles::H5mdOutput> output_;
   std::int64_t steps_ = 0, step_ = 0, steps_this_run_ = 0;
   double time_ = 0, step_seconds_ = 0, initial_energy_ = 0, max_drift_ = 0;
@@ -527,17 +538,12 @@ class NbodyModel final : public Model {
     const std::size_t real = ctx.precision == Precision::fp32 ? 4 : 8;
     // Device: body (x, y, z, m), velocity, acceleration, potential = 11
     // reals per body, plus one staged source block when several ranks.
-    const std::size_t state = local * 11 * real + (ranks > 1 ? local * 4 * real : 0);
     MemoryPlan m;
-    if (ctx.device.backend == Backend::cuda) {
-      m.device_bytes = state;
-    } else {
-      m.host_bytes = state;
-    }
-    // Host: two broadcast stages, a HostParticles copy (8 doubles per body)
+    m.add(ctx.device, local * 11 * real + (ranks > 1 ? local * 4 * real : 0));
+    // Host: two broadcast stages and this rank's outgoing block, a HostParticles copy (8 doubles per body)
     // with the route buffers of output and checkpoints (2 x 8 doubles), the
     // diagnostics blocks (8 doubles).
-    m.host_bytes += (ranks > 1 ? 2 * local * 4 * real : 0) + local * (8 + 16 + 8) * 8;
+    m.host_bytes += (ranks > 1 ? 3 * local * 4 * real : 0) + local * (8 + 16 + 8) * 8;
     // A file start: every rank reads all ids to sort them (ids, order, rows: 3 int64 per body).
     if (p.initial.kind == "file") m.host_bytes += static_cast<std::size_t>(n) * 3 * 8;
     m.hint = "use fewer bodies (nbody.n), more ranks, or FP32 (run.precision)";

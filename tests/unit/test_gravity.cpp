@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/backend/buffer.hpp"
-#include "models/nbody/gravity.hpp"
+#include "models/nbody/kernels.hpp"
 #include "tests/support/test_support.hpp"
 
 using namespace strata;
@@ -46,8 +46,8 @@ void sums(const Device& dev, const std::vector<Real>& all, std::int64_t t0, std:
   std::vector<Real> zero(3 * static_cast<std::size_t>(nt), Real(0));
   a.copy_from_host(zero.data(), a.size());
   p.copy_from_host(zero.data(), p.size());
-  nbody::accumulate_gravity(dev, kp::GravityBlock<Real>{targets.data(), lo.data(), nt, cut, t0, 0, eps2, a.data(), p.data()});
-  nbody::accumulate_gravity(dev, kp::GravityBlock<Real>{targets.data(), hi.data(), nt, n - cut, t0, cut, eps2, a.data(), p.data()});
+  parallel_for(dev, nt, nbody::Gravity<Real>{{targets.data(), lo.data(), nt, cut, t0, 0, eps2, a.data(), p.data()}});
+  parallel_for(dev, nt, nbody::Gravity<Real>{{targets.data(), hi.data(), nt, n - cut, t0, cut, eps2, a.data(), p.data()}});
   acc.resize(a.size());
   phi.resize(p.size());
   a.copy_to_host(acc.data(), acc.size());
