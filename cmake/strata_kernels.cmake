@@ -8,6 +8,7 @@ function(strata_kernel_list target header list)
   if(NOT EXISTS ${PROJECT_SOURCE_DIR}/${header})
     message(FATAL_ERROR "strata_kernel_list: ${header} (for ${list}) does not exist")
   endif()
+  set_property(GLOBAL APPEND PROPERTY STRATA_KERNEL_LISTS "${header}|${list}")   # for kernel_checks
   if(NOT STRATA_HAVE_CUDA)
     return()
   endif()
