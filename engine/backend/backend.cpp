@@ -62,9 +62,6 @@ Device select_device(std::string_view request, const MpiContext& mpi) {
   return d;
 }
 
-}  // namespace strata
-
-namespace strata {
 void Device::fence() const {
   if (on_cuda()) cuda::synchronize();
 }
@@ -79,10 +76,11 @@ void Stream::after_default() const {
 void Stream::fence() const {
   if (handle_ != nullptr) cuda::stream_synchronize(handle_);
 }
-}  // namespace strata
 
-namespace strata::detail {
-void no_cuda_backend() {
+namespace detail {
+[[noreturn]] void no_cuda_backend() {
   throw Error(ExitCode::internal, "a kernel was sent to the CUDA backend of a build without it");
 }
-}  // namespace strata::detail
+}  // namespace detail
+
+}  // namespace strata

@@ -30,12 +30,9 @@ struct Device {
 };
 
 // An ordered queue of launches and copies on a Device, so that a copy can
-// run beside kernels (a frame going to the host while the next step
-// computes). On CUDA a stream of its own (non-blocking: it does not wait
-// for the default stream unless after_default() says so); on the host
-// nothing, since every launch and copy there is done when it returns.
-// Stream{} is the device's default stream, what a launch without a stream
-// uses. parallel_for / parallel_reduce and Buffer's copies take one.
+// run beside kernels. On CUDA a non-blocking stream of its own; on the host
+// nothing (every launch and copy there is done when it returns). Stream{}
+// is the default stream. parallel_for / _reduce and Buffer's copies take one.
 class Stream {
  public:
   Stream() = default;
@@ -44,9 +41,8 @@ class Stream {
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
 
-  // What is sent to this stream from now on starts after everything
-  // already sent to the default stream (the kernels that wrote what it
-  // is to copy).
+  // What is sent to this stream from now on starts after what the default
+  // stream already has (the kernels that wrote what it is to copy).
   void after_default() const;
   // Waits until everything sent to this stream has finished.
   void fence() const;

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 
-#include "engine/backend/cuda_check.cuh"
 #include "engine/backend/cuda_runtime.hpp"
 
 namespace strata::cuda {

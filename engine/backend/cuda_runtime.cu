@@ -3,13 +3,13 @@
 
 #include <string>
 
-#include "engine/backend/cuda_check.cuh"
 #include "engine/backend/cuda_runtime.hpp"
 #include "engine/runtime/error.hpp"
 
 namespace strata::cuda {
 
-void check(cudaError_t e, const char* what) {
+void check(int cuda_error, const char* what) {
+  const auto e = static_cast<cudaError_t>(cuda_error);
   if (e == cudaSuccess) return;
   std::string msg = std::string("CUDA error in ") + what + ": " + cudaGetErrorName(e) + " (" +
                     cudaGetErrorString(e) + ")";
@@ -88,22 +88,20 @@ void* allocate(std::size_t bytes) {
 
 void release(void* p) noexcept { (void)cudaFree(p); }
 
+namespace {
+void copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, void* stream, const char* what) {
+  check(stream == nullptr ? cudaMemcpy(dst, src, bytes, kind)
+                          : cudaMemcpyAsync(dst, src, bytes, kind, static_cast<cudaStream_t>(stream)),
+        what);
+}
+}  // namespace
+
 void copy_to_host(void* dst, const void* src, std::size_t bytes, void* stream) {
-  if (stream == nullptr) {
-    check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy device-to-host");
-  } else {
-    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, static_cast<cudaStream_t>(stream)),
-          "cudaMemcpyAsync device-to-host");
-  }
+  copy(dst, src, bytes, cudaMemcpyDeviceToHost, stream, "cudaMemcpy device-to-host");
 }
 
 void copy_to_device(void* dst, const void* src, std::size_t bytes, void* stream) {
-  if (stream == nullptr) {
-    check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy host-to-device");
-  } else {
-    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, static_cast<cudaStream_t>(stream)),
-          "cudaMemcpyAsync host-to-device");
-  }
+  copy(dst, src, bytes, cudaMemcpyHostToDevice, stream, "cudaMemcpy host-to-device");
 }
 
 void synchronize() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }

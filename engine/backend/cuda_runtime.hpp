@@ -45,6 +45,9 @@ void stream_synchronize(void* stream);
 
 // Throws strata::Error naming `what` if the last launch failed.
 void check_launch(const char* what);
+// For the *.cu files: a cudaError_t that is not cudaSuccess as an Error
+// naming `what` (ResourceError for cudaErrorMemoryAllocation).
+void check(int cuda_error, const char* what);
 
 // `strata doctor --probe` on the current device: measured rates beside the
 // peaks its attributes imply (0 where the runtime does not report what a

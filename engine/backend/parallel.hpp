@@ -1,20 +1,10 @@
 // parallel_for and parallel_reduce over [0, n) with a STRATA_HD functor, on
-// the backend of a Device. The host implementation is an OpenMP loop; the
-// CUDA one (cuda_parallel.cuh) is a grid-stride kernel and a Thrust
-// reduction. Model code calls only these two, and never asks which backend
-// it is on.
-//
-// Every functor launched through a Device is declared once, in its model's
-// kernel list (models/<name>/kernels.hpp; docs/gpu.md), an X-macro:
-//   #define STRATA_MYMODEL_KERNELS(M, Real)  (a backslash ending each line)
-//     STRATA_FOR(M, MyStep<Real>)
-//     STRATA_REDUCE(M, double, strata::Plus, MyEnergy<Real>)
-//   STRATA_DECLARE_KERNELS(STRATA_MYMODEL_KERNELS)
-// The header marks each functor declared (checked below, so an undeclared
-// launch fails to compile in a host build too), and in a CUDA build CMake
-// compiles the explicit instantiations from it (strata_kernel_list,
-// cmake/strata_kernels.cmake). A functor that does not depend on the
-// precision goes in STRATA_ONCE(Real, ...).
+// the backend of a Device: an OpenMP loop on the host, a grid-stride kernel
+// and a Thrust reduction on CUDA (cuda_parallel.cuh). Model code calls only
+// these two, and never asks which backend it is on. Every functor launched
+// is declared once, in its model's kernel list (models/<name>/kernels.hpp,
+// the macros at the end; docs/gpu.md): the host build checks the list, and
+// a CUDA build compiles its instantiations from it.
 #pragma once
 
 #include <cstdint>
@@ -44,19 +34,14 @@ struct declared_reduce : std::false_type {};
 namespace host {
 
 // Waking the OpenMP team costs more than a few thousand iterations of a
-// light kernel (a kick of a two-body orbit: a few multiply-adds each), so
-// such a loop runs on the calling thread. A kernel says its iterations are
-// that light with `static constexpr bool kLightIterations = true`; a heavy
-// one (a row of cells, a batch of paths) keeps the team for any n > 1.
-// The iterations are independent, so where they run changes no result.
-inline constexpr std::int64_t kSerialLightIterations = 4096;
+// light kernel (a kick: a few multiply-adds), so such a loop runs on the
+// calling thread; a kernel says so with `static constexpr bool
+// kLightIterations = true`. A heavy one (a row of cells, a batch of paths)
+// keeps the team for any n > 1. Iterations are independent: no result changes.
 template <class F>
 constexpr std::int64_t serial_below() {
-  if constexpr (requires { F::kLightIterations; }) {
-    return F::kLightIterations ? kSerialLightIterations : 2;
-  } else {
-    return 2;
-  }
+  if constexpr (requires { F::kLightIterations; }) return F::kLightIterations ? 4096 : 2;
+  return 2;
 }
 
 template <class F>
@@ -98,9 +83,8 @@ namespace detail {
 // nowhere else: `void host_for(std::int64_t n) const` runs all of [0, n) on
 // the host (a vectorised batch loop, a serial loop for tiny n), and
 // `void cuda_for(std::int64_t n, void* stream) const`, defined in a *.cu
-// file, replaces the grid-stride kernel (shared-memory tiles; the form
-// without a stream launches on the default stream). Models never branch on
-// the backend themselves.
+// file, replaces the grid-stride kernel (shared-memory tiles; cuda_for(n)
+// launches on the default stream).
 template <class F>
 concept HasHostFor = requires(const F& f, std::int64_t n) { f.host_for(n); };
 template <class F>
@@ -108,11 +92,9 @@ concept HasCudaFor = requires(const F& f, std::int64_t n) { f.cuda_for(n); };
 template <class F>
 concept HasStreamCudaFor = requires(const F& f, std::int64_t n, void* stream) { f.cuda_for(n, stream); };
 
-#define STRATA_UNDECLARED_KERNEL                                                                  \
-  "this functor is launched through a Device but no kernel list declares it: add "                \
-  "STRATA_FOR(M, <functor>) (STRATA_REDUCE(M, <result>, <op>, <functor>) for parallel_reduce, "   \
-  "STRATA_GRID_FOR/_SUM/_MAX for the grid layer) to the list in models/<name>/kernels.hpp and "   \
-  "include that header where the launch is compiled (docs/gpu.md)"
+#define STRATA_UNDECLARED_KERNEL                                                                            \
+  "no kernel list declares this functor: add STRATA_FOR(M, <functor>) (STRATA_REDUCE(M, <result>, <op>, " \
+  "<functor>), STRATA_GRID_FOR/_SUM/_MAX) to models/<name>/kernels.hpp and include it here (docs/gpu.md)"
 
 // On `stream` (Stream{}: the default one); the host ignores it.
 template <class F>
@@ -154,20 +136,15 @@ struct Plus {
 
 }  // namespace strata
 
-// --- kernel lists -------------------------------------------------------------
-// An entry of a list: M is `declare` (the traits above, in every build) or
-// `instantiate` (the CUDA instantiations, cuda_parallel.cuh).
+// --- kernel lists: #define STRATA_<MODEL>_KERNELS(M, Real) of entries ---------
+// M is `declare` (the traits above, every build) or `instantiate` (CUDA,
+// cuda_parallel.cuh); STRATA_ONCE holds entries that do not depend on Real.
 #define STRATA_FOR(M, ...) STRATA_FOR_##M(__VA_ARGS__)
 #define STRATA_REDUCE(M, T, Op, ...) STRATA_REDUCE_##M(T, Op, __VA_ARGS__)
-#define STRATA_FOR_declare(...) \
-  template <>                    \
-  struct strata::declared_for<__VA_ARGS__> : std::true_type {};
+#define STRATA_FOR_declare(...) template <> struct strata::declared_for<__VA_ARGS__> : std::true_type {};
 #define STRATA_REDUCE_declare(T, Op, ...) \
-  template <>                              \
-  struct strata::declared_reduce<T, __VA_ARGS__, Op> : std::true_type {};
-// Entries that do not depend on the precision, expanded once.
+  template <> struct strata::declared_reduce<T, __VA_ARGS__, Op> : std::true_type {};
 #define STRATA_ONCE(Real, ...) STRATA_ONCE_##Real(__VA_ARGS__)
 #define STRATA_ONCE_double(...) __VA_ARGS__
 #define STRATA_ONCE_float(...)
-// At global scope, at the end of the list's header.
-#define STRATA_DECLARE_KERNELS(LIST) LIST(declare, double) LIST(declare, float)
+#define STRATA_DECLARE_KERNELS(LIST) LIST(declare, double) LIST(declare, float)   // at global scope

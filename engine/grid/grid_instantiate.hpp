@@ -1,8 +1,6 @@
-// The grid layer's kernel list (its own halo and boundary kernels) and the
-// entries of a model's list for what it launches through the grid layer
-// (engine/backend/parallel.hpp). Alone, without grid.hpp: the generated
-// CUDA instantiation files include it, and grid.hpp's runtime headers pull
-// in toml++, which nvcc 13's front end cannot compile.
+// The grid layer's kernel list and the list entries for what a model
+// launches through it (engine/backend/parallel.hpp). Apart from grid.hpp,
+// whose toml++ nvcc 13's front end cannot compile.
 #pragma once
 
 #include "engine/backend/parallel.hpp"
@@ -10,12 +8,11 @@
 
 // for_box(device, box, F)
 #define STRATA_GRID_FOR(M, ...) STRATA_FOR(M, strata::kernels::stencil::BoxKernel<__VA_ARGS__>)
-// global_sum(grid, device, F): a max of |F| for the scale, then the exact sum
+// global_sum (a max of |F| for the scale, then the exact sum) and global_max
 #define STRATA_GRID_SUM(M, ...)                                                                     \
   STRATA_GRID_MAX(M, strata::kernels::stencil::AbsValue<__VA_ARGS__>)                               \
   STRATA_REDUCE(M, strata::kernels::Fixed128, strata::kernels::Fixed128Plus,                        \
                 strata::kernels::stencil::Quantised<__VA_ARGS__>)
-// global_max(grid, device, F)
 #define STRATA_GRID_MAX(M, ...) \
   STRATA_REDUCE(M, double, strata::kernels::MaxOp, strata::kernels::stencil::BoxValue<__VA_ARGS__>)
 

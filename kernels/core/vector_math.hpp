@@ -43,15 +43,6 @@ STRATA_LIBMVEC_FUNCTION(float, erfc, erfcf)
 #else
 #define STRATA_VECTOR_MATH 0
 namespace strata::vmath {
-template <class Real>
-STRATA_HD inline Real exp(Real x) { return std::exp(x); }
-template <class Real>
-STRATA_HD inline Real log(Real x) { return std::log(x); }
-template <class Real>
-STRATA_HD inline Real cos(Real x) { return std::cos(x); }
-template <class Real>
-STRATA_HD inline Real sin(Real x) { return std::sin(x); }
-template <class Real>
-STRATA_HD inline Real erfc(Real x) { return std::erfc(x); }
+using std::cos, std::erfc, std::exp, std::log, std::sin;
 }  // namespace strata::vmath
 #endif

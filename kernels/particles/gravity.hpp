@@ -116,9 +116,8 @@ struct GravityGroup {
   static std::int64_t groups(std::int64_t n_targets) { return (n_targets + kGroup - 1) / kGroup; }
 };
 
-// Clears the sums before the first source block. This and the kicks and
-// drifts are a few operations per body: the host runs a short loop on the
-// calling thread (kLightIterations, engine/backend/parallel.hpp).
+// Clears the sums before the first source block. It, the kicks and drifts
+// are light: a short loop stays on the calling thread (engine/backend/parallel.hpp).
 template <class Real>
 struct ClearSums {
   static constexpr bool kLightIterations = true;

@@ -47,11 +47,6 @@ using particles::Share;
 // Sources summed between two progress calls of the broadcast in flight.
 constexpr std::int64_t kSourcePiece = 4096;
 
-template <class Real>
-MPI_Datatype mpi_real() {
-  return std::is_same_v<Real, float> ? MPI_FLOAT : MPI_DOUBLE;
-}
-
 // The observables, in the order of a diagnostics row.
 std::vector<particles::Observable> observables() {
   return {{"kinetic_energy", "1", "kinetic energy", 0},
@@ -288,27 +283,22 @@ class NbodySimulation final : public Simulation {
     const Device& dev = ctx_.device;
     parallel_for(dev, mine_.count, kp::ClearSums<Real>{acc_.data(), phi_.data()});
     const int ranks = ctx_.mpi.size();
-    if (ranks == 1 && !setting_up_) {
-      accumulate(body_.data(), mine_);
-      return;
-    }
     // During set-up, pieces of about 2^26 pair interactions (a tenth of a
-    // second or so) between looks for a signal.
+    // second or so) between looks for a signal; one rank otherwise sums all
+    // its sources at once. Each body's sum runs over the sources in
+    // ascending order either way, so the bits are the same.
     const std::int64_t piece =
         setting_up_ ? std::clamp<std::int64_t>((std::int64_t{1} << 26) / std::max<std::int64_t>(1, mine_.count), 64,
                                                kSourcePiece)
-                    : kSourcePiece;
+                    : (ranks == 1 ? std::max<std::int64_t>(n_, 1) : kSourcePiece);
     if (ranks == 1) {
-      // The same sums in source pieces (ascending, as the pieces of several
-      // ranks below: each body's sum runs over the sources in order either
-      // way, so the bits are the same).
-      for (std::int64_t first = 0; first < n_ && stop_signal() == 0; first += piece)
+      for (std::int64_t first = 0; first < n_ && !(setting_up_ && stop_signal() != 0); first += piece)
         accumulate(body_.data() + 4 * first, Share{first, std::min(piece, n_ - first)});
       return;
     }
     // Pipelined broadcasts: block s + 1 travels while block s is summed.
     MPI_Datatype body_type;
-    MPI_Type_contiguous(4, mpi_real<Real>(), &body_type);
+    MPI_Type_contiguous(4, std::is_same_v<Real, float> ? MPI_FLOAT : MPI_DOUBLE, &body_type);
     MPI_Type_commit(&body_type);
     // This rank's bodies leave from a host copy taken now, on a stream of
     // its own: on a GPU it overlaps the sums of the blocks before it.
