@@ -39,7 +39,6 @@
 #include "kernels/particles/lennard_jones.hpp"
 #include "kernels/particles/neighbour_list.hpp"
 #include "kernels/particles/pair_forces.hpp"
-#include "kernels/particles/pair_forces_host.hpp"
 #include "kernels/particles/comm_kernels.hpp"
 #include "kernels/core/exact_sum.hpp"
 #include "models/md/domain.hpp"
@@ -167,18 +166,22 @@ class AtomSystem {
     }
   }
 
-  // Tests: run the plain STRATA_HD pair kernel on the host too, not its
-  // vectorised host twin (which must give the same bits).
-  void use_reference_kernels(bool on) { reference_kernels_ = on; }
+  // The pair-force kernel over the current lists (parallel_for runs it:
+  // on the host its vectorised host_for; tests also run it atom by atom).
+  template <bool Tally, class Evaluator = kernels::particles::LennardJones<T>>
+  kernels::particles::PairForces<Evaluator, Tally> pair_forces(const typename Evaluator::param_type& params) {
+    return {x_.data(),      y_.data(),      z_.data(),      neighbours_.data(), count_.data(),
+            capacity_,      params,         fx_.data(),     fy_.data(),         fz_.data(),
+            energy_.data(), virial_.data()};
+  }
 
-  // Pair forces (and, when tally, per-atom energy and virial) from the
-  // lists. On the host, PairForcesHost: the same operations in the same
-  // order written with vector extensions (the same bits, vectorised).
-  void compute_forces(const kernels::particles::LennardJones<T>& lj, bool tally) {
+  // Pair forces (and, when tally, per-atom energy and virial) from the lists.
+  template <class Evaluator = kernels::particles::LennardJones<T>>
+  void compute_forces(const typename Evaluator::param_type& params, bool tally) {
     if (tally) {
-      launch_forces<true>(lj);
+      parallel_for(device_, n_local_, pair_forces<true, Evaluator>(params));
     } else {
-      launch_forces<false>(lj);
+      parallel_for(device_, n_local_, pair_forces<false, Evaluator>(params));
     }
   }
 
@@ -217,18 +220,6 @@ class AtomSystem {
     double shift[3] = {0, 0, 0};
   };
 
-  template <bool Tally>
-  void launch_forces(const kernels::particles::LennardJones<T>& lj) {
-    const kernels::particles::PairForces<T, Tally> k{x_.data(),  y_.data(),  z_.data(),      neighbours_.data(),
-                                                     count_.data(), capacity_, lj,          fx_.data(),
-                                                     fy_.data(),  fz_.data(), energy_.data(), virial_.data()};
-    if (device_.backend == Backend::host && !reference_kernels_) {
-      host::parallel_for(n_local_, kernels::particles::PairForcesHost<T, Tally>{k});
-    } else {
-      parallel_for(device_, n_local_, k);
-    }
-  }
-
   static MPI_Datatype mpi_type() { return sizeof(T) == 8 ? MPI_DOUBLE : MPI_FLOAT; }
 
   std::vector<double> interleave(const Buffer<T>& a, const Buffer<T>& b, const Buffer<T>& c, std::size_t n) const {
@@ -261,7 +252,6 @@ class AtomSystem {
   HostAtoms host_;   // owned atoms during a rebuild; index and image kept in device order after it
   int n_local_ = 0, n_ghost_ = 0;
   std::int64_t capacity_ = 0, rebuilds_ = 0, step_ = 0;
-  bool reference_kernels_ = false;
   std::vector<Swap> swaps_;
   Buffer<T> x_, y_, z_, x0_, y0_, z0_, vx_, vy_, vz_, fx_, fy_, fz_, energy_, virial_;
   Buffer<std::int64_t> index_;

@@ -3,6 +3,7 @@
 #include "kernels/particles/atom_sums.hpp"
 #include "kernels/particles/comm_kernels.hpp"
 #include "kernels/particles/integrate.hpp"
+#include "kernels/particles/lennard_jones.hpp"
 #include "kernels/particles/neighbour_list.hpp"
 #include "kernels/particles/pair_forces.hpp"
 
@@ -10,8 +11,8 @@ using namespace strata::kernels::particles;
 
 #define STRATA_MD_INSTANTIATE(T)                                                          \
   STRATA_CUDA_INSTANTIATE_FOR(BuildNeighbours<T>)                                         \
-  STRATA_CUDA_INSTANTIATE_FOR(PairForces<T, true>)                                        \
-  STRATA_CUDA_INSTANTIATE_FOR(PairForces<T, false>)                                       \
+  STRATA_CUDA_INSTANTIATE_FOR(PairForces<LennardJones<T>, true>)                          \
+  STRATA_CUDA_INSTANTIATE_FOR(PairForces<LennardJones<T>, false>)                         \
   STRATA_CUDA_INSTANTIATE_FOR(KickDrift<T>)                                               \
   STRATA_CUDA_INSTANTIATE_FOR(Kick<T>)                                                    \
   STRATA_CUDA_INSTANTIATE_FOR(LangevinForce<T>)                                           \

@@ -286,7 +286,7 @@ class MdSimulation : public Simulation {
   std::unique_ptr<Domain> domain_;
   AtomSystem<T> atoms_;
   std::int64_t n_ = 0;
-  kernels::particles::LennardJones<T> lj_{};
+  typename kernels::particles::LennardJones<T>::param_type lj_{};
   std::int64_t step_ = 0, steps_this_run_ = 0;
   double step_seconds_ = 0;
   Thermo last_;
