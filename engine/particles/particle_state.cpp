@@ -10,7 +10,10 @@ namespace strata::particles {
 
 namespace {
 
-std::vector<double> as_doubles(const std::vector<std::int64_t>& v) { return {v.begin(), v.end()}; }
+template <class I>
+std::vector<double> as_doubles(const std::vector<I>& v) {
+  return {v.begin(), v.end()};
+}
 
 }  // namespace
 
@@ -31,7 +34,7 @@ void save_particles(StateWriter& w, const MpiContext& mpi, const std::string& pr
   w.array(prefix + "/velocity", share.velocity, 3 * mine.first, 3 * n);
   if (flags[0] != 0) w.array(prefix + "/id", as_doubles(share.id), mine.first, n);
   if (flags[1] != 0) w.array(prefix + "/mass", share.mass, mine.first, n);
-  if (flags[2] != 0) w.array(prefix + "/image", share.image, 3 * mine.first, 3 * n);
+  if (flags[2] != 0) w.array(prefix + "/image", as_doubles(share.image), 3 * mine.first, 3 * n);
 }
 
 HostParticles restore_particles(StateReader& r, const MpiContext& mpi, const std::string& prefix) {
@@ -59,8 +62,9 @@ HostParticles restore_particles(StateReader& r, const MpiContext& mpi, const std
     r.array(prefix + "/mass", p.mass, mine.first);
   }
   if (r.integer(prefix + "/has_image") != 0) {
-    p.image.resize(3 * count);
-    r.array(prefix + "/image", p.image, 3 * mine.first);
+    std::vector<double> image(3 * count);
+    r.array(prefix + "/image", image, 3 * mine.first);
+    p.image.assign(image.begin(), image.end());
   }
   return p;
 }

@@ -35,6 +35,7 @@
 
 #include "engine/backend/buffer.hpp"
 #include "engine/backend/parallel.hpp"
+#include "engine/particles/particles.hpp"
 #include "engine/runtime/error.hpp"
 #include "kernels/particles/lennard_jones.hpp"
 #include "kernels/particles/neighbour_list.hpp"
@@ -45,13 +46,7 @@
 
 namespace strata::md {
 
-// One rank's owned atoms on the host, in any order (start-up, checkpoints, output).
-struct HostAtoms {
-  std::vector<double> position, velocity, reference;   // 3 per atom; reference: x0 (may be empty)
-  std::vector<std::int64_t> index;
-  std::vector<int> image;                              // 3 per atom
-  std::size_t size() const { return index.size(); }
-};
+using particles::HostParticles;
 
 template <class T>
 class AtomSystem {
@@ -64,18 +59,21 @@ class AtomSystem {
   std::int64_t rebuilds() const { return rebuilds_; }
   std::int64_t list_capacity() const { return capacity_; }
 
-  // Replaces the atoms by `atoms` (any owned set; positions in [0, L) unless
-  // from_reference) and rebuilds everything.
-  void load(HostAtoms atoms, bool from_reference) {
+  // Replaces the atoms by `atoms` (any owned set, no ids; positions in
+  // [0, L) unless from_reference; reference: x0, or empty) and rebuilds
+  // everything.
+  void load(HostParticles atoms, bool from_reference) {
     host_ = std::move(atoms);
+    host_.id.clear();     // the simulation keeps the user ids (output only)
+    host_.mass.clear();   // unit masses (LJ units)
     if (host_.reference.empty()) host_.reference = host_.position;
     if (host_.image.empty()) host_.image.assign(host_.position.size(), 0);
     rebuild_from_host(from_reference);
   }
 
-  // Owned atoms to the host: positions, velocities, x0, index, images.
-  HostAtoms download() const {
-    HostAtoms h;
+  // Owned atoms to the host: positions, velocities, x0 (as reference), index, images.
+  HostParticles download() const {
+    HostParticles h;
     const std::size_t n = static_cast<std::size_t>(n_local_);
     h.position = interleave(x_, y_, z_, n);
     h.velocity = interleave(vx_, vy_, vz_, n);
@@ -139,8 +137,7 @@ class AtomSystem {
   // atom, the step and the rank, when an atom's position is not finite or
   // it moved farther than its neighbour list reaches since the last build.
   void rebuild() {
-    HostAtoms h = download();
-    host_ = std::move(h);
+    host_ = download();
     rebuild_from_host(false);
   }
 
@@ -249,7 +246,7 @@ class AtomSystem {
   Device device_;
   const Domain& domain_;
   double ghost_cutoff_;
-  HostAtoms host_;   // owned atoms during a rebuild; index and image kept in device order after it
+  HostParticles host_;   // owned atoms during a rebuild; index and image kept in device order after it
   int n_local_ = 0, n_ghost_ = 0;
   std::int64_t capacity_ = 0, rebuilds_ = 0, step_ = 0;
   std::vector<Swap> swaps_;

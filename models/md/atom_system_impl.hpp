@@ -6,14 +6,6 @@
 
 namespace strata::md {
 
-namespace detail {
-
-// Doubles per atom in a migration message: key (x0) 3, position 3, velocity
-// 3, index 1, image 3.
-inline constexpr int kAtomRecord = 13;
-
-}  // namespace detail
-
 template <class T>
 kernels::particles::CellGrid<T> AtomSystem<T>::cell_grid() const {
   kernels::particles::CellGrid<T> g;
@@ -131,13 +123,14 @@ void AtomSystem<T>::agree_on(const std::string& local_failure) const {
 // start-up and restarts place atoms on their owners before load()).
 template <class T>
 void AtomSystem<T>::migrate() {
-  using detail::kAtomRecord;
+  const particles::Record record{false, false, true, true};   // index, position, velocity, image, x0
+  const int width = record.width();
   int lost = 0;   // atoms farther than one sub-box away: the run blew up
   for (int a = 0; a < 3; ++a) {
     if (domain_.procs()[a] == 1) continue;
     const int me = domain_.coord()[a], p = domain_.procs()[a];
     std::vector<double> to_lower, to_upper;
-    HostAtoms keep;
+    HostParticles keep;
     for (std::size_t i = 0; i < host_.size(); ++i) {
       const double v = host_.reference[3 * i + a];
       int c = std::isfinite(v) ? domain_.coord_of(a, v) : me;   // NaN stays for the health check
@@ -145,22 +138,13 @@ void AtomSystem<T>::migrate() {
         lost = 1;
         c = me;
       }
-      std::vector<double>* out = c == me ? nullptr : c == (me + p - 1) % p ? &to_lower : &to_upper;
-      if (out == nullptr) {
-        for (int k = 0; k < 3; ++k) {
-          keep.reference.push_back(host_.reference[3 * i + k]);
-          keep.position.push_back(host_.position[3 * i + k]);
-          keep.velocity.push_back(host_.velocity[3 * i + k]);
-          keep.image.push_back(host_.image[3 * i + k]);
-        }
-        keep.index.push_back(host_.index[i]);
+      if (c == me) {
+        keep.push_back_from(host_, i);
         continue;
       }
-      for (int k = 0; k < 3; ++k) out->push_back(host_.reference[3 * i + k]);
-      for (int k = 0; k < 3; ++k) out->push_back(host_.position[3 * i + k]);
-      for (int k = 0; k < 3; ++k) out->push_back(host_.velocity[3 * i + k]);
-      out->push_back(static_cast<double>(host_.index[i]));
-      for (int k = 0; k < 3; ++k) out->push_back(host_.image[3 * i + k]);
+      std::vector<double>& out = c == (me + p - 1) % p ? to_lower : to_upper;
+      out.resize(out.size() + static_cast<std::size_t>(width));
+      record.pack(host_, i, out.data() + out.size() - width);
     }
     auto exchange = [&](std::vector<double>& out, int to, int from, int tag) {
       int send = static_cast<int>(out.size()), recv = 0;
@@ -168,15 +152,8 @@ void AtomSystem<T>::migrate() {
       std::vector<double> in(static_cast<std::size_t>(recv));
       MPI_Sendrecv(out.data(), send, MPI_DOUBLE, to, tag + 1, in.data(), recv, MPI_DOUBLE, from, tag + 1,
                    domain_.comm(), MPI_STATUS_IGNORE);
-      for (std::size_t r = 0; r + kAtomRecord <= in.size(); r += kAtomRecord) {
-        for (int k = 0; k < 3; ++k) {
-          keep.reference.push_back(in[r + k]);
-          keep.position.push_back(in[r + 3 + k]);
-          keep.velocity.push_back(in[r + 6 + k]);
-          keep.image.push_back(static_cast<int>(in[r + 10 + k]));
-        }
-        keep.index.push_back(static_cast<std::int64_t>(in[r + 9]));
-      }
+      for (std::size_t r = 0; r + static_cast<std::size_t>(width) <= in.size(); r += static_cast<std::size_t>(width))
+        record.unpack(in.data() + r, keep);
     };
     exchange(to_lower, domain_.lower(a), domain_.upper(a), 100 + 4 * a);
     exchange(to_upper, domain_.upper(a), domain_.lower(a), 102 + 4 * a);
@@ -205,23 +182,7 @@ void AtomSystem<T>::sort_by_cell(const kernels::particles::CellGrid<T>& grid) {
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return cell[a] != cell[b] ? cell[a] < cell[b] : host_.index[a] < host_.index[b];
   });
-  HostAtoms sorted;
-  sorted.reference.resize(3 * n);
-  sorted.position.resize(3 * n);
-  sorted.velocity.resize(3 * n);
-  sorted.image.resize(3 * n);
-  sorted.index.resize(n);
-  for (std::size_t k = 0; k < n; ++k) {
-    const std::size_t i = order[k];
-    for (int a = 0; a < 3; ++a) {
-      sorted.reference[3 * k + a] = host_.reference[3 * i + a];
-      sorted.position[3 * k + a] = host_.position[3 * i + a];
-      sorted.velocity[3 * k + a] = host_.velocity[3 * i + a];
-      sorted.image[3 * k + a] = host_.image[3 * i + a];
-    }
-    sorted.index[k] = host_.index[i];
-  }
-  host_ = std::move(sorted);
+  host_ = host_.permuted(order);
   n_local_ = static_cast<int>(n);
 }
 

@@ -27,22 +27,17 @@
 
 namespace strata::md {
 
-// Owned atoms as the particle layer takes them (output, checkpoints):
-// positions wrapped into the box (images counted) when `wrap`.
-inline particles::HostParticles to_particles(const HostAtoms& h, const Domain& d, bool wrap) {
-  particles::HostParticles p;
-  p.index = h.index;
-  p.position = h.position;
-  p.velocity = h.velocity;
-  p.image.assign(h.image.begin(), h.image.end());
-  if (wrap)
-    for (std::size_t k = 0; k < p.position.size(); ++k) {
-      // Owned positions are at most one list reach from the box (rebuilds
-      // fail otherwise); a non-finite one (a failed run's last frame) is
-      // written as it is.
-      int crossed = 0;
-      if (wrap_periodic(p.position[k], d.length()[k % 3], crossed)) p.image[k] += crossed;
-    }
+// Owned atoms as output shows them: positions wrapped into the box (images
+// counted), without the build positions.
+inline HostParticles wrapped(HostParticles p, const Domain& d) {
+  p.reference.clear();
+  for (std::size_t k = 0; k < p.position.size(); ++k) {
+    // Owned positions are at most one list reach from the box (rebuilds
+    // fail otherwise); a non-finite one (a failed run's last frame) is
+    // written as it is.
+    int crossed = 0;
+    if (wrap_periodic(p.position[k], d.length()[k % 3], crossed)) p.image[k] += crossed;
+  }
   return p;
 }
 
@@ -70,7 +65,7 @@ class MdSimulation : public Simulation {
   // `owned`: this rank's atoms (on their owner or not: the first build migrates
   // them one hop, so start-up places them on their owners); `atoms`: N.
   // `ids`: the user ids of the owned atoms (empty: the index), for /particles/all/id.
-  MdSimulation(RunContext& ctx, const Params& p, std::unique_ptr<Domain> domain, HostAtoms owned, std::int64_t atoms,
+  MdSimulation(RunContext& ctx, const Params& p, std::unique_ptr<Domain> domain, HostParticles owned, std::int64_t atoms,
                std::vector<std::int64_t> ids)
       : ctx_(ctx), p_(p), domain_(std::move(domain)), atoms_(ctx.device, *domain_, p.ghost_cutoff()), n_(atoms) {
     lj_ = kernels::particles::LennardJones<T>::make(p.epsilon, p.sigma, p.cutoff, p.shift);
@@ -79,7 +74,7 @@ class MdSimulation : public Simulation {
     box.periodic = true;
     output_ = std::make_unique<particles::H5mdOutput>(ctx.output, ctx.mpi, atoms, box, md_units(),
                                                       particles::run_author(ctx.config), md_observables());
-    particles::HostParticles first = to_particles(owned, *domain_, true);
+    HostParticles first = wrapped(owned, *domain_);
     first.id = std::move(ids);
     if (ctx_.restarting) {
       // restore() may have to write the file's static part (ids) anew.
@@ -143,7 +138,7 @@ class MdSimulation : public Simulation {
         0.0, Plus{});
     if (bad == 0) return std::nullopt;
     // Name the first broken atom (the failure path only: a download is cheap here).
-    const HostAtoms h = atoms_.download();
+    const HostParticles h = atoms_.download();
     std::string first;
     for (std::size_t i = 0; i < h.size() && first.empty(); ++i)
       for (int k = 0; k < 3; ++k)
@@ -256,7 +251,7 @@ class MdSimulation : public Simulation {
                              std::to_string(last_.temperature) + ", PE = " + std::to_string(last_.pe) + ")";
     // Name an atom whose force, energy, position or velocity broke, from the
     // lowest rank holding one.
-    const HostAtoms h = atoms_.download();
+    const HostParticles h = atoms_.download();
     const std::vector<double> f = atoms_.host_forces(), ew = atoms_.host_energy_virial();
     std::string culprit;
     for (std::size_t i = 0; i < h.size() && culprit.empty(); ++i) {
@@ -277,7 +272,7 @@ class MdSimulation : public Simulation {
   void write_frame() {
     if (last_frame_step_ == step_) return;
     auto t = ctx_.timers.scope("output");
-    output_->frame(step_, time(), to_particles(atoms_.download(), *domain_, true));
+    output_->frame(step_, time(), wrapped(atoms_.download(), *domain_));
     last_frame_step_ = step_;
   }
 
@@ -294,7 +289,7 @@ class MdSimulation : public Simulation {
   std::unique_ptr<particles::H5mdOutput> output_;
   std::int64_t last_frame_step_ = -1;
   bool failure_recorded_ = false;
-  particles::HostParticles identity_;   // a restart's atoms as created: ids for the output
+  HostParticles identity_;   // a restart's atoms as created: ids for the output
 };
 
 }  // namespace strata::md
