@@ -141,25 +141,53 @@ class AtomSystem {
     rebuild_from_host(false);
   }
 
-  // Sends the current positions of the ghosts' sources, swap by swap.
+  // Sends the current positions of the ghosts' sources, axis by axis (a
+  // later axis forwards the ghosts of the earlier ones). An axis's two
+  // swaps are independent, so both travel at once, non-blocking as the
+  // grid's halos: receives posted first, then the packed sends.
   void forward_positions() {
     using namespace kernels::particles;
-    for (const Swap& s : swaps_) {
-      const ShiftedCopy<T> copy{x_.data(), y_.data(), z_.data(), send_index_.data() + s.send_offset,
-                                static_cast<T>(s.shift[0]), static_cast<T>(s.shift[1]), static_cast<T>(s.shift[2])};
-      if (s.to == domain_.rank() && s.from == domain_.rank()) {
-        parallel_for(device_, s.send_count, GhostCopy<T>{copy, s.recv_first});
-        continue;
+    for (std::size_t first = 0; first < swaps_.size(); first += 2) {
+      std::size_t send_at[2] = {0, 0}, recv_at[2] = {0, 0}, sent = 0, received = 0;
+      MPI_Request requests[4];
+      int pending = 0;
+      for (std::size_t k = 0; k < 2; ++k) {
+        const Swap& s = swaps_[first + k];
+        const ShiftedCopy<T> copy = shifted(s);
+        if (s.to == domain_.rank() && s.from == domain_.rank()) {
+          parallel_for(device_, s.send_count, GhostCopy<T>{copy, s.recv_first});
+          continue;
+        }
+        send_at[k] = sent;
+        recv_at[k] = received;
+        parallel_for(device_, s.send_count, PackPositions<T>{copy, stage_out_.data() + sent});
+        sent += 3 * static_cast<std::size_t>(s.send_count);
+        received += 3 * static_cast<std::size_t>(s.recv_count);
       }
-      parallel_for(device_, s.send_count, PackPositions<T>{copy, stage_out_.data()});
-      send_host_.resize(3 * static_cast<std::size_t>(s.send_count));
-      recv_host_.resize(3 * static_cast<std::size_t>(s.recv_count));
-      stage_out_.copy_to_host(send_host_.data(), send_host_.size());
-      MPI_Sendrecv(send_host_.data(), 3 * s.send_count, mpi_type(), s.to, s.tag, recv_host_.data(), 3 * s.recv_count,
-                   mpi_type(), s.from, s.tag, domain_.comm(), MPI_STATUS_IGNORE);
-      stage_in_.copy_from_host(recv_host_.data(), recv_host_.size());
-      parallel_for(device_, s.recv_count,
-                   UnpackPositions<T>{stage_in_.data(), x_.data(), y_.data(), z_.data(), s.recv_first});
+      if (sent + received == 0) continue;
+      send_host_.resize(sent);
+      recv_host_.resize(received);
+      for (std::size_t k = 0; k < 2; ++k) {
+        const Swap& s = swaps_[first + k];
+        if (s.to == domain_.rank() && s.from == domain_.rank()) continue;
+        MPI_Irecv(recv_host_.data() + recv_at[k], 3 * s.recv_count, mpi_type(), s.from, s.tag, domain_.comm(),
+                  &requests[pending++]);
+      }
+      stage_out_.copy_to_host(send_host_.data(), sent);
+      for (std::size_t k = 0; k < 2; ++k) {
+        const Swap& s = swaps_[first + k];
+        if (s.to == domain_.rank() && s.from == domain_.rank()) continue;
+        MPI_Isend(send_host_.data() + send_at[k], 3 * s.send_count, mpi_type(), s.to, s.tag, domain_.comm(),
+                  &requests[pending++]);
+      }
+      MPI_Waitall(pending, requests, MPI_STATUSES_IGNORE);
+      stage_in_.copy_from_host(recv_host_.data(), received);
+      for (std::size_t k = 0; k < 2; ++k) {
+        const Swap& s = swaps_[first + k];
+        if (s.to == domain_.rank() && s.from == domain_.rank()) continue;
+        parallel_for(device_, s.recv_count,
+                     UnpackPositions<T>{stage_in_.data() + recv_at[k], x_.data(), y_.data(), z_.data(), s.recv_first});
+      }
     }
   }
 
@@ -216,6 +244,11 @@ class AtomSystem {
     int send_offset = 0, send_count = 0, recv_first = 0, recv_count = 0;
     double shift[3] = {0, 0, 0};
   };
+
+  kernels::particles::ShiftedCopy<T> shifted(const Swap& s) {
+    return {x_.data(), y_.data(), z_.data(), send_index_.data() + s.send_offset, static_cast<T>(s.shift[0]),
+            static_cast<T>(s.shift[1]), static_cast<T>(s.shift[2])};
+  }
 
   static MPI_Datatype mpi_type() { return sizeof(T) == 8 ? MPI_DOUBLE : MPI_FLOAT; }
 

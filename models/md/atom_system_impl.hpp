@@ -189,54 +189,68 @@ void AtomSystem<T>::sort_by_cell(const kernels::particles::CellGrid<T>& grid) {
 // Six swaps (LAMMPS's Comm::borders): along each axis, the atoms (owned and
 // ghosts of earlier axes) within the ghost cutoff of the lower face go to the
 // lower neighbour, those near the upper face to the upper one, shifted by
-// a box length across the periodic seam. Appends the ghosts' build
+// a box length across the periodic seam. An axis's two swaps travel at
+// once, non-blocking (receives posted first). Appends the ghosts' build
 // positions to `keys` and records each swap for forward_positions().
 template <class T>
 void AtomSystem<T>::find_ghosts(std::vector<double>& keys) {
   swaps_.clear();
   std::vector<int> sends;
   const double rg = ghost_cutoff_;
+  std::size_t stage_out = 1, stage_in = 1;
   for (int a = 0; a < 3; ++a) {
     const std::size_t candidates = keys.size() / 3;
+    Swap pair[2];
+    std::vector<double> out[2], in[2];
+    int counts[2] = {0, 0};
+    MPI_Request requests[4];
     for (int side = 0; side < 2; ++side) {
-      Swap s;
+      Swap& s = pair[side];
       s.to = side == 0 ? domain_.lower(a) : domain_.upper(a);
       s.from = side == 0 ? domain_.upper(a) : domain_.lower(a);
       s.tag = 200 + 2 * a + side;
       const bool seam = side == 0 ? domain_.coord()[a] == 0 : domain_.coord()[a] == domain_.procs()[a] - 1;
       s.shift[a] = seam ? (side == 0 ? domain_.length()[a] : -domain_.length()[a]) : 0.0;
       s.send_offset = static_cast<int>(sends.size());
-      std::vector<double> out;
       for (std::size_t i = 0; i < candidates; ++i) {
         const double v = keys[3 * i + a];
         if (side == 0 ? v < domain_.lo(a) + rg : v >= domain_.hi(a) - rg) {
           sends.push_back(static_cast<int>(i));
-          for (int k = 0; k < 3; ++k) out.push_back(keys[3 * i + k] + s.shift[k]);
+          for (int k = 0; k < 3; ++k) out[side].push_back(keys[3 * i + k] + s.shift[k]);
         }
       }
       s.send_count = static_cast<int>(sends.size()) - s.send_offset;
-      int recv = 0;
-      MPI_Sendrecv(&s.send_count, 1, MPI_INT, s.to, s.tag, &recv, 1, MPI_INT, s.from, s.tag, domain_.comm(),
-                   MPI_STATUS_IGNORE);
-      std::vector<double> in(3 * static_cast<std::size_t>(recv));
-      MPI_Sendrecv(out.data(), static_cast<int>(out.size()), MPI_DOUBLE, s.to, s.tag + 10, in.data(),
-                   static_cast<int>(in.size()), MPI_DOUBLE, s.from, s.tag + 10, domain_.comm(), MPI_STATUS_IGNORE);
+    }
+    for (int side = 0; side < 2; ++side)
+      MPI_Irecv(&counts[side], 1, MPI_INT, pair[side].from, pair[side].tag, domain_.comm(), &requests[side]);
+    for (int side = 0; side < 2; ++side)
+      MPI_Isend(&pair[side].send_count, 1, MPI_INT, pair[side].to, pair[side].tag, domain_.comm(),
+                &requests[2 + side]);
+    MPI_Waitall(4, requests, MPI_STATUSES_IGNORE);
+    for (int side = 0; side < 2; ++side) {
+      in[side].resize(3 * static_cast<std::size_t>(counts[side]));
+      MPI_Irecv(in[side].data(), static_cast<int>(in[side].size()), MPI_DOUBLE, pair[side].from, pair[side].tag + 10,
+                domain_.comm(), &requests[side]);
+    }
+    for (int side = 0; side < 2; ++side)
+      MPI_Isend(out[side].data(), static_cast<int>(out[side].size()), MPI_DOUBLE, pair[side].to, pair[side].tag + 10,
+                domain_.comm(), &requests[2 + side]);
+    MPI_Waitall(4, requests, MPI_STATUSES_IGNORE);
+    for (int side = 0; side < 2; ++side) {
+      Swap& s = pair[side];
       s.recv_first = static_cast<int>(keys.size() / 3);
-      s.recv_count = recv;
-      keys.insert(keys.end(), in.begin(), in.end());
+      s.recv_count = counts[side];
+      keys.insert(keys.end(), in[side].begin(), in[side].end());
       swaps_.push_back(s);
     }
+    stage_out = std::max(stage_out, out[0].size() + out[1].size());
+    stage_in = std::max(stage_in, in[0].size() + in[1].size());
   }
   n_ghost_ = static_cast<int>(keys.size() / 3) - n_local_;
   send_index_ = Buffer<int>(device_, std::max<std::size_t>(sends.size(), 1));
   send_index_.copy_from_host(sends.data(), sends.size());
-  std::size_t stage = 1;
-  for (const Swap& s : swaps_) stage = std::max<std::size_t>({stage, 3 * static_cast<std::size_t>(s.send_count),
-                                                             3 * static_cast<std::size_t>(s.recv_count)});
-  if (stage_out_.size() < stage) {
-    stage_out_ = Buffer<T>(device_, stage + stage / 4);
-    stage_in_ = Buffer<T>(device_, stage + stage / 4);
-  }
+  if (stage_out_.size() < stage_out) stage_out_ = Buffer<T>(device_, stage_out + stage_out / 4);
+  if (stage_in_.size() < stage_in) stage_in_ = Buffer<T>(device_, stage_in + stage_in / 4);
 }
 
 template <class T>
