@@ -202,11 +202,7 @@ class MdModel final : public Model {
     const double n = static_cast<double>(size.atoms) / ctx.mpi.size();
     const double bytes = n * bytes_per_atom(p, ctx.precision);
     MemoryPlan m;
-    if (ctx.device.backend == Backend::cuda) {
-      m.device_bytes = static_cast<std::size_t>(bytes);
-    } else {
-      m.host_bytes = static_cast<std::size_t>(bytes);
-    }
+    m.add(ctx.device, static_cast<std::size_t>(bytes));
     m.host_bytes += static_cast<std::size_t>(n * 128);   // host mirrors during a rebuild
     m.hint = "use fewer atoms (md.cells) or more ranks";
     return m;

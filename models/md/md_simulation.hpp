@@ -12,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "engine/backend/cuda_runtime.hpp"
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/simulation.hpp"
@@ -123,7 +122,7 @@ class MdSimulation : public Simulation {
       parallel_for(dev, atoms_.n_local(),
                    Kick<T>{atoms_.vx(), atoms_.vy(), atoms_.vz(), atoms_.fx(), atoms_.fy(), atoms_.fz(), half});
     });
-    if (ctx_.device.backend == Backend::cuda) cuda::synchronize();
+    ctx_.device.fence();
     step_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     step_ = next;
     ++steps_this_run_;
