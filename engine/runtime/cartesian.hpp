@@ -28,8 +28,9 @@ class Cartesian {
   Cartesian& operator=(const Cartesian&) = delete;
 
   // MPI_Dims_create's factors of `size` over `dims` axes (non-increasing)
-  // given to the axes in the order of `most_first` (a permutation of the
-  // axes: the first gets the most ranks).
+  // given to the axes in the order of `most_first` (its first `dims`
+  // entries a permutation of the axes 0..dims-1: the first gets the most
+  // ranks); 1 on the axes beyond dims.
   static std::array<int, 3> choose(int size, int dims, const std::array<int, 3>& most_first);
 
   MPI_Comm comm() const { return comm_; }
