@@ -18,18 +18,6 @@ void HostParticles::check_sizes() const {
   if (!ok) throw std::logic_error("HostParticles: array sizes do not agree with the particle count");
 }
 
-void HostParticles::push_back_from(const HostParticles& from, std::size_t i) {
-  index.push_back(from.index[i]);
-  if (!from.id.empty()) id.push_back(from.id[i]);
-  for (std::size_t d = 0; d < 3; ++d) {
-    position.push_back(from.position[3 * i + d]);
-    velocity.push_back(from.velocity[3 * i + d]);
-    if (!from.image.empty()) image.push_back(from.image[3 * i + d]);
-    if (!from.reference.empty()) reference.push_back(from.reference[3 * i + d]);
-  }
-  if (!from.mass.empty()) mass.push_back(from.mass[i]);
-}
-
 namespace {
 
 template <class T>

@@ -53,8 +53,6 @@ struct HostParticles {
   void sort_by_index();
   // The particles order[0], order[1], ... of this set.
   HostParticles permuted(const std::vector<std::size_t>& order) const;
-  // Appends particle i of `from`; `from` must carry the same optional arrays.
-  void push_back_from(const HostParticles& from, std::size_t i);
 };
 
 // The one record a particle travels in between ranks (LAMMPS's

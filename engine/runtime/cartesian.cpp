@@ -1,7 +1,6 @@
 #include "engine/runtime/cartesian.hpp"
 
 #include <string>
-#include <utility>
 
 #include "engine/runtime/error.hpp"
 
@@ -19,56 +18,33 @@ void check(int rc, const char* what) {
 
 }  // namespace
 
-Cartesian::Cartesian(MPI_Comm comm, int dims, const std::array<int, 3>& ranks, const std::array<bool, 3>& periodic)
-    : dims_(dims), periodic_(periodic) {
+Cartesian::Cartesian(MPI_Comm comm, int dims, const std::array<int, 3>& ranks, const std::array<bool, 3>& periodic) {
   std::array<int, 3> periods{0, 0, 0};
-  for (int a = 0; a < dims; ++a) {
-    const auto s = static_cast<std::size_t>(a);
-    ranks_[s] = ranks[s];
-    periods[s] = periodic[s] ? 1 : 0;
+  for (std::size_t a = 0; a < static_cast<std::size_t>(dims); ++a) {
+    ranks_[a] = ranks[a];
+    periods[a] = periodic[a] ? 1 : 0;
   }
-  for (int a = dims; a < 3; ++a) periodic_[static_cast<std::size_t>(a)] = false;
   // reorder = 0: a rank keeps its number, so the world communicator and the
   // Cartesian one agree on who is rank 0.
   check(MPI_Cart_create(comm, dims, ranks_.data(), periods.data(), 0, &comm_), "MPI_Cart_create");
   check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
   check(MPI_Cart_coords(comm_, rank_, dims, coords_.data()), "MPI_Cart_coords");
-  for (int dz = -1; dz <= 1; ++dz)
-    for (int dy = -1; dy <= 1; ++dy)
-      for (int dx = -1; dx <= 1; ++dx) {
-        const int o[3] = {dx, dy, dz};
-        std::array<int, 3> c{0, 0, 0};
-        bool inside = true;
-        for (int a = 0; a < 3; ++a) {
-          const auto s = static_cast<std::size_t>(a);
-          c[s] = coords_[s] + o[a];
-          if (c[s] >= 0 && c[s] < ranks_[s]) continue;
-          if (periodic_[s]) {
-            c[s] = (c[s] + ranks_[s]) % ranks_[s];
-          } else {
-            inside = false;
-          }
-        }
-        neighbours_[static_cast<std::size_t>((dx + 1) + 3 * (dy + 1) + 9 * (dz + 1))] =
-            inside ? rank_of(c) : MPI_PROC_NULL;
+  for (std::size_t code = 0; code < neighbours_.size(); ++code) {
+    std::array<int, 3> c{0, 0, 0};
+    bool inside = true;
+    for (std::size_t a = 0, step = 1; a < 3; ++a, step *= 3) {
+      c[a] = coords_[a] + static_cast<int>(code / step % 3) - 1;
+      if (c[a] < 0 || c[a] >= ranks_[a]) {
+        inside = inside && periods[a] != 0;
+        c[a] = (c[a] + ranks_[a]) % ranks_[a];
       }
+    }
+    neighbours_[code] = inside ? rank_of(c) : MPI_PROC_NULL;
+  }
 }
 
 Cartesian::~Cartesian() {
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
-}
-
-Cartesian& Cartesian::operator=(Cartesian&& o) noexcept {
-  if (this == &o) return *this;
-  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
-  comm_ = std::exchange(o.comm_, MPI_COMM_NULL);
-  rank_ = o.rank_;
-  dims_ = o.dims_;
-  ranks_ = o.ranks_;
-  coords_ = o.coords_;
-  periodic_ = o.periodic_;
-  neighbours_ = o.neighbours_;
-  return *this;
 }
 
 std::array<int, 3> Cartesian::choose(int size, int dims, const std::array<int, 3>& most_first) {

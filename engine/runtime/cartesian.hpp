@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <utility>
 
 #include "engine/runtime/tree_sum.hpp"
 
@@ -22,8 +23,14 @@ class Cartesian {
   // size of comm. Throws Error (internal) when MPI refuses.
   Cartesian(MPI_Comm comm, int dims, const std::array<int, 3>& ranks, const std::array<bool, 3>& periodic);
   ~Cartesian();
-  Cartesian(Cartesian&& o) noexcept { *this = std::move(o); }
-  Cartesian& operator=(Cartesian&& o) noexcept;
+  Cartesian& operator=(Cartesian&& o) noexcept {   // o frees what this held
+    std::swap(comm_, o.comm_);
+    rank_ = o.rank_;
+    ranks_ = o.ranks_;
+    coords_ = o.coords_;
+    neighbours_ = o.neighbours_;
+    return *this;
+  }
   Cartesian(const Cartesian&) = delete;
   Cartesian& operator=(const Cartesian&) = delete;
 
@@ -35,10 +42,8 @@ class Cartesian {
 
   MPI_Comm comm() const { return comm_; }
   int rank() const { return rank_; }
-  int dims() const { return dims_; }
   const std::array<int, 3>& ranks() const { return ranks_; }     // per axis; 1 beyond dims
   const std::array<int, 3>& coords() const { return coords_; }   // this rank's; 0 beyond dims
-  bool periodic(int axis) const { return periodic_[static_cast<std::size_t>(axis)]; }
   // The rank at offset (dx, dy, dz) in {-1, 0, 1}^3 (periodic axes wrap;
   // may be this rank), or MPI_PROC_NULL beyond a non-periodic side or along
   // an axis beyond dims.
@@ -53,9 +58,8 @@ class Cartesian {
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
-  int rank_ = 0, dims_ = 3;
+  int rank_ = 0;
   std::array<int, 3> ranks_{1, 1, 1}, coords_{0, 0, 0};
-  std::array<bool, 3> periodic_{false, false, false};
   std::array<int, 27> neighbours_{};
 };
 

@@ -27,6 +27,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <numeric>
@@ -142,52 +143,35 @@ class AtomSystem {
   }
 
   // Sends the current positions of the ghosts' sources, axis by axis (a
-  // later axis forwards the ghosts of the earlier ones). An axis's two
-  // swaps are independent, so both travel at once, non-blocking as the
-  // grid's halos: receives posted first, then the packed sends.
+  // later axis forwards the ghosts of the earlier ones).
   void forward_positions() {
     using namespace kernels::particles;
     for (std::size_t first = 0; first < swaps_.size(); first += 2) {
-      std::size_t send_at[2] = {0, 0}, recv_at[2] = {0, 0}, sent = 0, received = 0;
-      MPI_Request requests[4];
-      int pending = 0;
-      for (std::size_t k = 0; k < 2; ++k) {
-        const Swap& s = swaps_[first + k];
-        const ShiftedCopy<T> copy = shifted(s);
-        if (s.to == domain_.rank() && s.from == domain_.rank()) {
-          parallel_for(device_, s.send_count, GhostCopy<T>{copy, s.recv_first});
+      const Swap* pair = &swaps_[first];
+      int send_n[2] = {0, 0}, recv_n[2] = {0, 0};
+      for (int k = 0; k < 2; ++k) {
+        if (local(pair[k])) {
+          parallel_for(device_, pair[k].send_count, GhostCopy<T>{shifted(pair[k]), pair[k].recv_first});
           continue;
         }
-        send_at[k] = sent;
-        recv_at[k] = received;
-        parallel_for(device_, s.send_count, PackPositions<T>{copy, stage_out_.data() + sent});
-        sent += 3 * static_cast<std::size_t>(s.send_count);
-        received += 3 * static_cast<std::size_t>(s.recv_count);
+        parallel_for(device_, pair[k].send_count, PackPositions<T>{shifted(pair[k]), stage_out_.data() + send_n[0]});
+        send_n[k] = 3 * pair[k].send_count;
+        recv_n[k] = 3 * pair[k].recv_count;
       }
+      const auto sent = static_cast<std::size_t>(send_n[0] + send_n[1]);
+      const auto received = static_cast<std::size_t>(recv_n[0] + recv_n[1]);
       if (sent + received == 0) continue;
       send_host_.resize(sent);
       recv_host_.resize(received);
-      for (std::size_t k = 0; k < 2; ++k) {
-        const Swap& s = swaps_[first + k];
-        if (s.to == domain_.rank() && s.from == domain_.rank()) continue;
-        MPI_Irecv(recv_host_.data() + recv_at[k], 3 * s.recv_count, mpi_type(), s.from, s.tag, domain_.comm(),
-                  &requests[pending++]);
-      }
       stage_out_.copy_to_host(send_host_.data(), sent);
-      for (std::size_t k = 0; k < 2; ++k) {
-        const Swap& s = swaps_[first + k];
-        if (s.to == domain_.rank() && s.from == domain_.rank()) continue;
-        MPI_Isend(send_host_.data() + send_at[k], 3 * s.send_count, mpi_type(), s.to, s.tag, domain_.comm(),
-                  &requests[pending++]);
-      }
-      MPI_Waitall(pending, requests, MPI_STATUSES_IGNORE);
+      exchange_pair<T>(pair, 0, mpi_type(), {send_host_.data(), send_host_.data() + send_n[0]}, send_n,
+                    {recv_host_.data(), recv_host_.data() + recv_n[0]}, recv_n);
       stage_in_.copy_from_host(recv_host_.data(), received);
-      for (std::size_t k = 0; k < 2; ++k) {
-        const Swap& s = swaps_[first + k];
-        if (s.to == domain_.rank() && s.from == domain_.rank()) continue;
-        parallel_for(device_, s.recv_count,
-                     UnpackPositions<T>{stage_in_.data() + recv_at[k], x_.data(), y_.data(), z_.data(), s.recv_first});
-      }
+      for (int k = 0; k < 2; ++k)
+        if (!local(pair[k]))
+          parallel_for(device_, pair[k].recv_count,
+                       UnpackPositions<T>{stage_in_.data() + (k == 0 ? 0 : recv_n[0]), x_.data(), y_.data(), z_.data(),
+                                          pair[k].recv_first});
     }
   }
 
@@ -248,6 +232,29 @@ class AtomSystem {
   kernels::particles::ShiftedCopy<T> shifted(const Swap& s) {
     return {x_.data(), y_.data(), z_.data(), send_index_.data() + s.send_offset, static_cast<T>(s.shift[0]),
             static_cast<T>(s.shift[1]), static_cast<T>(s.shift[2])};
+  }
+
+  bool local(const Swap& s) const { return s.to == domain_.rank() && s.from == domain_.rank(); }
+
+  // An axis's two swaps at once, non-blocking as the grid's halos (receives
+  // posted first): swap k sends send_n[k] values from send[k] and receives
+  // recv_n[k] into recv[k]; a swap with this rank itself copies.
+  template <class V>
+  void exchange_pair(const Swap* pair, int tag_offset, MPI_Datatype type, std::array<V*, 2> send, const int* send_n,
+                     std::array<V*, 2> recv, const int* recv_n) const {
+    MPI_Request requests[4];
+    int pending = 0;
+    for (int k = 0; k < 2; ++k)
+      if (!local(pair[k]))
+        MPI_Irecv(recv[k], recv_n[k], type, pair[k].from, pair[k].tag + tag_offset, domain_.comm(), &requests[pending++]);
+    for (int k = 0; k < 2; ++k) {
+      if (local(pair[k])) {
+        std::copy_n(send[k], send_n[k], recv[k]);
+      } else {
+        MPI_Isend(send[k], send_n[k], type, pair[k].to, pair[k].tag + tag_offset, domain_.comm(), &requests[pending++]);
+      }
+    }
+    MPI_Waitall(pending, requests, MPI_STATUSES_IGNORE);
   }
 
   static MPI_Datatype mpi_type() { return sizeof(T) == 8 ? MPI_DOUBLE : MPI_FLOAT; }

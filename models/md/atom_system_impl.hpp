@@ -130,7 +130,7 @@ void AtomSystem<T>::migrate() {
     if (domain_.procs()[a] == 1) continue;
     const int me = domain_.coord()[a], p = domain_.procs()[a];
     std::vector<double> to_lower, to_upper;
-    HostParticles keep;
+    std::vector<std::size_t> stay;
     for (std::size_t i = 0; i < host_.size(); ++i) {
       const double v = host_.reference[3 * i + a];
       int c = std::isfinite(v) ? domain_.coord_of(a, v) : me;   // NaN stays for the health check
@@ -139,13 +139,14 @@ void AtomSystem<T>::migrate() {
         c = me;
       }
       if (c == me) {
-        keep.push_back_from(host_, i);
+        stay.push_back(i);
         continue;
       }
       std::vector<double>& out = c == (me + p - 1) % p ? to_lower : to_upper;
       out.resize(out.size() + static_cast<std::size_t>(width));
       record.pack(host_, i, out.data() + out.size() - width);
     }
+    HostParticles keep = host_.permuted(stay);
     auto exchange = [&](std::vector<double>& out, int to, int from, int tag) {
       int send = static_cast<int>(out.size()), recv = 0;
       MPI_Sendrecv(&send, 1, MPI_INT, to, tag, &recv, 1, MPI_INT, from, tag, domain_.comm(), MPI_STATUS_IGNORE);
@@ -203,7 +204,6 @@ void AtomSystem<T>::find_ghosts(std::vector<double>& keys) {
     Swap pair[2];
     std::vector<double> out[2], in[2];
     int counts[2] = {0, 0};
-    MPI_Request requests[4];
     for (int side = 0; side < 2; ++side) {
       Swap& s = pair[side];
       s.to = side == 0 ? domain_.lower(a) : domain_.upper(a);
@@ -221,21 +221,12 @@ void AtomSystem<T>::find_ghosts(std::vector<double>& keys) {
       }
       s.send_count = static_cast<int>(sends.size()) - s.send_offset;
     }
-    for (int side = 0; side < 2; ++side)
-      MPI_Irecv(&counts[side], 1, MPI_INT, pair[side].from, pair[side].tag, domain_.comm(), &requests[side]);
-    for (int side = 0; side < 2; ++side)
-      MPI_Isend(&pair[side].send_count, 1, MPI_INT, pair[side].to, pair[side].tag, domain_.comm(),
-                &requests[2 + side]);
-    MPI_Waitall(4, requests, MPI_STATUSES_IGNORE);
-    for (int side = 0; side < 2; ++side) {
-      in[side].resize(3 * static_cast<std::size_t>(counts[side]));
-      MPI_Irecv(in[side].data(), static_cast<int>(in[side].size()), MPI_DOUBLE, pair[side].from, pair[side].tag + 10,
-                domain_.comm(), &requests[side]);
-    }
-    for (int side = 0; side < 2; ++side)
-      MPI_Isend(out[side].data(), static_cast<int>(out[side].size()), MPI_DOUBLE, pair[side].to, pair[side].tag + 10,
-                domain_.comm(), &requests[2 + side]);
-    MPI_Waitall(4, requests, MPI_STATUSES_IGNORE);
+    const int one[2] = {1, 1}, sizes[2] = {static_cast<int>(out[0].size()), static_cast<int>(out[1].size())};
+    exchange_pair<int>(pair, 0, MPI_INT, {&pair[0].send_count, &pair[1].send_count}, one, {&counts[0], &counts[1]}, one);
+    for (int side = 0; side < 2; ++side) in[side].resize(3 * static_cast<std::size_t>(counts[side]));
+    const int in_sizes[2] = {3 * counts[0], 3 * counts[1]};
+    exchange_pair<double>(pair, 10, MPI_DOUBLE, {out[0].data(), out[1].data()}, sizes, {in[0].data(), in[1].data()},
+                          in_sizes);
     for (int side = 0; side < 2; ++side) {
       Swap& s = pair[side];
       s.recv_first = static_cast<int>(keys.size() / 3);
