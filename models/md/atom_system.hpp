@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -76,27 +77,18 @@ class AtomSystem {
   HostParticles download() const {
     HostParticles h;
     const std::size_t n = static_cast<std::size_t>(n_local_);
-    h.position = interleave(x_, y_, z_, n);
-    h.velocity = interleave(vx_, vy_, vz_, n);
-    h.reference = interleave(x0_, y0_, z0_, n);
+    h.position = interleave({&x_, &y_, &z_}, n);
+    h.velocity = interleave({&vx_, &vy_, &vz_}, n);
+    h.reference = interleave({&x0_, &y0_, &z0_}, n);
     h.index = host_.index;
     h.image = host_.image;
     return h;
   }
 
   // Forces, per-atom energies and virials of the owned atoms (3, 1, 1 per atom).
-  std::vector<double> host_forces() const { return interleave(fx_, fy_, fz_, static_cast<std::size_t>(n_local_)); }
+  std::vector<double> host_forces() const { return interleave({&fx_, &fy_, &fz_}, static_cast<std::size_t>(n_local_)); }
   std::vector<double> host_energy_virial() const {
-    const std::size_t n = static_cast<std::size_t>(n_local_);
-    std::vector<T> e(n), w(n);
-    energy_.copy_to_host(e.data(), n);
-    virial_.copy_to_host(w.data(), n);
-    std::vector<double> out(2 * n);
-    for (std::size_t i = 0; i < n; ++i) {
-      out[2 * i] = e[i];
-      out[2 * i + 1] = w[i];
-    }
-    return out;
+    return interleave({&energy_, &virial_}, static_cast<std::size_t>(n_local_));
   }
 
   // Test-only, local (no communication): the first owned atom's vx := NaN.
@@ -109,15 +101,7 @@ class AtomSystem {
   }
 
   // Sets the owned atoms' forces (3 per atom, in the owned order).
-  void upload_forces(const std::vector<double>& f) {
-    const std::size_t n = static_cast<std::size_t>(n_local_);
-    std::vector<T> c(n);
-    Buffer<T>* dst[3] = {&fx_, &fy_, &fz_};
-    for (int a = 0; a < 3; ++a) {
-      for (std::size_t i = 0; i < n; ++i) c[i] = static_cast<T>(f[3 * i + static_cast<std::size_t>(a)]);
-      dst[a]->copy_from_host(c.data(), n);
-    }
-  }
+  void upload_forces(const std::vector<double>& f) { deinterleave(f, {&fx_, &fy_, &fz_}, static_cast<std::size_t>(n_local_)); }
 
   // The rebuild test (one all-reduce): has any atom moved more than skin/2?
   bool needs_rebuild(double skin) const {
@@ -259,18 +243,27 @@ class AtomSystem {
 
   static MPI_Datatype mpi_type() { return sizeof(T) == 8 ? MPI_DOUBLE : MPI_FLOAT; }
 
-  std::vector<double> interleave(const Buffer<T>& a, const Buffer<T>& b, const Buffer<T>& c, std::size_t n) const {
-    std::vector<T> ha(n), hb(n), hc(n);
-    a.copy_to_host(ha.data(), n);
-    b.copy_to_host(hb.data(), n);
-    c.copy_to_host(hc.data(), n);
-    std::vector<double> out(3 * n);
-    for (std::size_t i = 0; i < n; ++i) {
-      out[3 * i] = ha[i];
-      out[3 * i + 1] = hb[i];
-      out[3 * i + 2] = hc[i];
+  // Atom i's values of k buffers as k doubles (x, y, z per atom), and back
+  // (rounded to T).
+  std::vector<double> interleave(std::initializer_list<const Buffer<T>*> from, std::size_t n) const {
+    std::vector<double> out(from.size() * n);
+    std::vector<T> c(n);
+    std::size_t a = 0;
+    for (const Buffer<T>* b : from) {
+      b->copy_to_host(c.data(), n);
+      for (std::size_t i = 0; i < n; ++i) out[from.size() * i + a] = c[i];
+      ++a;
     }
     return out;
+  }
+  void deinterleave(const std::vector<double>& in, std::initializer_list<Buffer<T>*> to, std::size_t n) {
+    std::vector<T> c(n);
+    std::size_t a = 0;
+    for (Buffer<T>* b : to) {
+      for (std::size_t i = 0; i < n; ++i) c[i] = static_cast<T>(in[to.size() * i + a]);
+      b->copy_from_host(c.data(), n);
+      ++a;
+    }
   }
 
   void rebuild_from_host(bool from_reference);

@@ -255,20 +255,9 @@ void AtomSystem<T>::upload(const std::vector<double>& keys) {
     count_ = Buffer<int>(device_, cap);
     neighbours_ = Buffer<int>();
   }
-  std::vector<T> a(all), b(all), c(all);
-  auto put = [&](const std::vector<double>& src, std::size_t count, Buffer<T>& bx, Buffer<T>& by, Buffer<T>& bz) {
-    for (std::size_t i = 0; i < count; ++i) {
-      a[i] = static_cast<T>(src[3 * i]);
-      b[i] = static_cast<T>(src[3 * i + 1]);
-      c[i] = static_cast<T>(src[3 * i + 2]);
-    }
-    bx.copy_from_host(a.data(), count);
-    by.copy_from_host(b.data(), count);
-    bz.copy_from_host(c.data(), count);
-  };
-  put(keys, all, x0_, y0_, z0_);
-  put(host_.position, n, x_, y_, z_);
-  put(host_.velocity, n, vx_, vy_, vz_);
+  deinterleave(keys, {&x0_, &y0_, &z0_}, all);
+  deinterleave(host_.position, {&x_, &y_, &z_}, n);
+  deinterleave(host_.velocity, {&vx_, &vy_, &vz_}, n);
   index_.copy_from_host(host_.index.data(), n);
 }
 
@@ -290,15 +279,11 @@ void AtomSystem<T>::bin_and_list(const std::vector<double>& keys, const kernels:
   cell_start_.copy_from_host(start.data(), start.size());
   cell_atoms_ = Buffer<int>(device_, std::max<std::size_t>(all, 1));
   cell_atoms_.copy_from_host(atoms.data(), all);
-  {
-    std::vector<T> b(all);
-    Buffer<T>* dst[3] = {&binned_x_, &binned_y_, &binned_z_};
-    for (int c = 0; c < 3; ++c) {
-      if (dst[c]->size() < all) *dst[c] = Buffer<T>(device_, all + all / 4 + 16);
-      for (std::size_t k = 0; k < all; ++k) b[k] = static_cast<T>(keys[3 * static_cast<std::size_t>(atoms[k]) + static_cast<std::size_t>(c)]);
-      dst[c]->copy_from_host(b.data(), all);
-    }
-  }
+  for (Buffer<T>* b : {&binned_x_, &binned_y_, &binned_z_})
+    if (b->size() < all) *b = Buffer<T>(device_, all + all / 4 + 16);
+  parallel_for(device_, static_cast<std::int64_t>(all),
+               kernels::particles::BinPositions<T>{x0_.data(), y0_.data(), z0_.data(), cell_atoms_.data(),
+                                                   binned_x_.data(), binned_y_.data(), binned_z_.data()});
 
   const T cutsq = static_cast<T>(ghost_cutoff_ * ghost_cutoff_);
   const auto padded = [](std::int64_t c) {

@@ -10,6 +10,7 @@
 using namespace strata::kernels::particles;
 
 #define STRATA_MD_INSTANTIATE(T)                                                          \
+  STRATA_CUDA_INSTANTIATE_FOR(BinPositions<T>)                                            \
   STRATA_CUDA_INSTANTIATE_FOR(BuildNeighbours<T>)                                         \
   STRATA_CUDA_INSTANTIATE_FOR(PairForces<LennardJones<T>, true>)                          \
   STRATA_CUDA_INSTANTIATE_FOR(PairForces<LennardJones<T>, false>)                         \
