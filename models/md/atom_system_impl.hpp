@@ -127,8 +127,8 @@ void AtomSystem<T>::migrate() {
   const int width = record.width();
   int lost = 0;   // atoms farther than one sub-box away: the run blew up
   for (int a = 0; a < 3; ++a) {
-    if (domain_.procs()[a] == 1) continue;
-    const int me = domain_.coord()[a], p = domain_.procs()[a];
+    if (domain_.ranks()[a] == 1) continue;
+    const int me = domain_.coords()[a], p = domain_.ranks()[a];
     std::vector<double> to_lower, to_upper;
     std::vector<std::size_t> stay;
     for (std::size_t i = 0; i < host_.size(); ++i) {
@@ -209,7 +209,7 @@ void AtomSystem<T>::find_ghosts(std::vector<double>& keys) {
       s.to = side == 0 ? domain_.lower(a) : domain_.upper(a);
       s.from = side == 0 ? domain_.upper(a) : domain_.lower(a);
       s.tag = 200 + 2 * a + side;
-      const bool seam = side == 0 ? domain_.coord()[a] == 0 : domain_.coord()[a] == domain_.procs()[a] - 1;
+      const bool seam = side == 0 ? domain_.coords()[a] == 0 : domain_.coords()[a] == domain_.ranks()[a] - 1;
       s.shift[a] = seam ? (side == 0 ? domain_.length()[a] : -domain_.length()[a]) : 0.0;
       s.send_offset = static_cast<int>(sends.size());
       for (std::size_t i = 0; i < candidates; ++i) {

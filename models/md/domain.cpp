@@ -7,22 +7,29 @@
 
 namespace strata::md {
 
-Domain::Domain(const MpiContext& mpi, const std::array<double, 3>& length) : length_(length) {
-  // The most ranks to the longest axis.
+namespace {
+
+// The most ranks to the longest axis.
+std::array<int, 3> longest_first(const std::array<double, 3>& length) {
   std::array<int, 3> axes{0, 1, 2};
-  std::stable_sort(axes.begin(), axes.end(), [&](int a, int b) { return length_[a] > length_[b]; });
-  cart_ = Cartesian(mpi.comm(), 3, Cartesian::choose(mpi.size(), 3, axes), {true, true, true});
+  std::stable_sort(axes.begin(), axes.end(), [&](int a, int b) { return length[a] > length[b]; });
+  return axes;
 }
 
+}  // namespace
+
+Domain::Domain(const MpiContext& mpi, const std::array<double, 3>& length)
+    : Cartesian(mpi.comm(), 3, choose(mpi.size(), 3, longest_first(length)), {true, true, true}), length_(length) {}
+
 double Domain::min_width() const {
-  double w = length_[0] / procs()[0];
-  for (int a = 1; a < 3; ++a) w = std::min(w, length_[a] / procs()[a]);
+  double w = length_[0] / ranks()[0];
+  for (int a = 1; a < 3; ++a) w = std::min(w, length_[a] / ranks()[a]);
   return w;
 }
 
 int Domain::coord_of(int axis, double v) const {
   if (!std::isfinite(v)) return 0;   // no owner; callers check finiteness where it matters
-  const int p = procs()[axis];
+  const int p = ranks()[axis];
   int c = static_cast<int>(std::floor(v / length_[axis] * p));
   c = std::clamp(c, 0, p - 1);
   // The floor may be one off the bounds' own arithmetic: settle on them.
@@ -32,7 +39,7 @@ int Domain::coord_of(int axis, double v) const {
 }
 
 int Domain::owner(const double* position) const {
-  return cart_.rank_of({coord_of(0, position[0]), coord_of(1, position[1]), coord_of(2, position[2])});
+  return rank_of({coord_of(0, position[0]), coord_of(1, position[1]), coord_of(2, position[2])});
 }
 
 }  // namespace strata::md

@@ -18,31 +18,23 @@ class MpiContext;
 
 namespace strata::md {
 
-class Domain {
+class Domain : public Cartesian {
  public:
   Domain(const MpiContext& mpi, const std::array<double, 3>& length);
 
   const std::array<double, 3>& length() const { return length_; }
   double volume() const { return length_[0] * length_[1] * length_[2]; }
-  const std::array<int, 3>& procs() const { return cart_.ranks(); }
-  const std::array<int, 3>& coord() const { return cart_.coords(); }
-  double bound(int axis, int c) const { return length_[axis] * c / procs()[axis]; }
-  double lo(int axis) const { return bound(axis, coord()[axis]); }
-  double hi(int axis) const { return bound(axis, coord()[axis] + 1); }
+  double bound(int axis, int c) const { return length_[axis] * c / ranks()[axis]; }
+  double lo(int axis) const { return bound(axis, coords()[axis]); }
+  double hi(int axis) const { return bound(axis, coords()[axis] + 1); }
   double min_width() const;
-  // The rank below and above along an axis (periodic; may be this rank).
-  int lower(int axis) const { return cart_.lower(axis); }
-  int upper(int axis) const { return cart_.upper(axis); }
   // The grid coordinate along `axis` whose [lo, hi) holds v (v in [0, L)).
   int coord_of(int axis, double v) const;
   // The rank owning a position in [0, L)^3.
   int owner(const double* position) const;
-  MPI_Comm comm() const { return cart_.comm(); }
-  int rank() const { return cart_.rank(); }
 
  private:
   std::array<double, 3> length_;
-  Cartesian cart_;
 };
 
 // Image counts beyond this are not a position but a blown-up atom: an atom

@@ -88,7 +88,7 @@ void check_widths(const Config& c, const Params& p, const Domain& d) {
   std::snprintf(msg, sizeof msg,
                 "the box %.6g x %.6g x %.6g over %d x %d x %d ranks gives sub-boxes %.6g wide, less than cutoff + "
                 "skin = %.6g: use fewer ranks or a larger system",
-                d.length()[0], d.length()[1], d.length()[2], d.procs()[0], d.procs()[1], d.procs()[2], d.min_width(),
+                d.length()[0], d.length()[1], d.length()[2], d.ranks()[0], d.ranks()[1], d.ranks()[2], d.min_width(),
                 p.ghost_cutoff());
   c.fail(p.initial == Initial::fcc ? "md.cells" : "md.initial_file", msg);
 }
@@ -100,12 +100,17 @@ struct SystemSize {
   std::array<double, 3> box{0, 0, 0};
 };
 
-SystemSize system_size(const RunContext& ctx, const Params& p) {
-  if (p.initial == Initial::fcc) return {p.fcc_atoms(), fcc_box(p)};
-  const particles::H5mdSnapshot snap =
+particles::H5mdSnapshot read_snapshot(const RunContext& ctx, const Params& p) {
+  particles::H5mdSnapshot snap =
       particles::read_h5md(p.initial_file, "md.initial_file", {p.initial_frame, "md.initial_frame"}, ctx.mpi);
   if (!snap.has_box)
     ctx.config->fail("md.initial_file", p.initial_file + " has no /particles/all/box/edges: md needs the periodic box");
+  return snap;
+}
+
+SystemSize system_size(const RunContext& ctx, const Params& p) {
+  if (p.initial == Initial::fcc) return {p.fcc_atoms(), fcc_box(p)};
+  const particles::H5mdSnapshot snap = read_snapshot(ctx, p);
   return {snap.n, snap.box.edges};
 }
 
@@ -119,10 +124,7 @@ struct FileStart {
 };
 
 FileStart read_start_file(const RunContext& ctx, const Params& p) {
-  particles::H5mdSnapshot snap =
-      particles::read_h5md(p.initial_file, "md.initial_file", {p.initial_frame, "md.initial_frame"}, ctx.mpi);
-  if (!snap.has_box)
-    ctx.config->fail("md.initial_file", p.initial_file + " has no /particles/all/box/edges: md needs the periodic box");
+  particles::H5mdSnapshot snap = read_snapshot(ctx, p);
   if (!ctx.restarting) ctx.out << "md: initial state from " << particles::describe_frame(snap, p.initial_file) << "\n";
   FileStart s;
   s.atoms = snap.n;

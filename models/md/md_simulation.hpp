@@ -137,14 +137,8 @@ class MdSimulation : public Simulation {
         0.0, Plus{});
     if (bad == 0) return std::nullopt;
     // Name the first broken atom (the failure path only: a download is cheap here).
-    const HostParticles h = atoms_.download();
-    std::string first;
-    for (std::size_t i = 0; i < h.size() && first.empty(); ++i)
-      for (int k = 0; k < 3; ++k)
-        if (!std::isfinite(h.position[3 * i + k]) || !std::isfinite(h.velocity[3 * i + k])) {
-          first = " (atom " + std::to_string(h.index[i]) + " first)";
-          break;
-        }
+    const std::int64_t atom = first_broken_atom(false);
+    const std::string first = atom < 0 ? "" : " (atom " + std::to_string(atom) + " first)";
     // The step loop adds the step and the rank.
     return std::to_string(static_cast<long long>(bad)) + " atom(s) with a non-finite position or velocity" + first;
   }
@@ -250,20 +244,27 @@ class MdSimulation : public Simulation {
                              std::to_string(last_.temperature) + ", PE = " + std::to_string(last_.pe) + ")";
     // Name an atom whose force, energy, position or velocity broke, from the
     // lowest rank holding one.
-    const HostParticles h = atoms_.download();
-    const std::vector<double> f = atoms_.host_forces(), ew = atoms_.host_energy_virial();
-    std::string culprit;
-    for (std::size_t i = 0; i < h.size() && culprit.empty(); ++i) {
-      bool ok = std::isfinite(ew[2 * i]) && std::isfinite(ew[2 * i + 1]);
-      for (int k = 0; k < 3; ++k)
-        ok = ok && std::isfinite(h.position[3 * i + k]) && std::isfinite(h.velocity[3 * i + k]) &&
-             std::isfinite(f[3 * i + k]);
-      if (!ok)
-        culprit = "rank " + std::to_string(ctx_.mpi.rank()) + ": " + what + ": atom " + std::to_string(h.index[i]) +
-                  " has a non-finite force or energy (atoms on top of each other, or md.dt too large?)";
-    }
+    const std::int64_t atom = first_broken_atom(true);
+    const std::string culprit =
+        atom < 0 ? "" : "rank " + std::to_string(ctx_.mpi.rank()) + ": " + what + ": atom " + std::to_string(atom) +
+                            " has a non-finite force or energy (atoms on top of each other, or md.dt too large?)";
     ctx_.mpi.check_collective(culprit, static_cast<int>(ExitCode::numerical), /*name_rank=*/false);
     throw Error(ExitCode::numerical, what, true);
+  }
+
+  // The index of the first owned atom whose position or velocity (and,
+  // when `forces`, force, energy or virial) is not finite; -1 when none.
+  std::int64_t first_broken_atom(bool forces) const {
+    const HostParticles h = atoms_.download();
+    const std::vector<double> f = forces ? atoms_.host_forces() : std::vector<double>(3 * h.size());
+    const std::vector<double> ew = forces ? atoms_.host_energy_virial() : std::vector<double>(2 * h.size());
+    for (std::size_t i = 0; i < h.size(); ++i) {
+      bool ok = std::isfinite(ew[2 * i]) && std::isfinite(ew[2 * i + 1]);
+      for (std::size_t k = 3 * i; k < 3 * i + 3; ++k)
+        ok = ok && std::isfinite(h.position[k]) && std::isfinite(h.velocity[k]) && std::isfinite(f[k]);
+      if (!ok) return h.index[i];
+    }
+    return -1;
   }
 
   double time() const { return static_cast<double>(step_) * p_.dt; }
