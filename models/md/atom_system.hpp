@@ -134,13 +134,17 @@ class AtomSystem {
       const Swap* pair = &swaps_[first];
       int send_n[2] = {0, 0}, recv_n[2] = {0, 0};
       for (int k = 0; k < 2; ++k) {
-        if (local(pair[k])) {
-          parallel_for(device_, pair[k].send_count, GhostCopy<T>{shifted(pair[k]), pair[k].recv_first});
-          continue;
-        }
-        parallel_for(device_, pair[k].send_count, PackPositions<T>{shifted(pair[k]), stage_out_.data() + send_n[0]});
-        send_n[k] = 3 * pair[k].send_count;
-        recv_n[k] = 3 * pair[k].recv_count;
+        const Swap& s = pair[k];
+        const bool own = local(s);
+        const std::int64_t n = s.send_count, at = s.recv_first;
+        T* const msg = stage_out_.data() + send_n[0];   // a message: x, y, z blocks
+        parallel_for(device_, n,
+                     CopyPositions<T>{x_.data(), y_.data(), z_.data(), send_index_.data() + s.send_offset,
+                                      static_cast<T>(s.shift[0]), static_cast<T>(s.shift[1]),
+                                      static_cast<T>(s.shift[2]), own ? x_.data() + at : msg,
+                                      own ? y_.data() + at : msg + n, own ? z_.data() + at : msg + 2 * n});
+        send_n[k] = own ? 0 : 3 * s.send_count;
+        recv_n[k] = own ? 0 : 3 * s.recv_count;
       }
       const auto sent = static_cast<std::size_t>(send_n[0] + send_n[1]);
       const auto received = static_cast<std::size_t>(recv_n[0] + recv_n[1]);
@@ -149,13 +153,15 @@ class AtomSystem {
       recv_host_.resize(received);
       stage_out_.copy_to_host(send_host_.data(), sent);
       exchange_pair<T>(pair, 0, mpi_type(), {send_host_.data(), send_host_.data() + send_n[0]}, send_n,
-                    {recv_host_.data(), recv_host_.data() + recv_n[0]}, recv_n);
+                       {recv_host_.data(), recv_host_.data() + recv_n[0]}, recv_n);
       stage_in_.copy_from_host(recv_host_.data(), received);
-      for (int k = 0; k < 2; ++k)
+      for (int k = 0; k < 2; ++k) {
+        const std::int64_t n = pair[k].recv_count, first = pair[k].recv_first;
+        const T* in = stage_in_.data() + (k == 0 ? 0 : recv_n[0]);
         if (!local(pair[k]))
-          parallel_for(device_, pair[k].recv_count,
-                       UnpackPositions<T>{stage_in_.data() + (k == 0 ? 0 : recv_n[0]), x_.data(), y_.data(), z_.data(),
-                                          pair[k].recv_first});
+          parallel_for(device_, n, CopyPositions<T>{in, in + n, in + 2 * n, nullptr, T(0), T(0), T(0),
+                                                    x_.data() + first, y_.data() + first, z_.data() + first});
+      }
     }
   }
 
@@ -212,11 +218,6 @@ class AtomSystem {
     int send_offset = 0, send_count = 0, recv_first = 0, recv_count = 0;
     double shift[3] = {0, 0, 0};
   };
-
-  kernels::particles::ShiftedCopy<T> shifted(const Swap& s) {
-    return {x_.data(), y_.data(), z_.data(), send_index_.data() + s.send_offset, static_cast<T>(s.shift[0]),
-            static_cast<T>(s.shift[1]), static_cast<T>(s.shift[2])};
-  }
 
   bool local(const Swap& s) const { return s.to == domain_.rank() && s.from == domain_.rank(); }
 

@@ -17,9 +17,7 @@ using namespace strata::kernels::particles;
   STRATA_CUDA_INSTANTIATE_FOR(KickDrift<T>)                                               \
   STRATA_CUDA_INSTANTIATE_FOR(Kick<T>)                                                    \
   STRATA_CUDA_INSTANTIATE_FOR(LangevinForce<T>)                                           \
-  STRATA_CUDA_INSTANTIATE_FOR(GhostCopy<T>)                                               \
-  STRATA_CUDA_INSTANTIATE_FOR(PackPositions<T>)                                           \
-  STRATA_CUDA_INSTANTIATE_FOR(UnpackPositions<T>)                                         \
+  STRATA_CUDA_INSTANTIATE_FOR(CopyPositions<T>)                                           \
   STRATA_CUDA_INSTANTIATE_REDUCE(double, Displacement2<T>, strata::kernels::MaxOp)                         \
   STRATA_CUDA_INSTANTIATE_REDUCE(double, AbsOf<AtomValue<T>>, strata::kernels::MaxOp)                      \
   STRATA_CUDA_INSTANTIATE_REDUCE(Fixed128, QuantisedAtom<AtomValue<T>>, Fixed128Plus)     \
