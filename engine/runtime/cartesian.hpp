@@ -47,7 +47,9 @@ class Cartesian {
   // The rank at offset (dx, dy, dz) in {-1, 0, 1}^3 (periodic axes wrap;
   // may be this rank), or MPI_PROC_NULL beyond a non-periodic side or along
   // an axis beyond dims.
-  int neighbour(int dx, int dy, int dz) const { return neighbours_[static_cast<std::size_t>((dx + 1) + 3 * (dy + 1) + 9 * (dz + 1))]; }
+  int neighbour(int dx, int dy, int dz) const {
+    return neighbours_[static_cast<std::size_t>((dx + 1) + 3 * (dy + 1) + 9 * (dz + 1))];
+  }
   int lower(int axis) const { return neighbour(axis == 0 ? -1 : 0, axis == 1 ? -1 : 0, axis == 2 ? -1 : 0); }
   int upper(int axis) const { return neighbour(axis == 0 ? 1 : 0, axis == 1 ? 1 : 0, axis == 2 ? 1 : 0); }
   // The rank at grid coordinates c (each within [0, ranks)).

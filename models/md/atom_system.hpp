@@ -101,7 +101,9 @@ class AtomSystem {
   }
 
   // Sets the owned atoms' forces (3 per atom, in the owned order).
-  void upload_forces(const std::vector<double>& f) { deinterleave(f, {&fx_, &fy_, &fz_}, static_cast<std::size_t>(n_local_)); }
+  void upload_forces(const std::vector<double>& f) {
+    deinterleave(f, {&fx_, &fy_, &fz_}, static_cast<std::size_t>(n_local_));
+  }
 
   // The rebuild test (one all-reduce): has any atom moved more than skin/2?
   bool needs_rebuild(double skin) const {
@@ -225,13 +227,14 @@ class AtomSystem {
   // posted first): swap k sends send_n[k] values from send[k] and receives
   // recv_n[k] into recv[k]; a swap with this rank itself copies.
   template <class V>
-  void exchange_pair(const Swap* pair, int tag_offset, MPI_Datatype type, std::array<V*, 2> send, const int* send_n,
-                     std::array<V*, 2> recv, const int* recv_n) const {
+  void exchange_pair(const Swap* pair, int tag_offset, MPI_Datatype type, std::array<const V*, 2> send,
+                     const int* send_n, std::array<V*, 2> recv, const int* recv_n) const {
     MPI_Request requests[4];
     int pending = 0;
     for (int k = 0; k < 2; ++k)
       if (!local(pair[k]))
-        MPI_Irecv(recv[k], recv_n[k], type, pair[k].from, pair[k].tag + tag_offset, domain_.comm(), &requests[pending++]);
+        MPI_Irecv(recv[k], recv_n[k], type, pair[k].from, pair[k].tag + tag_offset, domain_.comm(),
+                  &requests[pending++]);
     for (int k = 0; k < 2; ++k) {
       if (local(pair[k])) {
         std::copy_n(send[k], send_n[k], recv[k]);

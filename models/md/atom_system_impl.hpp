@@ -146,18 +146,17 @@ void AtomSystem<T>::migrate() {
       out.resize(out.size() + static_cast<std::size_t>(width));
       record.pack(host_, i, out.data() + out.size() - width);
     }
+    // Both directions at once, non-blocking: counts, then the records.
+    Swap pair[2] = {{domain_.lower(a), domain_.upper(a), 100 + 4 * a},
+                    {domain_.upper(a), domain_.lower(a), 102 + 4 * a}};
+    const int one[2] = {1, 1}, sizes[2] = {static_cast<int>(to_lower.size()), static_cast<int>(to_upper.size())};
+    int counts[2] = {0, 0};
+    exchange_pair<int>(pair, 0, MPI_INT, {&sizes[0], &sizes[1]}, one, {&counts[0], &counts[1]}, one);
+    std::vector<double> in(static_cast<std::size_t>(counts[0] + counts[1]));
+    exchange_pair<double>(pair, 1, MPI_DOUBLE, {to_lower.data(), to_upper.data()}, sizes,
+                          {in.data(), in.data() + counts[0]}, counts);
     HostParticles keep = host_.permuted(stay);
-    auto exchange = [&](std::vector<double>& out, int to, int from, int tag) {
-      int send = static_cast<int>(out.size()), recv = 0;
-      MPI_Sendrecv(&send, 1, MPI_INT, to, tag, &recv, 1, MPI_INT, from, tag, domain_.comm(), MPI_STATUS_IGNORE);
-      std::vector<double> in(static_cast<std::size_t>(recv));
-      MPI_Sendrecv(out.data(), send, MPI_DOUBLE, to, tag + 1, in.data(), recv, MPI_DOUBLE, from, tag + 1,
-                   domain_.comm(), MPI_STATUS_IGNORE);
-      for (std::size_t r = 0; r + static_cast<std::size_t>(width) <= in.size(); r += static_cast<std::size_t>(width))
-        record.unpack(in.data() + r, keep);
-    };
-    exchange(to_lower, domain_.lower(a), domain_.upper(a), 100 + 4 * a);
-    exchange(to_upper, domain_.upper(a), domain_.lower(a), 102 + 4 * a);
+    for (std::size_t r = 0; r < in.size(); r += static_cast<std::size_t>(width)) record.unpack(in.data() + r, keep);
     host_ = std::move(keep);
   }
   int any = 0;
@@ -222,7 +221,8 @@ void AtomSystem<T>::find_ghosts(std::vector<double>& keys) {
       s.send_count = static_cast<int>(sends.size()) - s.send_offset;
     }
     const int one[2] = {1, 1}, sizes[2] = {static_cast<int>(out[0].size()), static_cast<int>(out[1].size())};
-    exchange_pair<int>(pair, 0, MPI_INT, {&pair[0].send_count, &pair[1].send_count}, one, {&counts[0], &counts[1]}, one);
+    exchange_pair<int>(pair, 0, MPI_INT, {&pair[0].send_count, &pair[1].send_count}, one, {&counts[0], &counts[1]},
+                       one);
     for (int side = 0; side < 2; ++side) in[side].resize(3 * static_cast<std::size_t>(counts[side]));
     const int in_sizes[2] = {3 * counts[0], 3 * counts[1]};
     exchange_pair<double>(pair, 10, MPI_DOUBLE, {out[0].data(), out[1].data()}, sizes, {in[0].data(), in[1].data()},

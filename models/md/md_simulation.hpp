@@ -62,16 +62,16 @@ template <class T>
 class MdSimulation : public Simulation {
  public:
   // `owned`: this rank's atoms (on their owner or not: the first build migrates
-  // them one hop, so start-up places them on their owners); `atoms`: N.
+  // them one hop, so start-up places them on their owners); `n`: N.
   // `ids`: the user ids of the owned atoms (empty: the index), for /particles/all/id.
-  MdSimulation(RunContext& ctx, const Params& p, std::unique_ptr<Domain> domain, HostParticles owned, std::int64_t atoms,
+  MdSimulation(RunContext& ctx, const Params& p, std::unique_ptr<Domain> domain, HostParticles owned, std::int64_t n,
                std::vector<std::int64_t> ids)
-      : ctx_(ctx), p_(p), domain_(std::move(domain)), atoms_(ctx.device, *domain_, p.ghost_cutoff()), n_(atoms) {
+      : ctx_(ctx), p_(p), domain_(std::move(domain)), atoms_(ctx.device, *domain_, p.ghost_cutoff()), n_(n) {
     lj_ = kernels::particles::LennardJones<T>::make(p.epsilon, p.sigma, p.cutoff, p.shift);
     particles::Box box;
     box.edges = domain_->length();
     box.periodic = true;
-    output_ = std::make_unique<particles::H5mdOutput>(ctx.output, ctx.mpi, atoms, box, md_units(),
+    output_ = std::make_unique<particles::H5mdOutput>(ctx.output, ctx.mpi, n, box, md_units(),
                                                       particles::run_author(ctx.config), md_observables());
     HostParticles first = wrapped(owned, *domain_);
     first.id = std::move(ids);
