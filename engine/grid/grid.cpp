@@ -58,6 +58,7 @@ Grid::Grid(const MpiContext& mpi, const GridSpec& spec) : mpi_(mpi), spec_(spec)
   const std::string at = spec.where.empty() ? "" : spec.where + ": ";
   const int size = mpi.size();
   const bool given = std::any_of(spec.ranks.begin(), spec.ranks.begin() + spec.dims, [](int r) { return r > 0; });
+  std::array<int, 3> ranks{1, 1, 1};
   if (given) {
     int product = 1;
     for (int a = 0; a < spec.dims; ++a) {
@@ -66,7 +67,7 @@ Grid::Grid(const MpiContext& mpi, const GridSpec& spec) : mpi_(mpi), spec_(spec)
         throw InputError(at + spec.decomposition_key + " = " + list_text(spec.ranks, spec.dims) +
                          ": every entry must be at least 1");
       product *= r;
-      ranks_[static_cast<std::size_t>(a)] = r;
+      ranks[static_cast<std::size_t>(a)] = r;
     }
     if (product != size)
       throw InputError(at + spec.decomposition_key + " = " + list_text(spec.ranks, spec.dims) + ": asks for " +
@@ -78,27 +79,21 @@ Grid::Grid(const MpiContext& mpi, const GridSpec& spec) : mpi_(mpi), spec_(spec)
     // cut across x, the fastest axis, makes strided messages of one-cell
     // rows and shorter rows to sweep, while a cut across z or y exchanges
     // contiguous planes or rows (and a periodic x then needs no message).
-    std::array<int, 3> factors{0, 0, 0};
-    MPI_Dims_create(size, spec.dims, factors.data());
     std::array<int, 3> order{0, 1, 2};
     std::stable_sort(order.begin(), order.begin() + spec.dims, [&](int a, int b) {
       const index_t na = spec_.n[static_cast<std::size_t>(a)], nb = spec_.n[static_cast<std::size_t>(b)];
       return na != nb ? na > nb : a > b;
     });
-    for (int i = 0; i < spec.dims; ++i) ranks_[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])] = factors[static_cast<std::size_t>(i)];
+    ranks = Cartesian::choose(size, spec.dims, order);
   }
-  std::array<int, 3> periods{0, 0, 0};
+  std::array<bool, 3> periodic{false, false, false};
   for (int a = 0; a < spec.dims; ++a)
-    periods[static_cast<std::size_t>(a)] = spec_.boundary[static_cast<std::size_t>(a)][0] == Boundary::periodic;
-  // reorder = 0: a rank keeps its number, so MpiContext's communicator and
-  // the Cartesian one agree on who is rank 0.
-  detail::throw_mpi(MPI_Cart_create(mpi.comm(), spec.dims, ranks_.data(), periods.data(), 0, &cart_),
-                    "MPI_Cart_create");
-  detail::throw_mpi(MPI_Cart_coords(cart_, mpi.rank(), spec.dims, coords_.data()), "MPI_Cart_coords");
+    periodic[static_cast<std::size_t>(a)] = spec_.boundary[static_cast<std::size_t>(a)][0] == Boundary::periodic;
+  cart_ = Cartesian(mpi.comm(), spec.dims, ranks, periodic);
   for (int a = 0; a < 3; ++a) {
     const auto s = static_cast<std::size_t>(a);
     if (a < spec.dims) {
-      const BlockRange r = block_range(spec_.n[s], coords_[s], ranks_[s]);
+      const BlockRange r = cart_.own(a, spec_.n[s]);
       start_[s] = r.first;
       count_[s] = r.size();
     } else {
@@ -112,7 +107,7 @@ Grid::Grid(const MpiContext& mpi, const GridSpec& spec) : mpi_(mpi), spec_(spec)
   for (int a = 0; a < spec.dims; ++a) {
     const auto s = static_cast<std::size_t>(a);
     if (count_[s] < spec.halo) {
-      problem = "the decomposition " + list_text(ranks_, spec.dims) + " gives rank " + std::to_string(mpi.rank()) +
+      problem = "the decomposition " + list_text(ranks, spec.dims) + " gives rank " + std::to_string(mpi.rank()) +
                 " only " + std::to_string(count_[s]) + " cells along " + spec.axes.substr(static_cast<std::size_t>(a), 1) + " (of " +
                 std::to_string(spec_.n[s]) + "), fewer than the halo width " + std::to_string(spec.halo) +
                 "; use fewer ranks along " + spec.axes.substr(static_cast<std::size_t>(a), 1) + (given ? "" : " (set " + spec.decomposition_key + ")") +
@@ -123,39 +118,11 @@ Grid::Grid(const MpiContext& mpi, const GridSpec& spec) : mpi_(mpi), spec_(spec)
   }
   const auto problems = mpi.gather_strings(problem);
   for (const auto& p : problems) {
-    if (!p.empty()) {
-      MPI_Comm_free(&cart_);
-      throw InputError(p);
-    }
+    if (!p.empty()) throw InputError(p);
   }
-  const int zr = spec.dims == 3 ? 1 : 0;
-  neighbours_.fill(MPI_PROC_NULL);
-  for (int dz = -zr; dz <= zr; ++dz)
-    for (int dy = -1; dy <= 1; ++dy)
-      for (int dx = -1; dx <= 1; ++dx) {
-        const int o[3] = {dx, dy, dz};
-        std::array<int, 3> c{0, 0, 0};
-        bool inside = true;
-        for (int a = 0; a < spec.dims; ++a) {
-          const auto s = static_cast<std::size_t>(a);
-          c[s] = coords_[s] + o[a];
-          if (c[s] < 0 || c[s] >= ranks_[s]) {
-            if (periods[s]) {
-              c[s] = (c[s] + ranks_[s]) % ranks_[s];
-            } else {
-              inside = false;
-            }
-          }
-        }
-        int rank = MPI_PROC_NULL;
-        if (inside) detail::throw_mpi(MPI_Cart_rank(cart_, c.data(), &rank), "MPI_Cart_rank");
-        neighbours_[static_cast<std::size_t>(detail::direction_code(dx, dy, dz))] = rank;
-      }
 }
 
-Grid::~Grid() {
-  if (cart_ != MPI_COMM_NULL) MPI_Comm_free(&cart_);
-}
+Grid::~Grid() = default;
 
 std::array<index_t, 3> Grid::extent() const {
   return {count_[0] + 2 * halo(0), count_[1] + 2 * halo(1), count_[2] + 2 * halo(2)};
@@ -170,7 +137,7 @@ bool Grid::physical(int axis, int side) const {
   if (axis >= spec_.dims) return false;
   const auto a = static_cast<std::size_t>(axis);
   if (spec_.boundary[a][static_cast<std::size_t>(side)] == Boundary::periodic) return false;
-  return side == 0 ? coords_[a] == 0 : coords_[a] == ranks_[a] - 1;
+  return side == 0 ? cart_.coords()[a] == 0 : cart_.coords()[a] == cart_.ranks()[a] - 1;
 }
 
 Box Grid::owned() const {
@@ -247,11 +214,6 @@ Box Grid::interior(int margin) const { return shrink(margin, all_faces()); }
 std::vector<Box> Grid::strips(int margin) const { return split(margin, all_faces()); }
 Box Grid::interior_remote(int margin) const { return shrink(margin, remote_faces()); }
 std::vector<Box> Grid::strips_remote(int margin) const { return split(margin, remote_faces()); }
-
-int Grid::neighbour(int dx, int dy, int dz) const {
-  if (spec_.dims == 2 && dz != 0) return MPI_PROC_NULL;
-  return neighbours_[static_cast<std::size_t>(detail::direction_code(dx, dy, dz))];
-}
 
 bool mpi_cuda_aware() {
 #if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT

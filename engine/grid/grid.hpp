@@ -16,6 +16,7 @@
 #include "engine/backend/backend.hpp"
 #include "engine/backend/buffer.hpp"
 #include "engine/backend/parallel.hpp"
+#include "engine/runtime/cartesian.hpp"
 #include "kernels/stencil/grid_view.hpp"
 
 namespace strata {
@@ -61,14 +62,14 @@ class Grid {
 
   const GridSpec& spec() const { return spec_; }
   const MpiContext& mpi() const { return mpi_; }
-  MPI_Comm cart() const { return cart_; }
+  MPI_Comm cart() const { return cart_.comm(); }
   int dims() const { return spec_.dims; }
   int halo() const { return spec_.halo; }
   // Halo width on `axis`: spec.halo on the grid's axes, 0 on z of a 2-D grid.
   int halo(int axis) const { return axis < spec_.dims ? spec_.halo : 0; }
 
-  std::array<int, 3> ranks() const { return ranks_; }        // ranks per axis
-  std::array<int, 3> coords() const { return coords_; }      // this rank's position
+  std::array<int, 3> ranks() const { return cart_.ranks(); }    // ranks per axis
+  std::array<int, 3> coords() const { return cart_.coords(); }  // this rank's position
   std::array<index_t, 3> start() const { return start_; }    // global index of owned cell (0, 0, 0)
   std::array<index_t, 3> count() const { return count_; }    // owned cells per axis
   index_t owned_cells() const { return count_[0] * count_[1] * count_[2]; }
@@ -113,15 +114,13 @@ class Grid {
   std::vector<Box> strips_remote(int margin) const;
 
   // Neighbour rank at offset (dx, dy, dz) in {-1, 0, 1}^3, or MPI_PROC_NULL.
-  int neighbour(int dx, int dy, int dz) const;
+  int neighbour(int dx, int dy, int dz) const { return cart_.neighbour(dx, dy, dz); }
 
  private:
   const MpiContext& mpi_;
   GridSpec spec_;
-  MPI_Comm cart_ = MPI_COMM_NULL;
-  std::array<int, 3> ranks_{1, 1, 1}, coords_{0, 0, 0};
+  Cartesian cart_;
   std::array<index_t, 3> start_{0, 0, 0}, count_{1, 1, 1};
-  std::array<int, 27> neighbours_{};
 
   // interior/strips with a margin on the faces marked in `cut` ([axis][side]).
   using Faces = std::array<std::array<bool, 2>, 3>;

@@ -105,9 +105,7 @@ void H5mdOutput::write_static(const HostParticles& p) {
     throw std::logic_error("H5mdOutput::create: the particles do not cover the global indices 0..N-1");
   o.rows(std::string(kAll) + "/id", share.id.empty() ? share.index : share.id, mine.first, n_);
   o.attribute(std::string(kAll) + "/id", "long_name", std::string("particle id"));
-  int has_mass = share.mass.empty() ? 0 : 1;
-  MPI_Allreduce(MPI_IN_PLACE, &has_mass, 1, MPI_INT, MPI_MAX, mpi_.comm());
-  has_mass_ = has_mass != 0;
+  has_mass_ = Record::of(share).agreed(mpi_.comm()).mass;
   if (has_mass_) {
     o.rows(std::string(kAll) + "/mass", share.mass, mine.first, n_, 0);
     o.attribute(std::string(kAll) + "/mass", "unit", units_.mass);

@@ -10,7 +10,10 @@ namespace strata::particles {
 
 namespace {
 
-std::vector<double> as_doubles(const std::vector<std::int64_t>& v) { return {v.begin(), v.end()}; }
+template <class I>
+std::vector<double> as_doubles(const std::vector<I>& v) {
+  return {v.begin(), v.end()};
+}
 
 }  // namespace
 
@@ -20,18 +23,17 @@ void save_particles(StateWriter& w, const MpiContext& mpi, const std::string& pr
   const Share mine = even_share(n, mpi.rank(), mpi.size());
   if (static_cast<std::int64_t>(share.size()) != mine.count)
     throw std::logic_error("save_particles: the particles do not cover the global indices 0..N-1");
-  int flags[3] = {share.id.empty() ? 0 : 1, share.mass.empty() ? 0 : 1, share.image.empty() ? 0 : 1};
-  MPI_Allreduce(MPI_IN_PLACE, flags, 3, MPI_INT, MPI_MAX, mpi.comm());
+  const Record carried = Record::of(share).agreed(mpi.comm());
   w.scalar(prefix + "/n", n);
-  w.scalar(prefix + "/has_id", std::int64_t{flags[0]});
-  w.scalar(prefix + "/has_mass", std::int64_t{flags[1]});
-  w.scalar(prefix + "/has_image", std::int64_t{flags[2]});
+  w.scalar(prefix + "/has_id", std::int64_t{carried.id});
+  w.scalar(prefix + "/has_mass", std::int64_t{carried.mass});
+  w.scalar(prefix + "/has_image", std::int64_t{carried.image});
   w.array(prefix + "/index", as_doubles(share.index), mine.first, n);
   w.array(prefix + "/position", share.position, 3 * mine.first, 3 * n);
   w.array(prefix + "/velocity", share.velocity, 3 * mine.first, 3 * n);
-  if (flags[0] != 0) w.array(prefix + "/id", as_doubles(share.id), mine.first, n);
-  if (flags[1] != 0) w.array(prefix + "/mass", share.mass, mine.first, n);
-  if (flags[2] != 0) w.array(prefix + "/image", share.image, 3 * mine.first, 3 * n);
+  if (carried.id) w.array(prefix + "/id", as_doubles(share.id), mine.first, n);
+  if (carried.mass) w.array(prefix + "/mass", share.mass, mine.first, n);
+  if (carried.image) w.array(prefix + "/image", as_doubles(share.image), 3 * mine.first, 3 * n);
 }
 
 HostParticles restore_particles(StateReader& r, const MpiContext& mpi, const std::string& prefix) {
@@ -59,8 +61,9 @@ HostParticles restore_particles(StateReader& r, const MpiContext& mpi, const std
     r.array(prefix + "/mass", p.mass, mine.first);
   }
   if (r.integer(prefix + "/has_image") != 0) {
-    p.image.resize(3 * count);
-    r.array(prefix + "/image", p.image, 3 * mine.first);
+    std::vector<double> image(3 * count);
+    r.array(prefix + "/image", image, 3 * mine.first);
+    p.image.assign(image.begin(), image.end());
   }
   return p;
 }

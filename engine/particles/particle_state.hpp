@@ -8,7 +8,9 @@
 // Under `prefix`: scalars n, has_id, has_mass, has_image; arrays index [N],
 // position and velocity [3N] (x, y, z per particle), id [N] when the
 // particles carry user ids, mass [N], image [3N] when present. Values are
-// stored as double (exact for FP32 state; ids exact below 2^53).
+// stored as double (exact for FP32 state; ids exact below 2^53). A
+// reference (md's build positions) is not part of it: the model saves it
+// as it needs.
 #pragma once
 
 #include <cstdint>

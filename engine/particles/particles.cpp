@@ -13,19 +13,34 @@ namespace strata::particles {
 void HostParticles::check_sizes() const {
   const std::size_t n = index.size();
   const bool ok = (id.empty() || id.size() == n) && position.size() == 3 * n && velocity.size() == 3 * n &&
-                  (mass.empty() || mass.size() == n) && (image.empty() || image.size() == 3 * n);
+                  (mass.empty() || mass.size() == n) && (image.empty() || image.size() == 3 * n) &&
+                  (reference.empty() || reference.size() == 3 * n);
   if (!ok) throw std::logic_error("HostParticles: array sizes do not agree with the particle count");
 }
 
-void HostParticles::push_back_from(const HostParticles& from, std::size_t i) {
-  index.push_back(from.index[i]);
-  if (!from.id.empty()) id.push_back(from.id[i]);
-  for (int d = 0; d < 3; ++d) {
-    position.push_back(from.position[3 * i + d]);
-    velocity.push_back(from.velocity[3 * i + d]);
-    if (!from.image.empty()) image.push_back(from.image[3 * i + d]);
-  }
-  if (!from.mass.empty()) mass.push_back(from.mass[i]);
+namespace {
+
+template <class T>
+std::vector<T> gather(const std::vector<T>& v, const std::vector<std::size_t>& order, std::size_t width) {
+  if (v.empty()) return {};
+  std::vector<T> out(order.size() * width);
+  for (std::size_t k = 0; k < order.size(); ++k)
+    for (std::size_t d = 0; d < width; ++d) out[width * k + d] = v[width * order[k] + d];
+  return out;
+}
+
+}  // namespace
+
+HostParticles HostParticles::permuted(const std::vector<std::size_t>& order) const {
+  HostParticles p;
+  p.index = gather(index, order, 1);
+  p.id = gather(id, order, 1);
+  p.position = gather(position, order, 3);
+  p.velocity = gather(velocity, order, 3);
+  p.mass = gather(mass, order, 1);
+  p.reference = gather(reference, order, 3);
+  p.image = gather(image, order, 3);
+  return p;
 }
 
 void HostParticles::sort_by_index() {
@@ -34,9 +49,41 @@ void HostParticles::sort_by_index() {
   std::vector<std::size_t> order(size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return index[a] < index[b]; });
-  HostParticles sorted;
-  for (std::size_t k : order) sorted.push_back_from(*this, k);
-  *this = std::move(sorted);
+  *this = permuted(order);
+}
+
+Record Record::of(const HostParticles& p) {
+  return {!p.id.empty(), !p.mass.empty(), !p.image.empty(), !p.reference.empty()};
+}
+
+Record Record::agreed(MPI_Comm comm) const {
+  int flags[4] = {id, mass, image, reference};
+  MPI_Allreduce(MPI_IN_PLACE, flags, 4, MPI_INT, MPI_MAX, comm);
+  return {flags[0] != 0, flags[1] != 0, flags[2] != 0, flags[3] != 0};
+}
+
+void Record::pack(const HostParticles& p, std::size_t i, double* rec) const {
+  *rec++ = static_cast<double>(p.index[i]);
+  if (id) *rec++ = static_cast<double>(p.id[i]);
+  for (std::size_t d = 0; d < 3; ++d) *rec++ = p.position[3 * i + d];
+  for (std::size_t d = 0; d < 3; ++d) *rec++ = p.velocity[3 * i + d];
+  if (mass) *rec++ = p.mass[i];
+  if (image)
+    for (std::size_t d = 0; d < 3; ++d) *rec++ = p.image[3 * i + d];
+  if (reference)
+    for (std::size_t d = 0; d < 3; ++d) *rec++ = p.reference[3 * i + d];
+}
+
+void Record::unpack(const double* rec, HostParticles& p) const {
+  p.index.push_back(static_cast<std::int64_t>(*rec++));
+  if (id) p.id.push_back(static_cast<std::int64_t>(*rec++));
+  for (int d = 0; d < 3; ++d) p.position.push_back(*rec++);
+  for (int d = 0; d < 3; ++d) p.velocity.push_back(*rec++);
+  if (mass) p.mass.push_back(*rec++);
+  if (image)
+    for (int d = 0; d < 3; ++d) p.image.push_back(static_cast<int>(*rec++));
+  if (reference)
+    for (int d = 0; d < 3; ++d) p.reference.push_back(*rec++);
 }
 
 Share even_share(std::int64_t n, int rank, int ranks) {
@@ -52,28 +99,16 @@ int owner_of(std::int64_t i, std::int64_t n, int ranks) {
   return static_cast<int>(extra + (i - split) / base);
 }
 
-namespace {
-
-// Each particle travels as one record of doubles: index, [id], position,
-// velocity, [mass], [image]. Doubles hold ids and indices exactly below 2^53.
-struct Layout {
-  bool id = false, mass = false, image = false;
-  int width() const { return 7 + (id ? 1 : 0) + (mass ? 1 : 0) + (image ? 3 : 0); }
-};
-
-}  // namespace
-
 HostParticles route(const MpiContext& mpi, const HostParticles& local, const std::vector<int>& dest) {
   local.check_sizes();
   if (dest.size() != local.size()) throw std::logic_error("particles::route: one destination per particle");
-  // Ranks without particles have empty optional arrays: agree on the layout.
-  int flags[3] = {local.id.empty() ? 0 : 1, local.mass.empty() ? 0 : 1, local.image.empty() ? 0 : 1};
-  MPI_Allreduce(MPI_IN_PLACE, flags, 3, MPI_INT, MPI_MAX, mpi.comm());
-  const Layout layout{flags[0] != 0, flags[1] != 0, flags[2] != 0};
-  if (local.size() > 0 && ((layout.id && local.id.empty()) || (layout.mass && local.mass.empty()) ||
-                           (layout.image && local.image.empty())))
+  // Ranks without particles have empty optional arrays: agree on the record.
+  const Record record = Record::of(local).agreed(mpi.comm());
+  const Record mine = Record::of(local);
+  if (local.size() > 0 && (record.id != mine.id || record.mass != mine.mass || record.image != mine.image ||
+                           record.reference != mine.reference))
     throw std::logic_error("particles::route: ranks disagree on which optional arrays the particles carry");
-  const int width = layout.width();
+  const int width = record.width();
   const int ranks = mpi.size();
 
   std::vector<int> send_count(static_cast<std::size_t>(ranks), 0), recv_count(send_count.size());
@@ -86,45 +121,22 @@ HostParticles route(const MpiContext& mpi, const HostParticles& local, const std
   // Pack in destination order, each destination's particles in local order.
   std::vector<double> send(local.size() * static_cast<std::size_t>(width));
   std::vector<int> fill = send_offset;
-  for (std::size_t k = 0; k < local.size(); ++k) {
-    double* rec = send.data() + static_cast<std::size_t>(fill[static_cast<std::size_t>(dest[k])]++) * width;
-    *rec++ = static_cast<double>(local.index[k]);
-    if (layout.id) *rec++ = static_cast<double>(local.id[k]);
-    for (int d = 0; d < 3; ++d) *rec++ = local.position[3 * k + d];
-    for (int d = 0; d < 3; ++d) *rec++ = local.velocity[3 * k + d];
-    if (layout.mass) *rec++ = local.mass[k];
-    if (layout.image)
-      for (int d = 0; d < 3; ++d) *rec++ = local.image[3 * k + d];
-  }
+  for (std::size_t k = 0; k < local.size(); ++k)
+    record.pack(local, k, send.data() + static_cast<std::size_t>(fill[static_cast<std::size_t>(dest[k])]++) * width);
   MPI_Alltoall(send_count.data(), 1, MPI_INT, recv_count.data(), 1, MPI_INT, mpi.comm());
   for (std::size_t r = 1; r < recv_count.size(); ++r) recv_offset[r] = recv_offset[r - 1] + recv_count[r - 1];
   const std::size_t received = static_cast<std::size_t>(recv_offset.back() + recv_count.back());
   std::vector<double> recv(received * static_cast<std::size_t>(width));
   // Counts in records, so int counts reach 2^31 particles per rank.
-  MPI_Datatype record;
-  MPI_Type_contiguous(width, MPI_DOUBLE, &record);
-  MPI_Type_commit(&record);
-  MPI_Alltoallv(send.data(), send_count.data(), send_offset.data(), record, recv.data(), recv_count.data(),
-                recv_offset.data(), record, mpi.comm());
-  MPI_Type_free(&record);
+  MPI_Datatype type;
+  MPI_Type_contiguous(width, MPI_DOUBLE, &type);
+  MPI_Type_commit(&type);
+  MPI_Alltoallv(send.data(), send_count.data(), send_offset.data(), type, recv.data(), recv_count.data(),
+                recv_offset.data(), type, mpi.comm());
+  MPI_Type_free(&type);
 
   HostParticles out;
-  out.index.resize(received);
-  if (layout.id) out.id.resize(received);
-  out.position.resize(3 * received);
-  out.velocity.resize(3 * received);
-  if (layout.mass) out.mass.resize(received);
-  if (layout.image) out.image.resize(3 * received);
-  for (std::size_t k = 0; k < received; ++k) {
-    const double* rec = recv.data() + k * static_cast<std::size_t>(width);
-    out.index[k] = static_cast<std::int64_t>(*rec++);
-    if (layout.id) out.id[k] = static_cast<std::int64_t>(*rec++);
-    for (int d = 0; d < 3; ++d) out.position[3 * k + d] = *rec++;
-    for (int d = 0; d < 3; ++d) out.velocity[3 * k + d] = *rec++;
-    if (layout.mass) out.mass[k] = *rec++;
-    if (layout.image)
-      for (int d = 0; d < 3; ++d) out.image[3 * k + d] = *rec++;
-  }
+  for (std::size_t k = 0; k < received; ++k) record.unpack(recv.data() + k * static_cast<std::size_t>(width), out);
   out.sort_by_index();
   return out;
 }

@@ -11,6 +11,8 @@
 // ascending order, so "atoms sorted by id").
 #pragma once
 
+#include <mpi.h>
+
 #include <array>
 #include <cstdint>
 #include <string>
@@ -31,21 +33,47 @@ struct Box {
   bool periodic = false;
 };
 
-// Some of one rank's particles, in any order. position and velocity hold 3
-// values per particle (x, y, z); mass 1 and image 3 when not empty (periodic
-// image counts, md's unwrapped trajectories).
+// Some of one rank's particles, in any order: the one host form of a
+// particle set (HOOMD's ParticleData on the host side), what start-up,
+// output, checkpoints and md's rebuild work on. position and velocity hold
+// 3 values per particle (x, y, z); the optional arrays, when not empty:
+// id and mass 1, image 3 (periodic image counts, md's unwrapped
+// trajectories), reference 3 (md: the positions its neighbour lists were
+// built from).
 struct HostParticles {
   std::vector<std::int64_t> index;   // global index, 0..N-1
   std::vector<std::int64_t> id;      // user id; empty: the index
-  std::vector<double> position, velocity, mass, image;
+  std::vector<double> position, velocity, mass, reference;
+  std::vector<int> image;
 
   std::size_t size() const { return index.size(); }
   // Checks the arrays' sizes agree (a logic error otherwise).
   void check_sizes() const;
   // Reorders by ascending global index (local only).
   void sort_by_index();
-  // Appends particle i of `from`; `from` must carry the same optional arrays.
-  void push_back_from(const HostParticles& from, std::size_t i);
+  // The particles order[0], order[1], ... of this set.
+  HostParticles permuted(const std::vector<std::size_t>& order) const;
+};
+
+// The one record a particle travels in between ranks (LAMMPS's
+// AtomVec::pack_exchange/unpack_exchange): doubles, index, [id], position,
+// velocity, [mass], [image], [reference]; the optional fields are those
+// the particles carry. Doubles hold ids, indices and image counts exactly
+// (below 2^53). route() and md's migration pack with it; ghosts travel as
+// positions only (kernels/particles/comm_kernels.hpp, pack_comm).
+struct Record {
+  bool id = false, mass = false, image = false, reference = false;
+
+  // The fields `p` carries (for a set that may be empty on some ranks,
+  // agree first: agreed()).
+  static Record of(const HostParticles& p);
+  // Collective: the union over the ranks of `comm` of the fields carried.
+  Record agreed(MPI_Comm comm) const;
+  int width() const { return 7 + (id ? 1 : 0) + (mass ? 1 : 0) + (image ? 3 : 0) + (reference ? 3 : 0); }
+  // Packs particle i of p into rec[0, width()).
+  void pack(const HostParticles& p, std::size_t i, double* rec) const;
+  // Appends the particle in rec to p (which carries this record's fields).
+  void unpack(const double* rec, HostParticles& p) const;
 };
 
 // The even share of N items of rank r among `ranks`: [first, first + count),

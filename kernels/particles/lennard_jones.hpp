@@ -1,5 +1,9 @@
-// The Lennard-Jones pair evaluator (HOOMD-blue's EvaluatorPairLJ idea: one
-// small class per potential, the same on host and device).
+// The Lennard-Jones pair evaluator (HOOMD-blue's EvaluatorPairLJ: one small
+// class per potential, its parameters in a param_type, the same source on
+// host and device). A second pair potential is one more file of this shape:
+// a param_type (cutsq included) and evaluate() templated on its arithmetic
+// type, which PairForces (pair_forces.hpp) instantiates on a scalar on CUDA
+// and on a GCC vector of eight neighbours on the host.
 //
 //   U(r) = 4 eps [(sigma/r)^12 - (sigma/r)^6] - U_shift,  r < r_c
 //   F(r) = -dU/dr r_hat = 24 eps [2 (sigma/r)^12 - (sigma/r)^6] / r^2 * r_vec
@@ -15,14 +19,18 @@
 
 namespace strata::kernels::particles {
 
-template <class Real>
+template <class RealType>
 struct LennardJones {
-  Real lj1 = 0, lj2 = 0, lj3 = 0, lj4 = 0;
-  Real cutsq = 0;    // r_c^2
-  Real offset = 0;   // U_shift (0: unshifted)
+  using Real = RealType;
 
-  static LennardJones make(double epsilon, double sigma, double cutoff, bool shift) {
-    LennardJones p;
+  struct param_type {
+    Real lj1 = 0, lj2 = 0, lj3 = 0, lj4 = 0;
+    Real cutsq = 0;    // r_c^2
+    Real offset = 0;   // U_shift (0: unshifted)
+  };
+
+  static param_type make(double epsilon, double sigma, double cutoff, bool shift) {
+    param_type p;
     const double s6 = sigma * sigma * sigma * sigma * sigma * sigma;
     p.lj1 = static_cast<Real>(48.0 * epsilon * s6 * s6);
     p.lj2 = static_cast<Real>(24.0 * epsilon * s6);
@@ -37,15 +45,16 @@ struct LennardJones {
     return p;
   }
 
-  // For a pair at squared distance rsq < cutsq: fpair = |F| / r (the force
-  // on i is fpair * (x_i - x_j)) and the pair energy. The pair's virial
-  // r_ij . F_ij is rsq * fpair.
-  STRATA_HD STRATA_FORCEINLINE void evaluate(Real rsq, Real& fpair, Real& energy) const {
-    const Real r2inv = Real(1) / rsq;
-    const Real r6inv = r2inv * r2inv * r2inv;
-    const Real forcelj = r6inv * (lj1 * r6inv - lj2);
+  // For pairs at squared distance rsq < cutsq (V: Real, or a vector of
+  // Real lane by lane): fpair = |F| / r (the force on i is fpair * (x_i -
+  // x_j)) and the pair energy. The pair's virial r_ij . F_ij is rsq * fpair.
+  template <class V>
+  STRATA_HD static STRATA_FORCEINLINE void evaluate(const param_type& p, V rsq, V& fpair, V& energy) {
+    const V r2inv = Real(1) / rsq;
+    const V r6inv = r2inv * r2inv * r2inv;
+    const V forcelj = r6inv * (p.lj1 * r6inv - p.lj2);
     fpair = forcelj * r2inv;
-    energy = r6inv * (lj3 * r6inv - lj4) - offset;
+    energy = r6inv * (p.lj3 * r6inv - p.lj4) - p.offset;
   }
 };
 

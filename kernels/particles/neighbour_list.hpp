@@ -45,6 +45,21 @@ struct CellGrid {
   std::int64_t cells() const { return static_cast<std::int64_t>(n[0]) * n[1] * n[2]; }
 };
 
+// The build positions in cell order (binned[k] = x[cell_atoms[k]]), so that
+// a cell's candidates are read contiguously.
+template <class Real>
+struct BinPositions {
+  const Real *x, *y, *z;
+  const int* cell_atoms;
+  Real *binned_x, *binned_y, *binned_z;
+  STRATA_HD void operator()(std::int64_t k) const {
+    const int j = cell_atoms[k];
+    binned_x[k] = x[j];
+    binned_y[k] = y[j];
+    binned_z[k] = z[j];
+  }
+};
+
 // Rows hold a multiple of this many entries, padded (capacity is one too).
 inline constexpr int kRowPad = 8;
 

@@ -1,79 +1,121 @@
-// Forces on owned atoms from a full neighbour list (neighbour_list.hpp),
-// with, when Tally, each atom's share of the potential energy and of the
-// virial: half of each pair's energy and of its r_ij . F_ij, so that the
-// sums over owned atoms of all ranks count every pair once. LAMMPS's
-// compute pressure uses the same pair virial sum (W = sum_pairs r_ij . F_ij).
+// Forces on owned atoms from a full neighbour list (neighbour_list.hpp) and
+// a pair evaluator (lennard_jones.hpp), with, when Tally, each atom's share
+// of the potential energy and of the virial: half of each pair's energy and
+// of its r_ij . F_ij, so that the sums over owned atoms of all ranks count
+// every pair once. LAMMPS's compute pressure uses the same pair virial sum
+// (W = sum_pairs r_ij . F_ij).
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/core/hd.hpp"
-#include "kernels/particles/lennard_jones.hpp"
 #include "kernels/particles/neighbour_list.hpp"
 
 namespace strata::kernels::particles {
 
-template <class Real, bool Tally>
+// Evaluator: a pair potential in the shape of LennardJones (its Real, its
+// param_type with cutsq, a static evaluate templated on the arithmetic type).
+template <class Evaluator, bool Tally>
 struct PairForces {
+  using Real = typename Evaluator::Real;
   const Real *x, *y, *z;
   const int* neighbours;
   const int* count;
   std::int64_t capacity;
-  LennardJones<Real> lj;
+  typename Evaluator::param_type params;
   Real *fx, *fy, *fz;
   Real *energy, *virial;   // per owned atom; written only when Tally
 
-  // The neighbours are taken kLanes at a time: their distances are
-  // gathered into small local arrays, then evaluated lane by lane with one
-  // partial sum per lane (neighbour k goes to lane k % kLanes), and the
-  // lanes are combined pairwise at the end. The host compiler turns the
-  // lane loop into vector instructions; the summation order is fixed by
-  // this code alone, the same for every vector width, thread count and
+  // The neighbours are taken kLanes at a time and evaluated lane by lane
+  // with one partial sum per lane (neighbour k goes to lane k % kLanes);
+  // the lanes are combined pairwise at the end. atom<V>() holds the lanes
+  // in V: on the device V = Real (kLanes values of one lane each); on the
+  // host V is a 32-byte GCC vector (AVX2: 4 doubles or 8 floats), so a
+  // group is one or two vector registers. The operations per lane and the
+  // lane tree are the same for every V, so the summation order is fixed by
+  // this code alone: the same bits for every vector width, thread count and
   // backend. Pairs beyond the cutoff (inside the skin) and the padding of
   // the last group weigh 0: no branches.
   static constexpr int kLanes = kRowPad;
 
-  STRATA_HD STRATA_FORCEINLINE void operator()(std::int64_t i) const {
+  STRATA_HD STRATA_FORCEINLINE void operator()(std::int64_t i) const { atom<Real>(i); }
+
+  // The host's launch (parallel_for selects it): atom() on vectors.
+  void host_for(std::int64_t n) const {
+    typedef Real Vec __attribute__((vector_size(32)));
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static)
+#endif
+    for (std::int64_t i = 0; i < n; ++i) atom<Vec>(i);
+  }
+
+  template <class V>
+  STRATA_HD STRATA_FORCEINLINE void atom(std::int64_t i) const {
+    constexpr int kWidth = static_cast<int>(sizeof(V) / sizeof(Real));
+    constexpr int kParts = kLanes / kWidth;   // lane l is lane l % kWidth of part l / kWidth
+    const typename Evaluator::param_type p = params;
     const Real xi = x[i], yi = y[i], zi = z[i];
     const int* const row = neighbours + i * capacity;
     const int n = count[i];
-    const LennardJones<Real> p = lj;
-    Real a0[kLanes] = {}, a1[kLanes] = {}, a2[kLanes] = {}, ae[kLanes] = {}, aw[kLanes] = {};
+    const V zero = V{}, one = zero + Real(1);
+    V a0[kParts], a1[kParts], a2[kParts], ae[kParts], aw[kParts];
+    for (int h = 0; h < kParts; ++h) a0[h] = a1[h] = a2[h] = ae[h] = aw[h] = zero;
     for (int k0 = 0; k0 < n; k0 += kLanes) {
-      Real dx[kLanes], dy[kLanes], dz[kLanes];
-      for (int l = 0; l < kLanes; ++l) {
-        const int j = row[k0 + l];   // rows are padded with i to a multiple of kLanes
-        dx[l] = xi - x[j];
-        dy[l] = yi - y[j];
-        dz[l] = zi - z[j];
-      }
-      for (int l = 0; l < kLanes; ++l) {
-        const Real rsq = dx[l] * dx[l] + dy[l] * dy[l] + dz[l] * dz[l];
+      for (int h = 0; h < kParts; ++h) {
+        V dx, dy, dz;
+        for (int l = 0; l < kWidth; ++l) {
+          const int j = row[k0 + h * kWidth + l];   // rows are padded with i to a multiple of kLanes
+          set_lane(dx, l, xi - x[j]);
+          set_lane(dy, l, yi - y[j]);
+          set_lane(dz, l, zi - z[j]);
+        }
+        const V rsq = dx * dx + dy * dy + dz * dz;
         // The padding (atom i itself: rsq = 0) is excluded here.
-        const bool inside = (rsq < p.cutsq) & (rsq > Real(0));
-        Real fpair, epair;
-        p.evaluate(inside ? rsq : Real(1), fpair, epair);
-        fpair = inside ? fpair : Real(0);
-        a0[l] += dx[l] * fpair;
-        a1[l] += dy[l] * fpair;
-        a2[l] += dz[l] * fpair;
+        const auto inside = (rsq < p.cutsq) & (rsq > Real(0));
+        V fpair, epair;
+        Evaluator::evaluate(p, inside ? rsq : one, fpair, epair);
+        fpair = inside ? fpair : zero;
+        a0[h] += dx * fpair;
+        a1[h] += dy * fpair;
+        a2[h] += dz * fpair;
         if constexpr (Tally) {
-          ae[l] += inside ? epair : Real(0);
-          aw[l] += rsq * fpair;
+          ae[h] += inside ? epair : zero;
+          aw[h] += rsq * fpair;
         }
       }
     }
-    fx[i] = lane_sum(a0);
-    fy[i] = lane_sum(a1);
-    fz[i] = lane_sum(a2);
+    fx[i] = lane_sum<V>(a0);
+    fy[i] = lane_sum<V>(a1);
+    fz[i] = lane_sum<V>(a2);
     if constexpr (Tally) {
-      energy[i] = Real(0.5) * lane_sum(ae);
-      virial[i] = Real(0.5) * lane_sum(aw);
+      energy[i] = Real(0.5) * lane_sum<V>(ae);
+      virial[i] = Real(0.5) * lane_sum<V>(aw);
     }
   }
 
-  STRATA_HD static STRATA_FORCEINLINE Real lane_sum(const Real* a) {
-    return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+  template <class V>
+  STRATA_HD static STRATA_FORCEINLINE void set_lane(V& v, int l, Real value) {
+    if constexpr (std::is_same_v<V, Real>) {
+      (void)l;
+      v = value;
+    } else {
+      v[l] = value;
+    }
+  }
+
+  template <class V>
+  STRATA_HD static STRATA_FORCEINLINE Real lane_sum(const V* a) {
+    constexpr int kWidth = static_cast<int>(sizeof(V) / sizeof(Real));
+    Real v[kLanes];
+    for (int l = 0; l < kLanes; ++l) {
+      if constexpr (std::is_same_v<V, Real>) {
+        v[l] = a[l];
+      } else {
+        v[l] = a[l / kWidth][l % kWidth];
+      }
+    }
+    return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
   }
 };
 

@@ -27,32 +27,28 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "engine/backend/buffer.hpp"
+#include "engine/particles/particles.hpp"
 #include "models/md/kernels.hpp"
 #include "engine/runtime/error.hpp"
 #include "kernels/particles/lennard_jones.hpp"
 #include "kernels/particles/neighbour_list.hpp"
 #include "kernels/particles/pair_forces.hpp"
-#include "kernels/particles/pair_forces_host.hpp"
 #include "kernels/particles/comm_kernels.hpp"
 #include "kernels/core/exact_sum.hpp"
 #include "models/md/domain.hpp"
 
 namespace strata::md {
 
-// One rank's owned atoms on the host, in any order (start-up, checkpoints, output).
-struct HostAtoms {
-  std::vector<double> position, velocity, reference;   // 3 per atom; reference: x0 (may be empty)
-  std::vector<std::int64_t> index;
-  std::vector<int> image;                              // 3 per atom
-  std::size_t size() const { return index.size(); }
-};
+using particles::HostParticles;
 
 template <class T>
 class AtomSystem {
@@ -65,40 +61,34 @@ class AtomSystem {
   std::int64_t rebuilds() const { return rebuilds_; }
   std::int64_t list_capacity() const { return capacity_; }
 
-  // Replaces the atoms by `atoms` (any owned set; positions in [0, L) unless
-  // from_reference) and rebuilds everything.
-  void load(HostAtoms atoms, bool from_reference) {
+  // Replaces the atoms by `atoms` (any owned set, no ids; positions in
+  // [0, L) unless from_reference; reference: x0, or empty) and rebuilds
+  // everything.
+  void load(HostParticles atoms, bool from_reference) {
     host_ = std::move(atoms);
+    host_.id.clear();     // the simulation keeps the user ids (output only)
+    host_.mass.clear();   // unit masses (LJ units)
     if (host_.reference.empty()) host_.reference = host_.position;
     if (host_.image.empty()) host_.image.assign(host_.position.size(), 0);
     rebuild_from_host(from_reference);
   }
 
-  // Owned atoms to the host: positions, velocities, x0, index, images.
-  HostAtoms download() const {
-    HostAtoms h;
+  // Owned atoms to the host: positions, velocities, x0 (as reference), index, images.
+  HostParticles download() const {
+    HostParticles h;
     const std::size_t n = static_cast<std::size_t>(n_local_);
-    h.position = interleave(x_, y_, z_, n);
-    h.velocity = interleave(vx_, vy_, vz_, n);
-    h.reference = interleave(x0_, y0_, z0_, n);
+    h.position = interleave({&x_, &y_, &z_}, n);
+    h.velocity = interleave({&vx_, &vy_, &vz_}, n);
+    h.reference = interleave({&x0_, &y0_, &z0_}, n);
     h.index = host_.index;
     h.image = host_.image;
     return h;
   }
 
   // Forces, per-atom energies and virials of the owned atoms (3, 1, 1 per atom).
-  std::vector<double> host_forces() const { return interleave(fx_, fy_, fz_, static_cast<std::size_t>(n_local_)); }
+  std::vector<double> host_forces() const { return interleave({&fx_, &fy_, &fz_}, static_cast<std::size_t>(n_local_)); }
   std::vector<double> host_energy_virial() const {
-    const std::size_t n = static_cast<std::size_t>(n_local_);
-    std::vector<T> e(n), w(n);
-    energy_.copy_to_host(e.data(), n);
-    virial_.copy_to_host(w.data(), n);
-    std::vector<double> out(2 * n);
-    for (std::size_t i = 0; i < n; ++i) {
-      out[2 * i] = e[i];
-      out[2 * i + 1] = w[i];
-    }
-    return out;
+    return interleave({&energy_, &virial_}, static_cast<std::size_t>(n_local_));
   }
 
   // Test-only, local (no communication): the first owned atom's vx := NaN.
@@ -112,13 +102,7 @@ class AtomSystem {
 
   // Sets the owned atoms' forces (3 per atom, in the owned order).
   void upload_forces(const std::vector<double>& f) {
-    const std::size_t n = static_cast<std::size_t>(n_local_);
-    std::vector<T> c(n);
-    Buffer<T>* dst[3] = {&fx_, &fy_, &fz_};
-    for (int a = 0; a < 3; ++a) {
-      for (std::size_t i = 0; i < n; ++i) c[i] = static_cast<T>(f[3 * i + static_cast<std::size_t>(a)]);
-      dst[a]->copy_from_host(c.data(), n);
-    }
+    deinterleave(f, {&fx_, &fy_, &fz_}, static_cast<std::size_t>(n_local_));
   }
 
   // The rebuild test (one all-reduce): has any atom moved more than skin/2?
@@ -140,45 +124,65 @@ class AtomSystem {
   // atom, the step and the rank, when an atom's position is not finite or
   // it moved farther than its neighbour list reaches since the last build.
   void rebuild() {
-    HostAtoms h = download();
-    host_ = std::move(h);
+    host_ = download();
     rebuild_from_host(false);
   }
 
-  // Sends the current positions of the ghosts' sources, swap by swap.
+  // Sends the current positions of the ghosts' sources, axis by axis (a
+  // later axis forwards the ghosts of the earlier ones).
   void forward_positions() {
     using namespace kernels::particles;
-    for (const Swap& s : swaps_) {
-      const ShiftedCopy<T> copy{x_.data(), y_.data(), z_.data(), send_index_.data() + s.send_offset,
-                                static_cast<T>(s.shift[0]), static_cast<T>(s.shift[1]), static_cast<T>(s.shift[2])};
-      if (s.to == domain_.rank() && s.from == domain_.rank()) {
-        parallel_for(device_, s.send_count, GhostCopy<T>{copy, s.recv_first});
-        continue;
+    for (std::size_t first = 0; first < swaps_.size(); first += 2) {
+      const Swap* pair = &swaps_[first];
+      int send_n[2] = {0, 0}, recv_n[2] = {0, 0};
+      for (int k = 0; k < 2; ++k) {
+        const Swap& s = pair[k];
+        const bool own = local(s);
+        const std::int64_t n = s.send_count, at = s.recv_first;
+        T* const msg = stage_out_.data() + send_n[0];   // a message: x, y, z blocks
+        parallel_for(device_, n,
+                     CopyPositions<T>{x_.data(), y_.data(), z_.data(), send_index_.data() + s.send_offset,
+                                      static_cast<T>(s.shift[0]), static_cast<T>(s.shift[1]),
+                                      static_cast<T>(s.shift[2]), own ? x_.data() + at : msg,
+                                      own ? y_.data() + at : msg + n, own ? z_.data() + at : msg + 2 * n});
+        send_n[k] = own ? 0 : 3 * s.send_count;
+        recv_n[k] = own ? 0 : 3 * s.recv_count;
       }
-      parallel_for(device_, s.send_count, PackPositions<T>{copy, stage_out_.data()});
-      send_host_.resize(3 * static_cast<std::size_t>(s.send_count));
-      recv_host_.resize(3 * static_cast<std::size_t>(s.recv_count));
-      stage_out_.copy_to_host(send_host_.data(), send_host_.size());
-      MPI_Sendrecv(send_host_.data(), 3 * s.send_count, mpi_type(), s.to, s.tag, recv_host_.data(), 3 * s.recv_count,
-                   mpi_type(), s.from, s.tag, domain_.comm(), MPI_STATUS_IGNORE);
-      stage_in_.copy_from_host(recv_host_.data(), recv_host_.size());
-      parallel_for(device_, s.recv_count,
-                   UnpackPositions<T>{stage_in_.data(), x_.data(), y_.data(), z_.data(), s.recv_first});
+      const auto sent = static_cast<std::size_t>(send_n[0] + send_n[1]);
+      const auto received = static_cast<std::size_t>(recv_n[0] + recv_n[1]);
+      if (sent + received == 0) continue;
+      send_host_.resize(sent);
+      recv_host_.resize(received);
+      stage_out_.copy_to_host(send_host_.data(), sent);
+      exchange_pair<T>(pair, 0, mpi_type(), {send_host_.data(), send_host_.data() + send_n[0]}, send_n,
+                       {recv_host_.data(), recv_host_.data() + recv_n[0]}, recv_n);
+      stage_in_.copy_from_host(recv_host_.data(), received);
+      for (int k = 0; k < 2; ++k) {
+        const std::int64_t n = pair[k].recv_count, first = pair[k].recv_first;
+        const T* in = stage_in_.data() + (k == 0 ? 0 : recv_n[0]);
+        if (!local(pair[k]))
+          parallel_for(device_, n, CopyPositions<T>{in, in + n, in + 2 * n, nullptr, T(0), T(0), T(0),
+                                                    x_.data() + first, y_.data() + first, z_.data() + first});
+      }
     }
   }
 
-  // Tests: run the plain STRATA_HD pair kernel on the host too, not its
-  // vectorised host twin (which must give the same bits).
-  void use_reference_kernels(bool on) { reference_kernels_ = on; }
+  // The pair-force kernel over the current lists (parallel_for runs it:
+  // on the host its vectorised host_for; tests also run it atom by atom).
+  template <bool Tally, class Evaluator = kernels::particles::LennardJones<T>>
+  kernels::particles::PairForces<Evaluator, Tally> pair_forces(const typename Evaluator::param_type& params) {
+    return {x_.data(),      y_.data(),      z_.data(),      neighbours_.data(), count_.data(),
+            capacity_,      params,         fx_.data(),     fy_.data(),         fz_.data(),
+            energy_.data(), virial_.data()};
+  }
 
-  // Pair forces (and, when tally, per-atom energy and virial) from the
-  // lists. On the host, PairForcesHost: the same operations in the same
-  // order written with vector extensions (the same bits, vectorised).
-  void compute_forces(const kernels::particles::LennardJones<T>& lj, bool tally) {
+  // Pair forces (and, when tally, per-atom energy and virial) from the lists.
+  template <class Evaluator = kernels::particles::LennardJones<T>>
+  void compute_forces(const typename Evaluator::param_type& params, bool tally) {
     if (tally) {
-      launch_forces<true>(lj);
+      parallel_for(device_, n_local_, pair_forces<true, Evaluator>(params));
     } else {
-      launch_forces<false>(lj);
+      parallel_for(device_, n_local_, pair_forces<false, Evaluator>(params));
     }
   }
 
@@ -217,32 +221,53 @@ class AtomSystem {
     double shift[3] = {0, 0, 0};
   };
 
-  template <bool Tally>
-  void launch_forces(const kernels::particles::LennardJones<T>& lj) {
-    const kernels::particles::PairForces<T, Tally> k{x_.data(),  y_.data(),  z_.data(),      neighbours_.data(),
-                                                     count_.data(), capacity_, lj,          fx_.data(),
-                                                     fy_.data(),  fz_.data(), energy_.data(), virial_.data()};
-    if (device_.backend == Backend::host && !reference_kernels_) {
-      host::parallel_for(n_local_, kernels::particles::PairForcesHost<T, Tally>{k});
-    } else {
-      parallel_for(device_, n_local_, k);
+  bool local(const Swap& s) const { return s.to == domain_.rank() && s.from == domain_.rank(); }
+
+  // An axis's two swaps at once, non-blocking as the grid's halos (receives
+  // posted first): swap k sends send_n[k] values from send[k] and receives
+  // recv_n[k] into recv[k]; a swap with this rank itself copies.
+  template <class V>
+  void exchange_pair(const Swap* pair, int tag_offset, MPI_Datatype type, std::array<const V*, 2> send,
+                     const int* send_n, std::array<V*, 2> recv, const int* recv_n) const {
+    MPI_Request requests[4];
+    int pending = 0;
+    for (int k = 0; k < 2; ++k)
+      if (!local(pair[k]))
+        MPI_Irecv(recv[k], recv_n[k], type, pair[k].from, pair[k].tag + tag_offset, domain_.comm(),
+                  &requests[pending++]);
+    for (int k = 0; k < 2; ++k) {
+      if (local(pair[k])) {
+        std::copy_n(send[k], send_n[k], recv[k]);
+      } else {
+        MPI_Isend(send[k], send_n[k], type, pair[k].to, pair[k].tag + tag_offset, domain_.comm(), &requests[pending++]);
+      }
     }
+    MPI_Waitall(pending, requests, MPI_STATUSES_IGNORE);
   }
 
   static MPI_Datatype mpi_type() { return sizeof(T) == 8 ? MPI_DOUBLE : MPI_FLOAT; }
 
-  std::vector<double> interleave(const Buffer<T>& a, const Buffer<T>& b, const Buffer<T>& c, std::size_t n) const {
-    std::vector<T> ha(n), hb(n), hc(n);
-    a.copy_to_host(ha.data(), n);
-    b.copy_to_host(hb.data(), n);
-    c.copy_to_host(hc.data(), n);
-    std::vector<double> out(3 * n);
-    for (std::size_t i = 0; i < n; ++i) {
-      out[3 * i] = ha[i];
-      out[3 * i + 1] = hb[i];
-      out[3 * i + 2] = hc[i];
+  // Atom i's values of k buffers as k doubles (x, y, z per atom), and back
+  // (rounded to T).
+  std::vector<double> interleave(std::initializer_list<const Buffer<T>*> from, std::size_t n) const {
+    std::vector<double> out(from.size() * n);
+    std::vector<T> c(n);
+    std::size_t a = 0;
+    for (const Buffer<T>* b : from) {
+      b->copy_to_host(c.data(), n);
+      for (std::size_t i = 0; i < n; ++i) out[from.size() * i + a] = c[i];
+      ++a;
     }
     return out;
+  }
+  void deinterleave(const std::vector<double>& in, std::initializer_list<Buffer<T>*> to, std::size_t n) {
+    std::vector<T> c(n);
+    std::size_t a = 0;
+    for (Buffer<T>* b : to) {
+      for (std::size_t i = 0; i < n; ++i) c[i] = static_cast<T>(in[to.size() * i + a]);
+      b->copy_from_host(c.data(), n);
+      ++a;
+    }
   }
 
   void rebuild_from_host(bool from_reference);
@@ -258,10 +283,9 @@ class AtomSystem {
   Device device_;
   const Domain& domain_;
   double ghost_cutoff_;
-  HostAtoms host_;   // owned atoms during a rebuild; index and image kept in device order after it
+  HostParticles host_;   // owned atoms during a rebuild; index and image kept in device order after it
   int n_local_ = 0, n_ghost_ = 0;
   std::int64_t capacity_ = 0, rebuilds_ = 0, step_ = 0;
-  bool reference_kernels_ = false;
   std::vector<Swap> swaps_;
   Buffer<T> x_, y_, z_, x0_, y0_, z0_, vx_, vy_, vz_, fx_, fy_, fz_, energy_, virial_;
   Buffer<std::int64_t> index_;

@@ -6,14 +6,6 @@
 
 namespace strata::md {
 
-namespace detail {
-
-// Doubles per atom in a migration message: key (x0) 3, position 3, velocity
-// 3, index 1, image 3.
-inline constexpr int kAtomRecord = 13;
-
-}  // namespace detail
-
 template <class T>
 kernels::particles::CellGrid<T> AtomSystem<T>::cell_grid() const {
   kernels::particles::CellGrid<T> g;
@@ -131,13 +123,14 @@ void AtomSystem<T>::agree_on(const std::string& local_failure) const {
 // start-up and restarts place atoms on their owners before load()).
 template <class T>
 void AtomSystem<T>::migrate() {
-  using detail::kAtomRecord;
+  const particles::Record record{false, false, true, true};   // index, position, velocity, image, x0
+  const int width = record.width();
   int lost = 0;   // atoms farther than one sub-box away: the run blew up
   for (int a = 0; a < 3; ++a) {
-    if (domain_.procs()[a] == 1) continue;
-    const int me = domain_.coord()[a], p = domain_.procs()[a];
+    if (domain_.ranks()[a] == 1) continue;
+    const int me = domain_.coords()[a], p = domain_.ranks()[a];
     std::vector<double> to_lower, to_upper;
-    HostAtoms keep;
+    std::vector<std::size_t> stay;
     for (std::size_t i = 0; i < host_.size(); ++i) {
       const double v = host_.reference[3 * i + a];
       int c = std::isfinite(v) ? domain_.coord_of(a, v) : me;   // NaN stays for the health check
@@ -145,41 +138,25 @@ void AtomSystem<T>::migrate() {
         lost = 1;
         c = me;
       }
-      std::vector<double>* out = c == me ? nullptr : c == (me + p - 1) % p ? &to_lower : &to_upper;
-      if (out == nullptr) {
-        for (int k = 0; k < 3; ++k) {
-          keep.reference.push_back(host_.reference[3 * i + k]);
-          keep.position.push_back(host_.position[3 * i + k]);
-          keep.velocity.push_back(host_.velocity[3 * i + k]);
-          keep.image.push_back(host_.image[3 * i + k]);
-        }
-        keep.index.push_back(host_.index[i]);
+      if (c == me) {
+        stay.push_back(i);
         continue;
       }
-      for (int k = 0; k < 3; ++k) out->push_back(host_.reference[3 * i + k]);
-      for (int k = 0; k < 3; ++k) out->push_back(host_.position[3 * i + k]);
-      for (int k = 0; k < 3; ++k) out->push_back(host_.velocity[3 * i + k]);
-      out->push_back(static_cast<double>(host_.index[i]));
-      for (int k = 0; k < 3; ++k) out->push_back(host_.image[3 * i + k]);
+      std::vector<double>& out = c == (me + p - 1) % p ? to_lower : to_upper;
+      out.resize(out.size() + static_cast<std::size_t>(width));
+      record.pack(host_, i, out.data() + out.size() - width);
     }
-    auto exchange = [&](std::vector<double>& out, int to, int from, int tag) {
-      int send = static_cast<int>(out.size()), recv = 0;
-      MPI_Sendrecv(&send, 1, MPI_INT, to, tag, &recv, 1, MPI_INT, from, tag, domain_.comm(), MPI_STATUS_IGNORE);
-      std::vector<double> in(static_cast<std::size_t>(recv));
-      MPI_Sendrecv(out.data(), send, MPI_DOUBLE, to, tag + 1, in.data(), recv, MPI_DOUBLE, from, tag + 1,
-                   domain_.comm(), MPI_STATUS_IGNORE);
-      for (std::size_t r = 0; r + kAtomRecord <= in.size(); r += kAtomRecord) {
-        for (int k = 0; k < 3; ++k) {
-          keep.reference.push_back(in[r + k]);
-          keep.position.push_back(in[r + 3 + k]);
-          keep.velocity.push_back(in[r + 6 + k]);
-          keep.image.push_back(static_cast<int>(in[r + 10 + k]));
-        }
-        keep.index.push_back(static_cast<std::int64_t>(in[r + 9]));
-      }
-    };
-    exchange(to_lower, domain_.lower(a), domain_.upper(a), 100 + 4 * a);
-    exchange(to_upper, domain_.upper(a), domain_.lower(a), 102 + 4 * a);
+    // Both directions at once, non-blocking: counts, then the records.
+    Swap pair[2] = {{domain_.lower(a), domain_.upper(a), 100 + 4 * a},
+                    {domain_.upper(a), domain_.lower(a), 102 + 4 * a}};
+    const int one[2] = {1, 1}, sizes[2] = {static_cast<int>(to_lower.size()), static_cast<int>(to_upper.size())};
+    int counts[2] = {0, 0};
+    exchange_pair<int>(pair, 0, MPI_INT, {&sizes[0], &sizes[1]}, one, {&counts[0], &counts[1]}, one);
+    std::vector<double> in(static_cast<std::size_t>(counts[0] + counts[1]));
+    exchange_pair<double>(pair, 1, MPI_DOUBLE, {to_lower.data(), to_upper.data()}, sizes,
+                          {in.data(), in.data() + counts[0]}, counts);
+    HostParticles keep = host_.permuted(stay);
+    for (std::size_t r = 0; r < in.size(); r += static_cast<std::size_t>(width)) record.unpack(in.data() + r, keep);
     host_ = std::move(keep);
   }
   int any = 0;
@@ -205,77 +182,66 @@ void AtomSystem<T>::sort_by_cell(const kernels::particles::CellGrid<T>& grid) {
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return cell[a] != cell[b] ? cell[a] < cell[b] : host_.index[a] < host_.index[b];
   });
-  HostAtoms sorted;
-  sorted.reference.resize(3 * n);
-  sorted.position.resize(3 * n);
-  sorted.velocity.resize(3 * n);
-  sorted.image.resize(3 * n);
-  sorted.index.resize(n);
-  for (std::size_t k = 0; k < n; ++k) {
-    const std::size_t i = order[k];
-    for (int a = 0; a < 3; ++a) {
-      sorted.reference[3 * k + a] = host_.reference[3 * i + a];
-      sorted.position[3 * k + a] = host_.position[3 * i + a];
-      sorted.velocity[3 * k + a] = host_.velocity[3 * i + a];
-      sorted.image[3 * k + a] = host_.image[3 * i + a];
-    }
-    sorted.index[k] = host_.index[i];
-  }
-  host_ = std::move(sorted);
+  host_ = host_.permuted(order);
   n_local_ = static_cast<int>(n);
 }
 
 // Six swaps (LAMMPS's Comm::borders): along each axis, the atoms (owned and
 // ghosts of earlier axes) within the ghost cutoff of the lower face go to the
 // lower neighbour, those near the upper face to the upper one, shifted by
-// a box length across the periodic seam. Appends the ghosts' build
+// a box length across the periodic seam. An axis's two swaps travel at
+// once, non-blocking (receives posted first). Appends the ghosts' build
 // positions to `keys` and records each swap for forward_positions().
 template <class T>
 void AtomSystem<T>::find_ghosts(std::vector<double>& keys) {
   swaps_.clear();
   std::vector<int> sends;
   const double rg = ghost_cutoff_;
+  std::size_t stage_out = 1, stage_in = 1;
   for (int a = 0; a < 3; ++a) {
     const std::size_t candidates = keys.size() / 3;
+    Swap pair[2];
+    std::vector<double> out[2], in[2];
+    int counts[2] = {0, 0};
     for (int side = 0; side < 2; ++side) {
-      Swap s;
+      Swap& s = pair[side];
       s.to = side == 0 ? domain_.lower(a) : domain_.upper(a);
       s.from = side == 0 ? domain_.upper(a) : domain_.lower(a);
       s.tag = 200 + 2 * a + side;
-      const bool seam = side == 0 ? domain_.coord()[a] == 0 : domain_.coord()[a] == domain_.procs()[a] - 1;
+      const bool seam = side == 0 ? domain_.coords()[a] == 0 : domain_.coords()[a] == domain_.ranks()[a] - 1;
       s.shift[a] = seam ? (side == 0 ? domain_.length()[a] : -domain_.length()[a]) : 0.0;
       s.send_offset = static_cast<int>(sends.size());
-      std::vector<double> out;
       for (std::size_t i = 0; i < candidates; ++i) {
         const double v = keys[3 * i + a];
         if (side == 0 ? v < domain_.lo(a) + rg : v >= domain_.hi(a) - rg) {
           sends.push_back(static_cast<int>(i));
-          for (int k = 0; k < 3; ++k) out.push_back(keys[3 * i + k] + s.shift[k]);
+          for (int k = 0; k < 3; ++k) out[side].push_back(keys[3 * i + k] + s.shift[k]);
         }
       }
       s.send_count = static_cast<int>(sends.size()) - s.send_offset;
-      int recv = 0;
-      MPI_Sendrecv(&s.send_count, 1, MPI_INT, s.to, s.tag, &recv, 1, MPI_INT, s.from, s.tag, domain_.comm(),
-                   MPI_STATUS_IGNORE);
-      std::vector<double> in(3 * static_cast<std::size_t>(recv));
-      MPI_Sendrecv(out.data(), static_cast<int>(out.size()), MPI_DOUBLE, s.to, s.tag + 10, in.data(),
-                   static_cast<int>(in.size()), MPI_DOUBLE, s.from, s.tag + 10, domain_.comm(), MPI_STATUS_IGNORE);
+    }
+    const int one[2] = {1, 1}, sizes[2] = {static_cast<int>(out[0].size()), static_cast<int>(out[1].size())};
+    exchange_pair<int>(pair, 0, MPI_INT, {&pair[0].send_count, &pair[1].send_count}, one, {&counts[0], &counts[1]},
+                       one);
+    for (int side = 0; side < 2; ++side) in[side].resize(3 * static_cast<std::size_t>(counts[side]));
+    const int in_sizes[2] = {3 * counts[0], 3 * counts[1]};
+    exchange_pair<double>(pair, 10, MPI_DOUBLE, {out[0].data(), out[1].data()}, sizes, {in[0].data(), in[1].data()},
+                          in_sizes);
+    for (int side = 0; side < 2; ++side) {
+      Swap& s = pair[side];
       s.recv_first = static_cast<int>(keys.size() / 3);
-      s.recv_count = recv;
-      keys.insert(keys.end(), in.begin(), in.end());
+      s.recv_count = counts[side];
+      keys.insert(keys.end(), in[side].begin(), in[side].end());
       swaps_.push_back(s);
     }
+    stage_out = std::max(stage_out, out[0].size() + out[1].size());
+    stage_in = std::max(stage_in, in[0].size() + in[1].size());
   }
   n_ghost_ = static_cast<int>(keys.size() / 3) - n_local_;
   send_index_ = Buffer<int>(device_, std::max<std::size_t>(sends.size(), 1));
   send_index_.copy_from_host(sends.data(), sends.size());
-  std::size_t stage = 1;
-  for (const Swap& s : swaps_) stage = std::max<std::size_t>({stage, 3 * static_cast<std::size_t>(s.send_count),
-                                                             3 * static_cast<std::size_t>(s.recv_count)});
-  if (stage_out_.size() < stage) {
-    stage_out_ = Buffer<T>(device_, stage + stage / 4);
-    stage_in_ = Buffer<T>(device_, stage + stage / 4);
-  }
+  if (stage_out_.size() < stage_out) stage_out_ = Buffer<T>(device_, stage_out + stage_out / 4);
+  if (stage_in_.size() < stage_in) stage_in_ = Buffer<T>(device_, stage_in + stage_in / 4);
 }
 
 template <class T>
@@ -289,20 +255,9 @@ void AtomSystem<T>::upload(const std::vector<double>& keys) {
     count_ = Buffer<int>(device_, cap);
     neighbours_ = Buffer<int>();
   }
-  std::vector<T> a(all), b(all), c(all);
-  auto put = [&](const std::vector<double>& src, std::size_t count, Buffer<T>& bx, Buffer<T>& by, Buffer<T>& bz) {
-    for (std::size_t i = 0; i < count; ++i) {
-      a[i] = static_cast<T>(src[3 * i]);
-      b[i] = static_cast<T>(src[3 * i + 1]);
-      c[i] = static_cast<T>(src[3 * i + 2]);
-    }
-    bx.copy_from_host(a.data(), count);
-    by.copy_from_host(b.data(), count);
-    bz.copy_from_host(c.data(), count);
-  };
-  put(keys, all, x0_, y0_, z0_);
-  put(host_.position, n, x_, y_, z_);
-  put(host_.velocity, n, vx_, vy_, vz_);
+  deinterleave(keys, {&x0_, &y0_, &z0_}, all);
+  deinterleave(host_.position, {&x_, &y_, &z_}, n);
+  deinterleave(host_.velocity, {&vx_, &vy_, &vz_}, n);
   index_.copy_from_host(host_.index.data(), n);
 }
 
@@ -324,15 +279,11 @@ void AtomSystem<T>::bin_and_list(const std::vector<double>& keys, const kernels:
   cell_start_.copy_from_host(start.data(), start.size());
   cell_atoms_ = Buffer<int>(device_, std::max<std::size_t>(all, 1));
   cell_atoms_.copy_from_host(atoms.data(), all);
-  {
-    std::vector<T> b(all);
-    Buffer<T>* dst[3] = {&binned_x_, &binned_y_, &binned_z_};
-    for (int c = 0; c < 3; ++c) {
-      if (dst[c]->size() < all) *dst[c] = Buffer<T>(device_, all + all / 4 + 16);
-      for (std::size_t k = 0; k < all; ++k) b[k] = static_cast<T>(keys[3 * static_cast<std::size_t>(atoms[k]) + static_cast<std::size_t>(c)]);
-      dst[c]->copy_from_host(b.data(), all);
-    }
-  }
+  for (Buffer<T>* b : {&binned_x_, &binned_y_, &binned_z_})
+    if (b->size() < all) *b = Buffer<T>(device_, all + all / 4 + 16);
+  parallel_for(device_, static_cast<std::int64_t>(all),
+               kernels::particles::BinPositions<T>{x0_.data(), y0_.data(), z0_.data(), cell_atoms_.data(),
+                                                   binned_x_.data(), binned_y_.data(), binned_z_.data()});
 
   const T cutsq = static_cast<T>(ghost_cutoff_ * ghost_cutoff_);
   const auto padded = [](std::int64_t c) {

@@ -15,10 +15,10 @@ namespace strata::md {
 
 // n atoms uniform in [0, box)^3, none closer than min_distance to another
 // (moderate forces, as in a liquid), at rest.
-inline HostAtoms random_atoms(int n, double box, double min_distance, unsigned seed) {
+inline HostParticles random_atoms(int n, double box, double min_distance, unsigned seed) {
   std::mt19937_64 gen(seed);
   std::uniform_real_distribution<double> u(0.0, box);
-  HostAtoms h;
+  HostParticles h;
   while (static_cast<int>(h.size()) < n) {
     const double r[3] = {u(gen), u(gen), u(gen)};
     bool clash = false;

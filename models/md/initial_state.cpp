@@ -7,11 +7,11 @@
 
 namespace strata::md {
 
-HostAtoms fcc_lattice(const Params& p, const Domain& domain) {
+HostParticles fcc_lattice(const Params& p, const Domain& domain) {
   static constexpr double kBasis[4][3] = {{0, 0, 0}, {0.5, 0.5, 0}, {0.5, 0, 0.5}, {0, 0.5, 0.5}};
   const double a = p.lattice_constant();
   const auto key = rng::philox_key(p.seed);
-  HostAtoms h;
+  HostParticles h;
   // Only the unit cells that can hold an owned site: [lo/a - 1, hi/a + 1].
   std::int64_t first[3], last[3];
   for (int d = 0; d < 3; ++d) {

@@ -13,6 +13,6 @@ namespace strata::md {
 // (seed, atom index), then the centre-of-mass velocity removed and all
 // rescaled so that T (3N - 3 degrees of freedom) is exactly p.temperature.
 // Only the atoms in this rank's sub-box are made.
-HostAtoms fcc_lattice(const Params& p, const Domain& domain);
+HostParticles fcc_lattice(const Params& p, const Domain& domain);
 
 }  // namespace strata::md

@@ -5,23 +5,21 @@
 #include "kernels/particles/atom_sums.hpp"
 #include "kernels/particles/comm_kernels.hpp"
 #include "kernels/particles/integrate.hpp"
+#include "kernels/particles/lennard_jones.hpp"
 #include "kernels/particles/neighbour_list.hpp"
 #include "kernels/particles/pair_forces.hpp"
 
-#define STRATA_MD_KERNELS(M, Real)                                                                     \
-  STRATA_FOR(M, strata::kernels::particles::BuildNeighbours<Real>)                                     \
-  STRATA_FOR(M, strata::kernels::particles::PairForces<Real, true>)                                    \
-  STRATA_FOR(M, strata::kernels::particles::PairForces<Real, false>)                                   \
-  STRATA_FOR(M, strata::kernels::particles::KickDrift<Real>)                                           \
-  STRATA_FOR(M, strata::kernels::particles::Kick<Real>)                                                \
-  STRATA_FOR(M, strata::kernels::particles::LangevinForce<Real>)                                       \
-  STRATA_FOR(M, strata::kernels::particles::GhostCopy<Real>)                                           \
-  STRATA_FOR(M, strata::kernels::particles::PackPositions<Real>)                                       \
-  STRATA_FOR(M, strata::kernels::particles::UnpackPositions<Real>)                                     \
-  STRATA_REDUCE(M, double, strata::kernels::MaxOp, strata::kernels::particles::Displacement2<Real>)    \
-  STRATA_REDUCE(M, double, strata::kernels::MaxOp,                                                     \
-                strata::kernels::particles::AbsOf<strata::kernels::particles::AtomValue<Real>>)        \
-  STRATA_REDUCE(M, strata::kernels::Fixed128, strata::kernels::Fixed128Plus,                           \
-                strata::kernels::particles::QuantisedAtom<strata::kernels::particles::AtomValue<Real>>) \
+#define STRATA_MD_KERNELS(M, Real) \
+  STRATA_FOR(M, strata::kernels::particles::BinPositions<Real>) \
+  STRATA_FOR(M, strata::kernels::particles::BuildNeighbours<Real>) \
+  STRATA_FOR(M, strata::kernels::particles::PairForces<strata::kernels::particles::LennardJones<Real>, true>) \
+  STRATA_FOR(M, strata::kernels::particles::PairForces<strata::kernels::particles::LennardJones<Real>, false>) \
+  STRATA_FOR(M, strata::kernels::particles::KickDrift<Real>) \
+  STRATA_FOR(M, strata::kernels::particles::Kick<Real>) \
+  STRATA_FOR(M, strata::kernels::particles::LangevinForce<Real>) \
+  STRATA_FOR(M, strata::kernels::particles::CopyPositions<Real>) \
+  STRATA_REDUCE(M, double, strata::kernels::MaxOp, strata::kernels::particles::Displacement2<Real>) \
+  STRATA_REDUCE(M, double, strata::kernels::MaxOp, strata::kernels::particles::AbsOf<strata::kernels::particles::AtomValue<Real>>) \
+  STRATA_REDUCE(M, strata::kernels::Fixed128, strata::kernels::Fixed128Plus, strata::kernels::particles::QuantisedAtom<strata::kernels::particles::AtomValue<Real>>) \
   STRATA_REDUCE(M, double, strata::Plus, strata::kernels::particles::NonFiniteAtom<Real>)
 STRATA_DECLARE_KERNELS(STRATA_MD_KERNELS)

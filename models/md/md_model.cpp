@@ -36,12 +36,13 @@ void MdSimulation<T>::save(StateWriter& w) const {
   w.scalar("md/frames", output_->frames());
   w.scalar("md/rows", output_->rows());
   w.scalar("md/last_frame_step", last_frame_step_);
-  const HostAtoms h = atoms_.download();
-  particles::save_particles(w, ctx_.mpi, "md/atoms", to_particles(h, *domain_, false), n_);
-  particles::HostParticles build;
-  build.index = h.index;
-  build.position = h.reference;
+  HostParticles atoms = atoms_.download();
+  HostParticles build;
+  build.index = atoms.index;
+  build.position = std::move(atoms.reference);
   build.velocity = atoms_.host_forces();
+  atoms.reference.clear();
+  particles::save_particles(w, ctx_.mpi, "md/atoms", atoms, n_);
   particles::save_particles(w, ctx_.mpi, "md/build", build, n_);
 }
 
@@ -51,22 +52,17 @@ void MdSimulation<T>::restore(StateReader& r) {
   last_frame_step_ = r.integer("md/last_frame_step");
   output_->resume(r.integer("md/frames"), r.integer("md/rows"), identity_);
   identity_ = {};
-  const particles::HostParticles a = particles::restore_particles(r, ctx_.mpi, "md/atoms");
-  const particles::HostParticles b = particles::restore_particles(r, ctx_.mpi, "md/build");
+  const HostParticles a = particles::restore_particles(r, ctx_.mpi, "md/atoms");
+  const HostParticles b = particles::restore_particles(r, ctx_.mpi, "md/build");
   // To the owners of the build positions (both shares are the same rows).
   std::vector<int> dest(b.size());
   for (std::size_t k = 0; k < b.size(); ++k) dest[k] = domain_->owner(&b.position[3 * k]);
-  const particles::HostParticles mine = particles::route(ctx_.mpi, a, dest);
-  const particles::HostParticles built = particles::route(ctx_.mpi, b, dest);
-  HostAtoms h;
-  h.index = mine.index;
-  h.position = mine.position;
-  h.velocity = mine.velocity;
-  h.reference = built.position;
-  h.image.assign(mine.image.begin(), mine.image.end());
-  atoms_.load(std::move(h), true);
+  HostParticles mine = particles::route(ctx_.mpi, a, dest);
+  const HostParticles built = particles::route(ctx_.mpi, b, dest);
+  mine.reference = built.position;
+  atoms_.load(std::move(mine), true);
   // The forces in the rebuilt order (`built` is sorted by index).
-  const HostAtoms now = atoms_.download();
+  const HostParticles now = atoms_.download();
   std::vector<double> f(3 * now.size());
   for (std::size_t k = 0; k < now.size(); ++k) {
     const auto it = std::lower_bound(built.index.begin(), built.index.end(), now.index[k]);
@@ -92,7 +88,7 @@ void check_widths(const Config& c, const Params& p, const Domain& d) {
   std::snprintf(msg, sizeof msg,
                 "the box %.6g x %.6g x %.6g over %d x %d x %d ranks gives sub-boxes %.6g wide, less than cutoff + "
                 "skin = %.6g: use fewer ranks or a larger system",
-                d.length()[0], d.length()[1], d.length()[2], d.procs()[0], d.procs()[1], d.procs()[2], d.min_width(),
+                d.length()[0], d.length()[1], d.length()[2], d.ranks()[0], d.ranks()[1], d.ranks()[2], d.min_width(),
                 p.ghost_cutoff());
   c.fail(p.initial == Initial::fcc ? "md.cells" : "md.initial_file", msg);
 }
@@ -104,12 +100,17 @@ struct SystemSize {
   std::array<double, 3> box{0, 0, 0};
 };
 
-SystemSize system_size(const RunContext& ctx, const Params& p) {
-  if (p.initial == Initial::fcc) return {p.fcc_atoms(), fcc_box(p)};
-  const particles::H5mdSnapshot snap =
+particles::H5mdSnapshot read_snapshot(const RunContext& ctx, const Params& p) {
+  particles::H5mdSnapshot snap =
       particles::read_h5md(p.initial_file, "md.initial_file", {p.initial_frame, "md.initial_frame"}, ctx.mpi);
   if (!snap.has_box)
     ctx.config->fail("md.initial_file", p.initial_file + " has no /particles/all/box/edges: md needs the periodic box");
+  return snap;
+}
+
+SystemSize system_size(const RunContext& ctx, const Params& p) {
+  if (p.initial == Initial::fcc) return {p.fcc_atoms(), fcc_box(p)};
+  const particles::H5mdSnapshot snap = read_snapshot(ctx, p);
   return {snap.n, snap.box.edges};
 }
 
@@ -117,22 +118,19 @@ SystemSize system_size(const RunContext& ctx, const Params& p) {
 // their owners.
 struct FileStart {
   std::unique_ptr<Domain> domain;
-  HostAtoms owned;
+  HostParticles owned;
   std::vector<std::int64_t> ids;
   std::int64_t atoms = 0;
 };
 
 FileStart read_start_file(const RunContext& ctx, const Params& p) {
-  particles::H5mdSnapshot snap =
-      particles::read_h5md(p.initial_file, "md.initial_file", {p.initial_frame, "md.initial_frame"}, ctx.mpi);
-  if (!snap.has_box)
-    ctx.config->fail("md.initial_file", p.initial_file + " has no /particles/all/box/edges: md needs the periodic box");
+  particles::H5mdSnapshot snap = read_snapshot(ctx, p);
   if (!ctx.restarting) ctx.out << "md: initial state from " << particles::describe_frame(snap, p.initial_file) << "\n";
   FileStart s;
   s.atoms = snap.n;
   s.domain = std::make_unique<Domain>(ctx.mpi, snap.box.edges);
-  particles::HostParticles& q = snap.particles;
-  q.image.assign(q.position.size(), 0.0);
+  HostParticles& q = snap.particles;
+  q.image.assign(q.position.size(), 0);
   std::vector<int> dest(q.size());
   std::string unplaced;   // the first atom that is no place in the box
   for (std::size_t k = 0; k < q.size(); ++k) {
@@ -156,12 +154,9 @@ FileStart read_start_file(const RunContext& ctx, const Params& p) {
   }
   // Before the routing, which every rank must enter: the same error everywhere.
   ctx.mpi.check_collective(unplaced, static_cast<int>(ExitCode::numerical), /*name_rank=*/false);
-  const particles::HostParticles mine = particles::route(ctx.mpi, q, dest);
-  s.owned.index = mine.index;
-  s.owned.position = mine.position;
-  s.owned.velocity = mine.velocity;
-  s.owned.image.assign(mine.image.begin(), mine.image.end());
-  s.ids = mine.id;
+  s.owned = particles::route(ctx.mpi, q, dest);
+  s.ids = std::move(s.owned.id);
+  s.owned.id.clear();
   return s;
 }
 
@@ -175,7 +170,7 @@ std::unique_ptr<Simulation> start_md(RunContext& ctx, const Params& p) {
   }
   auto domain = std::make_unique<Domain>(ctx.mpi, fcc_box(p));
   check_widths(*ctx.config, p, *domain);
-  HostAtoms owned = fcc_lattice(p, *domain);
+  HostParticles owned = fcc_lattice(p, *domain);
   return std::make_unique<MdSimulation<T>>(ctx, p, std::move(domain), std::move(owned), p.fcc_atoms(),
                                            std::vector<std::int64_t>{});
 }
@@ -209,11 +204,7 @@ class MdModel final : public Model {
     const double n = static_cast<double>(size.atoms) / ctx.mpi.size();
     const double bytes = n * bytes_per_atom(p, ctx.precision);
     MemoryPlan m;
-    if (ctx.device.backend == Backend::cuda) {
-      m.device_bytes = static_cast<std::size_t>(bytes);
-    } else {
-      m.host_bytes = static_cast<std::size_t>(bytes);
-    }
+    m.add(ctx.device, static_cast<std::size_t>(bytes));
     m.host_bytes += static_cast<std::size_t>(n * 128);   // host mirrors during a rebuild
     m.hint = "use fewer atoms (md.cells) or more ranks";
     return m;

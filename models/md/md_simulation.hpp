@@ -12,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "engine/backend/cuda_runtime.hpp"
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/simulation.hpp"
@@ -27,22 +26,17 @@
 
 namespace strata::md {
 
-// Owned atoms as the particle layer takes them (output, checkpoints):
-// positions wrapped into the box (images counted) when `wrap`.
-inline particles::HostParticles to_particles(const HostAtoms& h, const Domain& d, bool wrap) {
-  particles::HostParticles p;
-  p.index = h.index;
-  p.position = h.position;
-  p.velocity = h.velocity;
-  p.image.assign(h.image.begin(), h.image.end());
-  if (wrap)
-    for (std::size_t k = 0; k < p.position.size(); ++k) {
-      // Owned positions are at most one list reach from the box (rebuilds
-      // fail otherwise); a non-finite one (a failed run's last frame) is
-      // written as it is.
-      int crossed = 0;
-      if (wrap_periodic(p.position[k], d.length()[k % 3], crossed)) p.image[k] += crossed;
-    }
+// Owned atoms as output shows them: positions wrapped into the box (images
+// counted), without the build positions.
+inline HostParticles wrapped(HostParticles p, const Domain& d) {
+  p.reference.clear();
+  for (std::size_t k = 0; k < p.position.size(); ++k) {
+    // Owned positions are at most one list reach from the box (rebuilds
+    // fail otherwise); a non-finite one (a failed run's last frame) is
+    // written as it is.
+    int crossed = 0;
+    if (wrap_periodic(p.position[k], d.length()[k % 3], crossed)) p.image[k] += crossed;
+  }
   return p;
 }
 
@@ -68,18 +62,18 @@ template <class T>
 class MdSimulation : public Simulation {
  public:
   // `owned`: this rank's atoms (on their owner or not: the first build migrates
-  // them one hop, so start-up places them on their owners); `atoms`: N.
+  // them one hop, so start-up places them on their owners); `n`: N.
   // `ids`: the user ids of the owned atoms (empty: the index), for /particles/all/id.
-  MdSimulation(RunContext& ctx, const Params& p, std::unique_ptr<Domain> domain, HostAtoms owned, std::int64_t atoms,
+  MdSimulation(RunContext& ctx, const Params& p, std::unique_ptr<Domain> domain, HostParticles owned, std::int64_t n,
                std::vector<std::int64_t> ids)
-      : ctx_(ctx), p_(p), domain_(std::move(domain)), atoms_(ctx.device, *domain_, p.ghost_cutoff()), n_(atoms) {
+      : ctx_(ctx), p_(p), domain_(std::move(domain)), atoms_(ctx.device, *domain_, p.ghost_cutoff()), n_(n) {
     lj_ = kernels::particles::LennardJones<T>::make(p.epsilon, p.sigma, p.cutoff, p.shift);
     particles::Box box;
     box.edges = domain_->length();
     box.periodic = true;
-    output_ = std::make_unique<particles::H5mdOutput>(ctx.output, ctx.mpi, atoms, box, md_units(),
+    output_ = std::make_unique<particles::H5mdOutput>(ctx.output, ctx.mpi, n, box, md_units(),
                                                       particles::run_author(ctx.config), md_observables());
-    particles::HostParticles first = to_particles(owned, *domain_, true);
+    HostParticles first = wrapped(owned, *domain_);
     first.id = std::move(ids);
     if (ctx_.restarting) {
       // restore() may have to write the file's static part (ids) anew.
@@ -128,7 +122,7 @@ class MdSimulation : public Simulation {
       parallel_for(dev, atoms_.n_local(),
                    Kick<T>{atoms_.vx(), atoms_.vy(), atoms_.vz(), atoms_.fx(), atoms_.fy(), atoms_.fz(), half});
     });
-    if (ctx_.device.backend == Backend::cuda) cuda::synchronize();
+    ctx_.device.fence();
     step_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     step_ = next;
     ++steps_this_run_;
@@ -143,14 +137,8 @@ class MdSimulation : public Simulation {
         0.0, Plus{});
     if (bad == 0) return std::nullopt;
     // Name the first broken atom (the failure path only: a download is cheap here).
-    const HostAtoms h = atoms_.download();
-    std::string first;
-    for (std::size_t i = 0; i < h.size() && first.empty(); ++i)
-      for (int k = 0; k < 3; ++k)
-        if (!std::isfinite(h.position[3 * i + k]) || !std::isfinite(h.velocity[3 * i + k])) {
-          first = " (atom " + std::to_string(h.index[i]) + " first)";
-          break;
-        }
+    const std::int64_t atom = first_broken_atom(false);
+    const std::string first = atom < 0 ? "" : " (atom " + std::to_string(atom) + " first)";
     // The step loop adds the step and the rank.
     return std::to_string(static_cast<long long>(bad)) + " atom(s) with a non-finite position or velocity" + first;
   }
@@ -256,20 +244,27 @@ class MdSimulation : public Simulation {
                              std::to_string(last_.temperature) + ", PE = " + std::to_string(last_.pe) + ")";
     // Name an atom whose force, energy, position or velocity broke, from the
     // lowest rank holding one.
-    const HostAtoms h = atoms_.download();
-    const std::vector<double> f = atoms_.host_forces(), ew = atoms_.host_energy_virial();
-    std::string culprit;
-    for (std::size_t i = 0; i < h.size() && culprit.empty(); ++i) {
-      bool ok = std::isfinite(ew[2 * i]) && std::isfinite(ew[2 * i + 1]);
-      for (int k = 0; k < 3; ++k)
-        ok = ok && std::isfinite(h.position[3 * i + k]) && std::isfinite(h.velocity[3 * i + k]) &&
-             std::isfinite(f[3 * i + k]);
-      if (!ok)
-        culprit = "rank " + std::to_string(ctx_.mpi.rank()) + ": " + what + ": atom " + std::to_string(h.index[i]) +
-                  " has a non-finite force or energy (atoms on top of each other, or md.dt too large?)";
-    }
+    const std::int64_t atom = first_broken_atom(true);
+    const std::string culprit =
+        atom < 0 ? "" : "rank " + std::to_string(ctx_.mpi.rank()) + ": " + what + ": atom " + std::to_string(atom) +
+                            " has a non-finite force or energy (atoms on top of each other, or md.dt too large?)";
     ctx_.mpi.check_collective(culprit, static_cast<int>(ExitCode::numerical), /*name_rank=*/false);
     throw Error(ExitCode::numerical, what, true);
+  }
+
+  // The index of the first owned atom whose position or velocity (and,
+  // when `forces`, force, energy or virial) is not finite; -1 when none.
+  std::int64_t first_broken_atom(bool forces) const {
+    const HostParticles h = atoms_.download();
+    const std::vector<double> f = forces ? atoms_.host_forces() : std::vector<double>(3 * h.size());
+    const std::vector<double> ew = forces ? atoms_.host_energy_virial() : std::vector<double>(2 * h.size());
+    for (std::size_t i = 0; i < h.size(); ++i) {
+      bool ok = std::isfinite(ew[2 * i]) && std::isfinite(ew[2 * i + 1]);
+      for (std::size_t k = 3 * i; k < 3 * i + 3; ++k)
+        ok = ok && std::isfinite(h.position[k]) && std::isfinite(h.velocity[k]) && std::isfinite(f[k]);
+      if (!ok) return h.index[i];
+    }
+    return -1;
   }
 
   double time() const { return static_cast<double>(step_) * p_.dt; }
@@ -277,7 +272,7 @@ class MdSimulation : public Simulation {
   void write_frame() {
     if (last_frame_step_ == step_) return;
     auto t = ctx_.timers.scope("output");
-    output_->frame(step_, time(), to_particles(atoms_.download(), *domain_, true));
+    output_->frame(step_, time(), wrapped(atoms_.download(), *domain_));
     last_frame_step_ = step_;
   }
 
@@ -286,7 +281,7 @@ class MdSimulation : public Simulation {
   std::unique_ptr<Domain> domain_;
   AtomSystem<T> atoms_;
   std::int64_t n_ = 0;
-  kernels::particles::LennardJones<T> lj_{};
+  typename kernels::particles::LennardJones<T>::param_type lj_{};
   std::int64_t step_ = 0, steps_this_run_ = 0;
   double step_seconds_ = 0;
   Thermo last_;
@@ -294,7 +289,7 @@ class MdSimulation : public Simulation {
   std::unique_ptr<particles::H5mdOutput> output_;
   std::int64_t last_frame_step_ = -1;
   bool failure_recorded_ = false;
-  particles::HostParticles identity_;   // a restart's atoms as created: ids for the output
+  HostParticles identity_;   // a restart's atoms as created: ids for the output
 };
 
 }  // namespace strata::md

@@ -28,12 +28,12 @@ class NullBuffer : public std::streambuf {
 template <class T>
 CheckResult force_check(const Device& device, const MpiContext& self) {
   constexpr double kBox = 6.5, kCutoff = 2.5, kSkin = 0.3;
-  const HostAtoms atoms = random_atoms(180, kBox, 0.85, 5);
+  const HostParticles atoms = random_atoms(180, kBox, 0.85, 5);
   const Domain domain(self, {kBox, kBox, kBox});
   AtomSystem<T> system(device, domain, kCutoff + kSkin);
   system.load(atoms, false);
   system.compute_forces(kernels::particles::LennardJones<T>::make(1.0, 1.0, kCutoff, true), false);
-  const HostAtoms h = system.download();
+  const HostParticles h = system.download();
   std::vector<double> pos(3 * h.size());
   for (std::size_t k = 0; k < h.size(); ++k)
     for (std::size_t a = 0; a < 3; ++a) pos[3 * static_cast<std::size_t>(h.index[k]) + a] = static_cast<T>(h.position[3 * k + a]);
@@ -67,7 +67,7 @@ std::vector<CheckResult> fcc_checks(RunContext& ctx, const MpiContext& self) {
   p.thermo_every = 100;
   auto domain = std::make_unique<Domain>(self, std::array<double, 3>{4 * p.lattice_constant(), 4 * p.lattice_constant(),
                                                                      4 * p.lattice_constant()});
-  HostAtoms owned = fcc_lattice(p, *domain);
+  HostParticles owned = fcc_lattice(p, *domain);
   MdSimulation<T> sim(quiet, p, std::move(domain), std::move(owned), p.fcc_atoms(), {});
   const double eps = std::numeric_limits<T>::epsilon();
   const double n = static_cast<double>(p.fcc_atoms());

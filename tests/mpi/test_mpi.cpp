@@ -9,6 +9,7 @@
 #include <random>
 
 #include "engine/io/h5_output.hpp"
+#include "engine/runtime/cartesian.hpp"
 #include "engine/runtime/tree_sum.hpp"
 #include "models/pricing/monte_carlo.hpp"
 #include "tests/support/test_support.hpp"
@@ -144,5 +145,35 @@ TEST_CASE("the shared HDF5 file holds what every rank wrote collectively", "[mpi
     H5Dclose(ds);
     H5Fclose(f);
     std::filesystem::remove_all(std::filesystem::path(path).parent_path());
+  }
+}
+
+// The one rank decomposition of the grids and md: its neighbours are MPI's
+// own (MPI_Cart_shift, periodic or not), beyond a 2-D grid there are none,
+// and the blocks of a global count tile it.
+TEST_CASE("Cartesian decomposition: neighbours as MPI's, blocks that tile", "[mpi]") {
+  const MpiContext& mpi = test::world();
+  for (int dims : {2, 3}) {
+    for (bool periodic : {false, true}) {
+      const std::array<int, 3> most_first = dims == 3 ? std::array<int, 3>{2, 1, 0} : std::array<int, 3>{1, 0, 2};
+      const std::array<int, 3> ranks = Cartesian::choose(mpi.size(), dims, most_first);
+      CHECK(ranks[0] * ranks[1] * ranks[2] == mpi.size());
+      const Cartesian cart(mpi.comm(), dims, ranks, {periodic, periodic, periodic});
+      CHECK(cart.rank() == mpi.rank());
+      for (int a = 0; a < dims; ++a) {
+        int lower = 0, upper = 0;
+        MPI_Cart_shift(cart.comm(), a, 1, &lower, &upper);
+        CHECK(cart.lower(a) == lower);
+        CHECK(cart.upper(a) == upper);
+        std::int64_t mine = cart.own(a, 29).size(), all = 0;
+        MPI_Allreduce(&mine, &all, 1, MPI_INT64_T, MPI_SUM, mpi.comm());
+        CHECK(all == 29 * mpi.size() / ranks[static_cast<std::size_t>(a)]);
+      }
+      if (dims == 2) {
+        CHECK(cart.neighbour(0, 0, 1) == MPI_PROC_NULL);
+        CHECK(cart.neighbour(0, 0, -1) == MPI_PROC_NULL);
+      }
+      CHECK(cart.neighbour(0, 0, 0) == mpi.rank());
+    }
   }
 }

@@ -100,6 +100,35 @@ TEST_CASE("particles reach the even share of their index", "[mpi][particles]") {
   CHECK(ok);
 }
 
+// md's atoms travel in the same record as every particle set: periodic
+// image counts (int) and the neighbour lists' build positions arrive with
+// the particle, exactly.
+TEST_CASE("the migration record carries images and build positions", "[mpi][particles]") {
+  const MpiContext& mpi = test::world();
+  HostParticles p = scattered(mpi, false);
+  p.mass.clear();
+  for (std::size_t k = 0; k < p.size(); ++k)
+    for (int d = 0; d < 3; ++d) {
+      p.image.push_back(static_cast<int>(p.index[k]) * (d - 1) - 1000000 * d);
+      p.reference.push_back(coord(p.index[k], d) + 1e-3 * speed(p.index[k], d));
+    }
+  const HostParticles share = to_even_share(mpi, p, kN);
+  const Share mine = even_share(kN, mpi.rank(), mpi.size());
+  REQUIRE(static_cast<std::int64_t>(share.size()) == mine.count);
+  REQUIRE(share.image.size() == 3 * share.size());
+  REQUIRE(share.reference.size() == 3 * share.size());
+  CHECK(share.mass.empty());
+  bool ok = true;
+  for (std::size_t k = 0; k < share.size(); ++k) {
+    const std::int64_t i = mine.first + static_cast<std::int64_t>(k);
+    for (int d = 0; d < 3; ++d)
+      ok = ok && share.image[3 * k + d] == static_cast<int>(i) * (d - 1) - 1000000 * d &&
+           same_bits(share.reference[3 * k + d], coord(i, d) + 1e-3 * speed(i, d)) &&
+           same_bits(share.position[3 * k + d], coord(i, d));
+  }
+  CHECK(ok);
+}
+
 TEST_CASE("H5MD frames are in index order and read back sorted by id", "[mpi][particles]") {
   const MpiContext& mpi = test::world();
   SharedTempDir dir(mpi);
