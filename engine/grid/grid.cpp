@@ -182,6 +182,15 @@ Box Grid::owned() const {
   return b;
 }
 
+Box Grid::stored() const {
+  Box b;
+  for (int a = 0; a < 3; ++a) {
+    b.lo[a] = -halo(a);
+    b.n[a] = count_[static_cast<std::size_t>(a)] + 2 * halo(a);
+  }
+  return b;
+}
+
 Grid::Faces Grid::all_faces() const {
   Faces f{};
   for (int a = 0; a < spec_.dims; ++a) f[static_cast<std::size_t>(a)] = {true, true};

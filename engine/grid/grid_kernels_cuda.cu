@@ -2,17 +2,15 @@
 // self-periodic halo copies and physical boundaries), for both precisions.
 #include "engine/backend/cuda_parallel.cuh"
 #include "engine/backend/parallel.hpp"
-#include "kernels/stencil/grid_view.hpp"
+#include "engine/grid/grid_instantiate.hpp"
+#include "kernels/grid/halo.hpp"
 
-STRATA_CUDA_INSTANTIATE_FOR(strata::kernels::stencil::PackBox<double>)
-STRATA_CUDA_INSTANTIATE_FOR(strata::kernels::stencil::PackBox<float>)
-STRATA_CUDA_INSTANTIATE_FOR(strata::kernels::stencil::UnpackBox<double>)
-STRATA_CUDA_INSTANTIATE_FOR(strata::kernels::stencil::UnpackBox<float>)
-STRATA_CUDA_INSTANTIATE_FOR(strata::kernels::stencil::PeriodicWrap<double>)
-STRATA_CUDA_INSTANTIATE_FOR(strata::kernels::stencil::PeriodicWrap<float>)
-STRATA_CUDA_INSTANTIATE_FOR(strata::kernels::stencil::FillSide<double>)
-STRATA_CUDA_INSTANTIATE_FOR(strata::kernels::stencil::FillSide<float>)
-STRATA_CUDA_INSTANTIATE_REDUCE(double, strata::kernels::stencil::BoxValue<strata::kernels::stencil::NonFiniteCell<double>>,
-                               strata::Plus)
-STRATA_CUDA_INSTANTIATE_REDUCE(double, strata::kernels::stencil::BoxValue<strata::kernels::stencil::NonFiniteCell<float>>,
-                               strata::Plus)
+#define STRATA_GRID_OWN_KERNELS(T)                                      \
+  STRATA_GRID_INSTANTIATE_FOR(strata::kernels::grid::Pack<T>)           \
+  STRATA_GRID_INSTANTIATE_FOR(strata::kernels::grid::Unpack<T>)         \
+  STRATA_GRID_INSTANTIATE_FOR(strata::kernels::grid::PeriodicWrap<T>)   \
+  STRATA_GRID_INSTANTIATE_FOR(strata::kernels::grid::FillSide<T>)       \
+  STRATA_CUDA_INSTANTIATE_REDUCE(double, strata::kernels::grid::BoxValue<strata::kernels::grid::NonFiniteCell<T>>, \
+                                 strata::Plus)
+STRATA_GRID_OWN_KERNELS(double)
+STRATA_GRID_OWN_KERNELS(float)

@@ -56,4 +56,23 @@ struct MaxOp {
   STRATA_HD double operator()(double a, double b) const { return a > b ? a : (b > a ? b : (a != a ? a : b)); }
 };
 
+// The two passes of an exact sum of f(idx) (engine/runtime/fixed_sum.hpp):
+// |f(idx)|, a NaN kept, whose maximum fixes the scale; then f(idx) times
+// that power of two (an exact product), rounded to a Fixed128.
+template <class F>
+struct Magnitude {
+  F f;
+  STRATA_HD STRATA_FORCEINLINE double operator()(std::int64_t idx) const {
+    const double v = f(idx);
+    return v < 0 ? -v : v;
+  }
+};
+
+template <class F>
+struct Quantised {
+  F f;
+  double scale;
+  STRATA_HD STRATA_FORCEINLINE Fixed128 operator()(std::int64_t idx) const { return quantise(f(idx) * scale); }
+};
+
 }  // namespace strata::kernels
