@@ -173,22 +173,11 @@ bool Grid::physical(int axis, int side) const {
   return side == 0 ? coords_[a] == 0 : coords_[a] == ranks_[a] - 1;
 }
 
-Box Grid::owned() const {
-  Box b;
-  for (int a = 0; a < 3; ++a) {
-    b.lo[a] = 0;
-    b.n[a] = count_[static_cast<std::size_t>(a)];
-  }
-  return b;
-}
+Box Grid::owned() const { return {{}, {{count_[0], count_[1], count_[2]}}}; }
 
 Box Grid::stored() const {
-  Box b;
-  for (int a = 0; a < 3; ++a) {
-    b.lo[a] = -halo(a);
-    b.n[a] = count_[static_cast<std::size_t>(a)] + 2 * halo(a);
-  }
-  return b;
+  const auto e = extent();
+  return {{{-halo(0), -halo(1), -halo(2)}}, {{e[0], e[1], e[2]}}};
 }
 
 Grid::Faces Grid::all_faces() const {

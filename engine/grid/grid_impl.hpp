@@ -6,6 +6,7 @@
 #include <limits>
 #include <span>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "engine/runtime/fixed_sum.hpp"
@@ -17,14 +18,9 @@ namespace strata::grid {
 namespace detail {
 
 template <class T>
-MPI_Datatype mpi_type();
-template <>
-inline MPI_Datatype mpi_type<double>() {
-  return MPI_DOUBLE;
-}
-template <>
-inline MPI_Datatype mpi_type<float>() {
-  return MPI_FLOAT;
+MPI_Datatype mpi_type() {
+  static_assert(std::is_same_v<T, double> || std::is_same_v<T, float>, "halo exchange of double or float");
+  return std::is_same_v<T, double> ? MPI_DOUBLE : MPI_FLOAT;
 }
 
 inline int direction_code(int dx, int dy, int dz) { return (dx + 1) + 3 * (dy + 1) + 9 * (dz + 1); }
@@ -141,22 +137,19 @@ void HaloExchange<T>::begin(std::initializer_list<Field<T>*> fields) {
   } else {
     device_.fence();   // MPI reads the packed buffers
   }
-  for (const Link& l : links_) {
-    const int count = static_cast<int>(static_cast<std::size_t>(l.recv.size()) * nf);
-    MPI_Request rq;
-    detail::throw_mpi(MPI_Irecv(recv + l.offset * nf, count, detail::mpi_type<T>(), l.rank, l.recv_tag, grid_.cart(),
-                                &rq),
-                      "MPI_Irecv (halo)");
-    requests_.push_back(rq);
-  }
-  for (const Link& l : links_) {
-    const int count = static_cast<int>(static_cast<std::size_t>(l.send.size()) * nf);
-    MPI_Request rq;
-    detail::throw_mpi(MPI_Isend(send + l.offset * nf, count, detail::mpi_type<T>(), l.rank, l.send_tag, grid_.cart(),
-                                &rq),
-                      "MPI_Isend (halo)");
-    requests_.push_back(rq);
-  }
+  // Every receive posted before any send; a link's send and receive boxes
+  // have the same size.
+  for (const bool receive : {true, false})
+    for (const Link& l : links_) {
+      const int count = static_cast<int>(static_cast<std::size_t>(l.send.size()) * nf);
+      MPI_Request rq;
+      detail::throw_mpi(receive ? MPI_Irecv(recv + l.offset * nf, count, detail::mpi_type<T>(), l.rank, l.recv_tag,
+                                            grid_.cart(), &rq)
+                                : MPI_Isend(send + l.offset * nf, count, detail::mpi_type<T>(), l.rank, l.send_tag,
+                                            grid_.cart(), &rq),
+                        receive ? "MPI_Irecv (halo)" : "MPI_Isend (halo)");
+      requests_.push_back(rq);
+    }
 }
 
 template <class T>
@@ -177,17 +170,9 @@ void fill_side(const Grid& g, const Device& device, Field<T>& f, int axis, int s
   if (!g.physical(axis, side)) return;
   const Boundary kind = g.spec().boundary[static_cast<std::size_t>(axis)][static_cast<std::size_t>(side)];
   const auto n = g.count();
-  Box box;
-  for (int a = 0; a < 3; ++a) {
-    const index_t h = g.halo(a);
-    if (a == axis) {
-      box.lo[a] = side == 0 ? -h : n[a];
-      box.n[a] = h;
-    } else {
-      box.lo[a] = -h;
-      box.n[a] = n[a] + 2 * h;
-    }
-  }
+  Box box = g.stored();   // the halo slab beyond the side, over the other axes' halos
+  box.lo[axis] = side == 0 ? -g.halo(axis) : n[static_cast<std::size_t>(axis)];
+  box.n[axis] = g.halo(axis);
   for_box(device, box,
           kernels::grid::FillSide<T>{f.view(), axis, n[static_cast<std::size_t>(axis)], side, kind == Boundary::wall,
                                      kind == Boundary::wall ? sign : T(1)});

@@ -61,13 +61,13 @@ double max_over_ranks(const Device& device, MPI_Comm comm, std::int64_t n, const
 // finite, 0 when every value is 0 or there are none.
 template <class F>
 double exact_sum_over_ranks(const Device& device, MPI_Comm comm, std::int64_t n, const F& f) {
-  const double m = max_over_ranks(device, comm, n, kernels::Magnitude<F>{f}, 0.0);
+  const double m = max_over_ranks(device, comm, n, kernels::Magnitude<F>{f, {}}, 0.0);
   if (!std::isfinite(m)) return std::numeric_limits<double>::quiet_NaN();
   if (m == 0) return 0.0;
   int e = 0;
   std::frexp(m, &e);   // m < 2^e, so each term is below 2^62: 2^65 of them fit the 128-bit sum
   const int shift = std::min(62 - e, 1000);   // 2^1000 and 2^-1000 stay finite doubles
-  const kernels::Fixed128 local = parallel_reduce(device, n, kernels::Quantised<F>{f, std::ldexp(1.0, shift)},
+  const kernels::Fixed128 local = parallel_reduce(device, n, kernels::Quantised<F>{f, {std::ldexp(1.0, shift)}},
                                                   kernels::Fixed128{}, kernels::Fixed128Plus{});
   return fixed128_sum_over_ranks(comm, local, shift);
 }

@@ -1,7 +1,7 @@
 // Launching a per-cell functor over a Box: the launcher, not the functor,
 // owns the loop (AMReX's ParallelFor(Box, ncomp, f)). A functor is called
-// f(i, j, k) for every cell, or f(i, j, k, c) for every cell and
-// component c in [0, ncomp), once each, in any order: on CUDA one thread
+// f(i, j, k) for every cell, or, a per-component one, f.component(c)(i, j,
+// k) for every cell and c in [0, ncomp), once each, in any order: on CUDA one thread
 // per (cell, component) from the one decode of the linear index; on the
 // host (host_for, chosen by engine/backend's parallel_for) OpenMP over the
 // rows of x and a vectorised loop along each row, so no index division per
@@ -17,22 +17,21 @@
 namespace strata::kernels::grid {
 
 template <class F>
-inline constexpr bool kPerComponent = std::is_invocable_v<const F&, index_t, index_t, index_t, int>;
+inline constexpr bool kPerComponent = requires(const F& f) { f.component(0); };
 
 template <class F>
 struct BoxKernel {
   Box box;
   F f;
-  int ncomp = 1;   // components: only for a functor of (i, j, k, c)
+  int ncomp = 1;   // components: only for a functor with component(c)
 
   STRATA_HD STRATA_FORCEINLINE void operator()(index_t idx) const {
+    const index_t cells = box.size();
+    const index_t c = kPerComponent<F> ? idx / cells : 0;
+    const IntVect p = decode(box, idx - c * cells);
     if constexpr (kPerComponent<F>) {
-      const index_t cells = box.size();
-      const index_t c = idx / cells;
-      const IntVect p = decode(box, idx - c * cells);
-      f(p[0], p[1], p[2], static_cast<int>(c));
+      f.component(static_cast<int>(c))(p[0], p[1], p[2]);
     } else {
-      const IntVect p = decode(box, idx);
       f(p[0], p[1], p[2]);
     }
   }
@@ -65,8 +64,12 @@ struct BoxKernel {
       }
     } else {
 #pragma omp parallel for schedule(static)
-      for (index_t p = 0; p < planes; ++p)
-        for (index_t j = 0; j < n1; ++j) row(p, j);
+      for (index_t p = 0; p < planes; ++p) {
+        const index_t c = p / box.n[2], k = box.lo[2] + p - c * box.n[2];
+        const auto g = cells_of(c);
+        for (index_t j = box.lo[1]; j < box.lo[1] + n1; ++j)
+          for (index_t i = box.lo[0]; i < box.lo[0] + box.n[0]; ++i) g(i, j, k);
+      }
     }
   }
 
@@ -75,20 +78,30 @@ struct BoxKernel {
   STRATA_FORCEINLINE void row(index_t p, index_t j) const {
     const index_t c = p / box.n[2], k = box.lo[2] + p - c * box.n[2], y = box.lo[1] + j;
     const index_t first = box.lo[0], last = box.lo[0] + box.n[0];
-    const F g = f;   // a local copy: no aliasing of the functor's pointers with the stores
+    const auto g = cells_of(c);
+#pragma omp simd
+    for (index_t i = first; i < last; ++i) g(i, y, k);
+  }
+  // A local copy of the cell functor (of component c): no aliasing of its
+  // pointers with the stores, and no field chosen per cell.
+  STRATA_FORCEINLINE auto cells_of(index_t c) const {
     if constexpr (kPerComponent<F>) {
-      const int ci = static_cast<int>(c);
-#pragma omp simd
-      for (index_t i = first; i < last; ++i) g(i, y, k, ci);
+      return f.component(static_cast<int>(c));
     } else {
-#pragma omp simd
-      for (index_t i = first; i < last; ++i) g(i, y, k);
+      return F(f);
     }
   }
 };
 
+struct Identity {
+  template <class V>
+  STRATA_HD STRATA_FORCEINLINE V operator()(V v) const {
+    return v;
+  }
+};
+
 // f(i, j, k) of the cell at linear position idx of a box (what
-// parallel_reduce reduces: exact operations, so any order gives the bits).
+// parallel_reduce reduces).
 template <class F>
 struct BoxValue {
   Box box;
@@ -96,6 +109,28 @@ struct BoxValue {
   STRATA_HD STRATA_FORCEINLINE double operator()(index_t idx) const {
     const IntVect p = decode(box, idx);
     return f(p[0], p[1], p[2]);
+  }
+  // The host's reduction of map(f(i, j, k)) over the box (parallel_reduce
+  // and exact_sum_over_ranks choose it): rows in parallel, each in x
+  // order, no index division per cell. Exact operators only (max, Fixed128
+  // sums, counts), so the order of the rows does not change the bits.
+  template <class T, class Op, class Map = Identity>
+  T host_reduce(std::int64_t, T init, Op op, Map map = {}) const {
+    const index_t rows = box.n[1] * box.n[2];
+    T result = init;
+    if (box.n[0] <= 0 || rows <= 0) return result;
+#pragma omp parallel
+    {
+      T acc = init;
+#pragma omp for schedule(static) nowait
+      for (index_t r = 0; r < rows; ++r) {
+        const index_t j = box.lo[1] + r % box.n[1], k = box.lo[2] + r / box.n[1];
+        for (index_t i = box.lo[0]; i < box.lo[0] + box.n[0]; ++i) acc = op(acc, map(f(i, j, k)));
+      }
+#pragma omp critical(strata_box_reduce)
+      result = op(result, acc);
+    }
+    return result;
   }
 };
 

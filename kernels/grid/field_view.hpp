@@ -2,10 +2,10 @@
 // rank's local indices (owned cells at [0, n) per axis, halo cells at
 // [-h, 0) and [n, n + h)), a Box of them, the one decode of a linear index
 // into a box, and a FieldView: a non-owning view of a field's storage that
-// knows the box it may address (halo included) and its components (AMReX's
-// IntVect, Box and Array4). With STRATA_BOUNDS_CHECK defined every access
-// is checked and one outside the bounds stops the program naming (i, j, k)
-// and the component; without it a view is a pointer and three strides.
+// knows its strides and components (AMReX's IntVect, Box and Array4). With
+// STRATA_BOUNDS_CHECK defined it also knows the box it may address (halo
+// included), and an access outside it stops the program naming (i, j, k)
+// and the component.
 #pragma once
 
 #include <cstdint>
@@ -50,15 +50,20 @@ STRATA_HD STRATA_FORCEINLINE IntVect decode(const Box& b, index_t idx) {
 }
 
 // A field's storage seen as cells: x fastest, then y, then z, then the
-// component. `bounds` is the stored box (owned cells and halos).
+// component. A bounds-checked build also carries the stored box (owned
+// cells and halos) and the component count, and checks every access; a
+// Release view is a pointer and three strides, so a functor holding a
+// dozen views stays small enough for the compiler to keep in registers.
 template <class T>
 struct FieldView {
   T* origin = nullptr;   // cell (0, 0, 0) of component 0
   index_t sy = 0;        // stride of y
   index_t sz = 0;        // stride of z
   index_t sc = 0;        // stride of a component
+#if defined(STRATA_BOUNDS_CHECK)
   Box bounds{{{0, 0, 0}}, {{0, 0, 0}}};
   int ncomp = 0;
+#endif
 
   STRATA_HD STRATA_FORCEINLINE T& operator()(index_t i, index_t j, index_t k = 0, int c = 0) const {
 #if defined(STRATA_BOUNDS_CHECK)
@@ -67,12 +72,23 @@ struct FieldView {
     return origin[c * sc + k * sz + j * sy + i];
   }
   // Component c alone (a one-component view of the same storage).
-  STRATA_HD FieldView component(int c) const { return {origin + c * sc, sy, sz, sc, bounds, 1}; }
+  STRATA_HD FieldView component(int c) const {
+    FieldView v = *this;
+    v.origin += c * sc;
+#if defined(STRATA_BOUNDS_CHECK)
+    v.ncomp = 1;
+#endif
+    return v;
+  }
   // A read-only view of the same cells (only a view of non-const T converts).
   template <class U = T>
     requires(!std::is_const_v<U>)
   STRATA_HD operator FieldView<const U>() const {
+#if defined(STRATA_BOUNDS_CHECK)
     return {origin, sy, sz, sc, bounds, ncomp};
+#else
+    return {origin, sy, sz, sc};
+#endif
   }
 
 #if defined(STRATA_BOUNDS_CHECK)
@@ -98,7 +114,12 @@ struct FieldView {
 template <class T>
 STRATA_HD FieldView<T> field_view(T* data, const Box& stored, int ncomp = 1) {
   const index_t sy = stored.n[0], sz = sy * stored.n[1];
+#if defined(STRATA_BOUNDS_CHECK)
   return {data + stored.linear(0, 0, 0), sy, sz, sz * stored.n[2], stored, ncomp};
+#else
+  (void)ncomp;
+  return {data + stored.linear(0, 0, 0), sy, sz, sz * stored.n[2]};
+#endif
 }
 
 }  // namespace strata::kernels::grid

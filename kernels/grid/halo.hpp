@@ -25,14 +25,23 @@ struct FieldSet {
   }
 };
 
+// A per-component kernel (BoxKernel with ncomp): component(c) is the cell
+// functor of field c alone, so a launch resolves the field once per row,
+// not per cell.
 template <class T>
 struct Pack {
   FieldSet<T> fields;
   Box box;
   T* buffer;
-  STRATA_HD STRATA_FORCEINLINE void operator()(index_t i, index_t j, index_t k, int c) const {
-    buffer[c * box.size() + box.linear(i, j, k)] = fields[c](i, j, k);
-  }
+  struct One {
+    FieldView<T> f;
+    Box box;
+    T* buffer;   // this field's part
+    STRATA_HD STRATA_FORCEINLINE void operator()(index_t i, index_t j, index_t k) const {
+      buffer[box.linear(i, j, k)] = f(i, j, k);
+    }
+  };
+  STRATA_HD One component(int c) const { return {fields[c], box, buffer + c * box.size()}; }
 };
 
 template <class T>
@@ -40,9 +49,15 @@ struct Unpack {
   FieldSet<T> fields;
   Box box;
   const T* buffer;
-  STRATA_HD STRATA_FORCEINLINE void operator()(index_t i, index_t j, index_t k, int c) const {
-    fields[c](i, j, k) = buffer[c * box.size() + box.linear(i, j, k)];
-  }
+  struct One {
+    FieldView<T> f;
+    Box box;
+    const T* buffer;
+    STRATA_HD STRATA_FORCEINLINE void operator()(index_t i, index_t j, index_t k) const {
+      f(i, j, k) = buffer[box.linear(i, j, k)];
+    }
+  };
+  STRATA_HD One component(int c) const { return {fields[c], box, buffer + c * box.size()}; }
 };
 
 // A periodic axis that one rank spans alone: its halo is the rank's own
@@ -57,12 +72,16 @@ struct PeriodicWrap {
   int axis;
   index_t n;   // owned cells along `axis`
   index_t h;   // halo width along `axis`
-  STRATA_HD STRATA_FORCEINLINE void operator()(index_t i, index_t j, index_t k, int c) const {
-    const FieldView<T> f = fields[c];
-    const index_t ex = axis == 0, ey = axis == 1, ez = axis == 2, up = n + h;
-    f(i, j, k) = f(i + ex * n, j + ey * n, k + ez * n);
-    f(i + ex * up, j + ey * up, k + ez * up) = f(i + ex * h, j + ey * h, k + ez * h);
-  }
+  struct One {
+    FieldView<T> f;
+    index_t ex, ey, ez, n, h;   // e_axis
+    STRATA_HD STRATA_FORCEINLINE void operator()(index_t i, index_t j, index_t k) const {
+      const index_t up = n + h;
+      f(i, j, k) = f(i + ex * n, j + ey * n, k + ez * n);
+      f(i + ex * up, j + ey * up, k + ez * up) = f(i + ex * h, j + ey * h, k + ez * h);
+    }
+  };
+  STRATA_HD One component(int c) const { return {fields[c], axis == 0, axis == 1, axis == 2, n, h}; }
 };
 
 // Physical-boundary halos on one side of one axis, over a box of halo cells:

@@ -150,28 +150,26 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
     halo_->end();
     if (axis == 0) {
       if (p_.c == Case::injection && inject_.size() > 0)
-        grid::for_box(dev, inject_, k::InjectJet<T>{view(forcing), background()});
+        grid::for_box(dev, inject_, k::InjectJet<T>{forcing.view(), background()});
     } else {
       for (const auto& [box, src] : walls_)
-        grid::for_box(dev, box, k::WallHaloZ<T>{view(forcing), background(), src});
+        grid::for_box(dev, box, k::WallHaloZ<T>{forcing.view(), background(), src});
     }
     for (const Box& b : faces_outer_[axis]) flux(axis, forcing, hv, b);
     grid::for_box(dev, g.owned(),
-                  k::ApplyTendency<T>{cview(init), cview(forcing), cview(flux_), view(out), wforce_view(), axis,
+                  k::ApplyTendency<T>{init.view(), forcing.view(), flux_.view(), out.view(), wforce_view(), axis,
                                       static_cast<T>(g.spec().d[static_cast<std::size_t>(axis)]), dt});
   }
 
   void flux(int axis, Field<T>& s, T hv, const Box& faces) {
     const Device& dev = this->ctx_.device;
     if (axis == 0) {
-      grid::for_box(dev, faces, k::FluxX<T>{cview(s), view(flux_), background(), hv});
+      grid::for_box(dev, faces, k::FluxX<T>{s.view(), flux_.view(), background(), hv});
     } else {
-      grid::for_box(dev, faces, k::FluxZ<T>{cview(s), view(flux_), background(), hv});
+      grid::for_box(dev, faces, k::FluxZ<T>{s.view(), flux_.view(), background(), hv});
     }
   }
 
-  static k::State<T> view(Field<T>& f) { return f.view(); }
-  static k::ConstState<T> cview(const Field<T>& f) { return f.view(); }
   grid::FieldView<const T> wforce_view() const {
     if (p_.c != Case::gravity_waves) return {};
     return wforce_.view();
@@ -192,7 +190,7 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
   }
 
   k::CellTotals<T> totals() const {
-    return {cview(q_), background(), this->grid_->spec().d[0], this->grid_->spec().d[1]};
+    return {q_.view(), background(), this->grid_->spec().d[0], this->grid_->spec().d[1]};
   }
   double mass() { return grid::global_sum(*this->grid_, this->ctx_.device, k::CellMass<T>{totals()}); }
   double energy() { return grid::global_sum(*this->grid_, this->ctx_.device, k::CellEnergy<T>{totals()}); }
