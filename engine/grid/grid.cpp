@@ -161,10 +161,7 @@ std::array<index_t, 3> Grid::extent() const {
   return {count_[0] + 2 * halo(0), count_[1] + 2 * halo(1), count_[2] + 2 * halo(2)};
 }
 
-index_t Grid::storage() const {
-  const auto e = extent();
-  return e[0] * e[1] * e[2];
-}
+index_t Grid::storage() const { return stored().size(); }
 
 bool Grid::physical(int axis, int side) const {
   if (axis >= spec_.dims) return false;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <type_traits>
 
 #include "kernels/core/hd.hpp"
@@ -93,13 +94,6 @@ struct BoxKernel {
   }
 };
 
-struct Identity {
-  template <class V>
-  STRATA_HD STRATA_FORCEINLINE V operator()(V v) const {
-    return v;
-  }
-};
-
 // f(i, j, k) of the cell at linear position idx of a box (what
 // parallel_reduce reduces).
 template <class F>
@@ -114,7 +108,7 @@ struct BoxValue {
   // and exact_sum_over_ranks choose it): rows in parallel, each in x
   // order, no index division per cell. Exact operators only (max, Fixed128
   // sums, counts), so the order of the rows does not change the bits.
-  template <class T, class Op, class Map = Identity>
+  template <class T, class Op, class Map = std::identity>
   T host_reduce(std::int64_t, T init, Op op, Map map = {}) const {
     const index_t rows = box.n[1] * box.n[2];
     T result = init;

@@ -54,21 +54,48 @@ STRATA_HD STRATA_FORCEINLINE IntVect decode(const Box& b, index_t idx) {
 // cells and halos) and the component count, and checks every access; a
 // Release view is a pointer and three strides, so a functor holding a
 // dozen views stays small enough for the compiler to keep in registers.
+// What a bounds-checked build knows of a view beyond its strides: the
+// stored box (owned cells and halos) and the component count. Empty
+// otherwise, so a Release view stays a pointer and three strides and a
+// functor of a dozen views stays small enough to live in registers.
+#if defined(STRATA_BOUNDS_CHECK)
+struct Bounds {
+  Box box{{{0, 0, 0}}, {{0, 0, 0}}};
+  int ncomp = 0;
+  STRATA_HD void check(index_t i, index_t j, index_t k, int c) const {
+    if (box.contains(i, j, k) && c >= 0 && c < ncomp) return;
+    printf("FieldView: cell (%lld, %lld, %lld) component %d outside the bounds lo (%lld, %lld, %lld) n (%lld, %lld, "
+           "%lld), %d component(s)\n",
+           static_cast<long long>(i), static_cast<long long>(j), static_cast<long long>(k), c,
+           static_cast<long long>(box.lo[0]), static_cast<long long>(box.lo[1]), static_cast<long long>(box.lo[2]),
+           static_cast<long long>(box.n[0]), static_cast<long long>(box.n[1]), static_cast<long long>(box.n[2]), ncomp);
+#if defined(__CUDA_ARCH__)
+    __trap();
+#else
+    std::abort();
+#endif
+  }
+};
+#else
+struct Bounds {
+  Bounds() = default;
+  STRATA_HD Bounds(const Box&, int) {}
+  STRATA_HD STRATA_FORCEINLINE void check(index_t, index_t, index_t, int) const {}
+};
+#endif
+
+// A field's storage seen as cells: x fastest, then y, then z, then the
+// component.
 template <class T>
 struct FieldView {
   T* origin = nullptr;   // cell (0, 0, 0) of component 0
   index_t sy = 0;        // stride of y
   index_t sz = 0;        // stride of z
   index_t sc = 0;        // stride of a component
-#if defined(STRATA_BOUNDS_CHECK)
-  Box bounds{{{0, 0, 0}}, {{0, 0, 0}}};
-  int ncomp = 0;
-#endif
+  [[no_unique_address]] Bounds bounds;
 
   STRATA_HD STRATA_FORCEINLINE T& operator()(index_t i, index_t j, index_t k = 0, int c = 0) const {
-#if defined(STRATA_BOUNDS_CHECK)
-    if (!bounds.contains(i, j, k) || c < 0 || c >= ncomp) out_of_bounds(i, j, k, c);
-#endif
+    bounds.check(i, j, k, c);
     return origin[c * sc + k * sz + j * sy + i];
   }
   // Component c alone (a one-component view of the same storage).
@@ -76,7 +103,7 @@ struct FieldView {
     FieldView v = *this;
     v.origin += c * sc;
 #if defined(STRATA_BOUNDS_CHECK)
-    v.ncomp = 1;
+    v.bounds.ncomp = 1;
 #endif
     return v;
   }
@@ -84,28 +111,8 @@ struct FieldView {
   template <class U = T>
     requires(!std::is_const_v<U>)
   STRATA_HD operator FieldView<const U>() const {
-#if defined(STRATA_BOUNDS_CHECK)
-    return {origin, sy, sz, sc, bounds, ncomp};
-#else
-    return {origin, sy, sz, sc};
-#endif
+    return {origin, sy, sz, sc, bounds};
   }
-
-#if defined(STRATA_BOUNDS_CHECK)
-  [[noreturn]] STRATA_HD void out_of_bounds(index_t i, index_t j, index_t k, int c) const {
-    printf("FieldView: cell (%lld, %lld, %lld) component %d outside the bounds lo (%lld, %lld, %lld) n (%lld, %lld, "
-           "%lld), %d component(s)\n",
-           static_cast<long long>(i), static_cast<long long>(j), static_cast<long long>(k), c,
-           static_cast<long long>(bounds.lo[0]), static_cast<long long>(bounds.lo[1]),
-           static_cast<long long>(bounds.lo[2]), static_cast<long long>(bounds.n[0]),
-           static_cast<long long>(bounds.n[1]), static_cast<long long>(bounds.n[2]), ncomp);
-#if defined(__CUDA_ARCH__)
-    __trap();
-#else
-    std::abort();
-#endif
-  }
-#endif
 };
 
 // The one storage layout: `ncomp` components of the cells of `stored`,
@@ -114,12 +121,7 @@ struct FieldView {
 template <class T>
 STRATA_HD FieldView<T> field_view(T* data, const Box& stored, int ncomp = 1) {
   const index_t sy = stored.n[0], sz = sy * stored.n[1];
-#if defined(STRATA_BOUNDS_CHECK)
-  return {data + stored.linear(0, 0, 0), sy, sz, sz * stored.n[2], stored, ncomp};
-#else
-  (void)ncomp;
-  return {data + stored.linear(0, 0, 0), sy, sz, sz * stored.n[2]};
-#endif
+  return {data + stored.linear(0, 0, 0), sy, sz, sz * stored.n[2], Bounds{stored, ncomp}};
 }
 
 }  // namespace strata::kernels::grid

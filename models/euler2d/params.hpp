@@ -30,7 +30,7 @@ using grid::index_t;
 // atmosphere without its bubble, a balanced state that must stay at rest.
 enum class Case { thermal, collision, gravity_waves, density_current, injection, hydrostatic };
 inline const std::vector<std::string> kCaseNames = {"thermal",         "collision", "gravity_waves",
-                                             "density_current", "injection", "hydrostatic"};
+                                                    "density_current", "injection", "hydrostatic"};
 
 struct Params {
   Case c = Case::thermal;

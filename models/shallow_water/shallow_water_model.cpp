@@ -181,12 +181,9 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
         if (!g.physical(axis, side)) continue;
         grid::fill_side(g, dev, h, axis, side);
         grid::fill_side(g, dev, *tangential[axis], axis, side);
-        grid::Box box;
-        const int other = 1 - axis;
+        grid::Box box = g.stored();   // the halo beyond the side, over the other axis' halos
         box.lo[axis] = side == 0 ? -g.halo(axis) : n[static_cast<std::size_t>(axis)];
         box.n[axis] = g.halo(axis);
-        box.lo[other] = -g.halo(other);
-        box.n[other] = n[static_cast<std::size_t>(other)] + 2 * g.halo(other);
         grid::for_box(dev, box,
                       ks::NormalVelocityWall<T>{normal[axis]->view(), axis, n[static_cast<std::size_t>(axis)], side});
       }
