@@ -7,6 +7,7 @@
 // a CUDA build compiles its instantiations from it.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -89,6 +90,16 @@ template <class F>
 concept HasHostFor = requires(const F& f, std::int64_t n) { f.host_for(n); };
 template <class F>
 concept HasCudaFor = requires(const F& f, std::int64_t n) { f.cuda_for(n); };
+
+// Likewise a kernel of a reduction may reduce itself on the host: `T
+// host_reduce(std::int64_t n, T init, Op op) const` (a box by rows, no
+// index division per cell), for exact operators only (max, Fixed128 sums),
+// where any order gives the bits of the linear reduction.
+template <class F, class T, class Op>
+concept HasHostReduce = requires(const F& f, std::int64_t n, T init, Op op) {
+  { f.host_reduce(n, init, op) } -> std::same_as<T>;
+};
+
 template <class F>
 concept HasStreamCudaFor = requires(const F& f, std::int64_t n, void* stream) { f.cuda_for(n, stream); };
 
@@ -123,7 +134,11 @@ T parallel_reduce(const Device& device, std::int64_t n, const F& f, T init, Op o
       detail::no_cuda_backend();
     }
   }
-  return host::parallel_reduce(n, f, init, op);
+  if constexpr (HasHostReduce<F, T, Op>) {
+    return f.host_reduce(n, init, op);
+  } else {
+    return host::parallel_reduce(n, f, init, op);
+  }
 }
 
 // Associative operators usable on both backends.

@@ -128,10 +128,7 @@ std::array<index_t, 3> Grid::extent() const {
   return {count_[0] + 2 * halo(0), count_[1] + 2 * halo(1), count_[2] + 2 * halo(2)};
 }
 
-index_t Grid::storage() const {
-  const auto e = extent();
-  return e[0] * e[1] * e[2];
-}
+index_t Grid::storage() const { return stored().size(); }
 
 bool Grid::physical(int axis, int side) const {
   if (axis >= spec_.dims) return false;
@@ -140,13 +137,11 @@ bool Grid::physical(int axis, int side) const {
   return side == 0 ? cart_.coords()[a] == 0 : cart_.coords()[a] == cart_.ranks()[a] - 1;
 }
 
-Box Grid::owned() const {
-  Box b;
-  for (int a = 0; a < 3; ++a) {
-    b.lo[a] = 0;
-    b.n[a] = count_[static_cast<std::size_t>(a)];
-  }
-  return b;
+Box Grid::owned() const { return {{}, {{count_[0], count_[1], count_[2]}}}; }
+
+Box Grid::stored() const {
+  const auto e = extent();
+  return {{{-halo(0), -halo(1), -halo(2)}}, {{e[0], e[1], e[2]}}};
 }
 
 Grid::Faces Grid::all_faces() const {

@@ -17,7 +17,9 @@
 #include "engine/backend/buffer.hpp"
 #include "engine/backend/parallel.hpp"
 #include "engine/runtime/cartesian.hpp"
-#include "kernels/stencil/grid_view.hpp"
+#include "kernels/grid/box_kernels.hpp"
+#include "kernels/grid/field_view.hpp"
+#include "kernels/grid/halo.hpp"
 
 namespace strata {
 
@@ -29,9 +31,10 @@ class Config;
 
 namespace grid {
 
-using kernels::stencil::Box;
-using kernels::stencil::FieldView;
-using kernels::stencil::index_t;
+using kernels::grid::Box;
+using kernels::grid::FieldView;
+using kernels::grid::index_t;
+using kernels::grid::IntVect;
 
 enum class Boundary { periodic, wall, open };
 const char* to_string(Boundary b);
@@ -85,8 +88,9 @@ class Grid {
     return spec_.origin[axis] + (static_cast<double>(start_[axis] + i) + 0.5) * spec_.d[axis];
   }
 
-  // Boxes of local indices.
+  // Boxes of local indices: the owned cells, and those stored (halos included).
   Box owned() const;
+  Box stored() const;
   // Owned cells at least `margin` from every face with a neighbour or a
   // physical boundary: they need no halo value within `margin`. Empty when
   // the box is too thin.
@@ -130,44 +134,49 @@ class Grid {
   Faces remote_faces() const;
 };
 
-// A field of one rank with its halo, on a Device.
+// A field of one rank with its halo, on a Device: one or more components
+// (euler2d's four state variables), each with its own name (the
+// checkpoint key and what messages report).
 template <class T>
 class Field {
  public:
   Field() = default;
-  Field(const Grid& g, const Device& device, std::string name)
-      : name_(std::move(name)), buffer_(device, static_cast<std::size_t>(g.storage())) {
-    const auto e = g.extent();
-    sy_ = e[0];
-    sz_ = g.dims() == 3 ? e[0] * e[1] : 0;
-    offset_ = g.halo(0) + g.halo(1) * sy_ + g.halo(2) * (g.dims() == 3 ? sz_ : 0);
-  }
-  const std::string& name() const { return name_; }
-  FieldView<T> view() { return {buffer_.data() + offset_, sy_, sz_}; }
-  FieldView<const T> view() const { return {buffer_.data() + offset_, sy_, sz_}; }
+  Field(const Grid& g, const Device& device, std::string name) : Field(g, device, std::vector{std::move(name)}) {}
+  Field(const Grid& g, const Device& device, std::vector<std::string> names)
+      : names_(std::move(names)),
+        stored_(g.stored()),
+        buffer_(device, static_cast<std::size_t>(g.storage()) * names_.size()) {}
+  int ncomp() const { return static_cast<int>(names_.size()); }
+  const std::string& name(int c = 0) const { return names_[static_cast<std::size_t>(c)]; }
+  FieldView<T> view() { return kernels::grid::field_view(buffer_.data(), stored_, ncomp()); }
+  FieldView<const T> view() const { return kernels::grid::field_view(buffer_.data(), stored_, ncomp()); }
   Buffer<T>& buffer() { return buffer_; }
   const Buffer<T>& buffer() const { return buffer_; }
-  // Swaps the storage only: a name is the field's role (the checkpoint key
-  // and what messages report), so after `u.swap(u_next)` u is still "u".
+  // Swaps the storage only: a name is the field's role, so after
+  // `u.swap(u_next)` u is still "u".
   void swap(Field& o) { std::swap(buffer_, o.buffer_); }
 
  private:
-  std::string name_;
+  std::vector<std::string> names_;
+  Box stored_;
   Buffer<T> buffer_;
-  index_t sy_ = 0, sz_ = 0, offset_ = 0;
 };
 
-// Runs f(i, j, k) over a box on the device: on CUDA one thread per cell
-// (the model's *.cu file instantiates STRATA_GRID_INSTANTIATE_FOR(F)); on
-// the host one OpenMP iteration per row of x, the row a vectorised loop.
+// A view of a host copy of a field's storage (`ncomp` components of the
+// grid's stored box), for initial states, output and tests.
+template <class T>
+FieldView<T> host_view(const Grid& g, std::vector<T>& v, int ncomp = 1) {
+  return kernels::grid::field_view(v.data(), g.stored(), ncomp);
+}
+
+// Runs f(i, j, k) over a box, or f(i, j, k, c) for each of ncomp
+// components, on the device (kernels/grid/box_kernels.hpp: one thread per
+// cell on CUDA, F declared by STRATA_GRID_FOR in the model's kernel list;
+// vectorised rows on the host).
 template <class F>
-void for_box(const Device& device, const Box& box, const F& f) {
+void for_box(const Device& device, const Box& box, const F& f, int ncomp = 1) {
   if (box.size() <= 0) return;
-  if (device.backend == Backend::cuda) {
-    parallel_for(device, box.size(), kernels::stencil::BoxKernel<F>{box, f});
-  } else {
-    host::parallel_for(box.n[1] * box.n[2], kernels::stencil::BoxRows<F>{box, f});
-  }
+  parallel_for(device, box.size() * ncomp, kernels::grid::BoxKernel<F>{box, f, ncomp});
 }
 
 // Halo exchange of up to kMaxFields fields of type T with all 3^dims - 1
@@ -185,6 +194,7 @@ class HaloExchange {
   HaloExchange(const HaloExchange&) = delete;
   HaloExchange& operator=(const HaloExchange&) = delete;
 
+  // Up to max_fields components in all (a field of ncomp counts ncomp).
   void begin(std::initializer_list<Field<T>*> fields);
   void end();
   void exchange(std::initializer_list<Field<T>*> fields) {
@@ -209,14 +219,14 @@ class HaloExchange {
   const Grid& grid_;
   Device device_;
   int max_fields_;
-  bool direct_ = false;
+  bool direct_ = false, staged_ = false;
   std::vector<Link> links_;
   std::vector<Wrap> wraps_;   // in axis order
   std::size_t cells_ = 0;   // halo cells of all links (per field)
   Buffer<T> send_dev_, recv_dev_;                 // pack target (device or host memory)
   std::vector<T> send_host_, recv_host_;          // staging for CUDA without CUDA-aware MPI
   std::vector<MPI_Request> requests_;
-  kernels::stencil::FieldSet<T> pending_;
+  kernels::grid::FieldSet<T> pending_;
 };
 
 // Fills the halo of a physical boundary (Grid::physical) of `axis`/`side`
@@ -235,8 +245,9 @@ void fill_boundaries(const Grid& g, const Device& device, Field<T>& f, std::arra
 // k): every value is quantised to a common power-of-two scale (2^-62 of the
 // largest |value|) and summed as 128-bit integers, so the result is bitwise
 // the same for any decomposition, thread count and backend, and within
-// n * 2^-62 * max|f| of the exact sum. NaN when any value is not finite.
-// Collective. CUDA: STRATA_GRID_INSTANTIATE_SUM(F) in the model's *.cu.
+// n * 2^-62 * max|f| of the exact sum (engine/runtime/fixed_sum.hpp's
+// exact_sum_over_ranks). NaN when any value is not finite. Collective. F is
+// declared by STRATA_GRID_SUM in the model's kernel list.
 template <class F>
 double global_sum(const Grid& g, const Device& device, const F& f);
 // Global maximum of f over the owned cells (exact in any order); NaN wins.
@@ -249,10 +260,10 @@ template <class T>
 void save_field(StateWriter& w, const Grid& g, const Field<T>& f);
 template <class T>
 void restore_field(StateReader& r, const Grid& g, Field<T>& f);
-// This rank's owned cells of `f` on the host, x fastest, no halos (for
-// output and checkpoints).
+// This rank's owned cells of component c of `f` on the host, x fastest, no
+// halos (for output and checkpoints).
 template <class T>
-std::vector<double> owned_values(const Grid& g, const Field<T>& f);
+std::vector<double> owned_values(const Grid& g, const Field<T>& f, int c = 0);
 
 // Whether Open MPI was built CUDA-aware and says so at run time.
 bool mpi_cuda_aware();

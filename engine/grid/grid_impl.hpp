@@ -6,6 +6,7 @@
 #include <limits>
 #include <span>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "engine/runtime/fixed_sum.hpp"
@@ -17,14 +18,9 @@ namespace strata::grid {
 namespace detail {
 
 template <class T>
-MPI_Datatype mpi_type();
-template <>
-inline MPI_Datatype mpi_type<double>() {
-  return MPI_DOUBLE;
-}
-template <>
-inline MPI_Datatype mpi_type<float>() {
-  return MPI_FLOAT;
+MPI_Datatype mpi_type() {
+  static_assert(std::is_same_v<T, double> || std::is_same_v<T, float>, "halo exchange of double or float");
+  return std::is_same_v<T, double> ? MPI_DOUBLE : MPI_FLOAT;
 }
 
 inline int direction_code(int dx, int dy, int dz) { return (dx + 1) + 3 * (dy + 1) + 9 * (dz + 1); }
@@ -48,36 +44,19 @@ inline void link_boxes(const Grid& g, const int o[3], Box& send, Box& recv) {
 
 void throw_mpi(int rc, const char* what);
 
-// Calls row(field, j, k) for every row of `box` in each of `fields` fields
-// on the host: OpenMP over rows when they are long, over planes (field, k)
-// when they are short (a face normal to x: rows of one or two cells, where
-// a division per row would cost more than the row).
-template <class R>
-void host_rows(const Box& box, int fields, const R& row) {
-  if (box.size() <= 0 || fields <= 0) return;
-  const index_t n1 = box.n[1], n2 = box.n[2];
-  if (box.n[0] >= 16) {
-    host::parallel_for(fields * n1 * n2, [&](index_t r) {
-      const index_t plane = r / n1;
-      row(static_cast<int>(plane / n2), box.lo[1] + r % n1, box.lo[2] + plane % n2);
-    });
-  } else {
-    host::parallel_for(fields * n2, [&](index_t plane) {
-      const int field = static_cast<int>(plane / n2);
-      const index_t k = box.lo[2] + plane % n2;
-      for (index_t j = box.lo[1]; j < box.lo[1] + n1; ++j) row(field, j, k);
-    });
-  }
-}
-
 }  // namespace detail
 
 template <class T>
 HaloExchange<T>::HaloExchange(const Grid& g, const Device& device, int max_fields)
     : grid_(g), device_(device), max_fields_(max_fields) {
-  if (max_fields < 1 || max_fields > kernels::stencil::kMaxFields)
+  if (max_fields < 1 || max_fields > kernels::grid::kMaxFields)
     throw std::logic_error("HaloExchange: 1 to kMaxFields fields");
-  direct_ = device.backend == Backend::cuda && mpi_cuda_aware();
+  // Where the messages' bytes travel from, not which kernels run: MPI
+  // reads device memory itself when it is CUDA-aware; otherwise the packed
+  // buffers are staged through host copies. The pack and unpack kernels
+  // are the same either way (parallel_for picks their backend).
+  direct_ = device.on_cuda() && mpi_cuda_aware();
+  staged_ = device.on_cuda() && !direct_;
   // A periodic axis this rank spans alone is its own neighbour on both
   // sides: its halos are wrapped copies (begin()), axis by axis, each slab
   // over the halos of the axes wrapped before it, so every direction whose
@@ -118,7 +97,7 @@ HaloExchange<T>::HaloExchange(const Grid& g, const Device& device, int max_field
   const std::size_t total = cells_ * static_cast<std::size_t>(max_fields);
   send_dev_ = Buffer<T>(device, total);
   recv_dev_ = Buffer<T>(device, total);
-  if (device.backend == Backend::cuda && !direct_) {
+  if (staged_) {
     send_host_.resize(total);
     recv_host_.resize(total);
   }
@@ -133,52 +112,44 @@ HaloExchange<T>::~HaloExchange() {
 template <class T>
 void HaloExchange<T>::begin(std::initializer_list<Field<T>*> fields) {
   if (!requests_.empty()) throw std::logic_error("HaloExchange::begin twice without end");
-  if (static_cast<int>(fields.size()) > max_fields_) throw std::logic_error("HaloExchange: too many fields");
   pending_.count = 0;
-  for (Field<T>* f : fields) pending_.f[pending_.count++] = f->view();
+  for (Field<T>* f : fields)
+    for (int c = 0; c < f->ncomp(); ++c) {
+      if (pending_.count == max_fields_) throw std::logic_error("HaloExchange: too many fields");
+      pending_.layout = f->view().component(0);
+      pending_.origin[pending_.count++] = f->view().component(c).origin;
+    }
   const std::size_t nf = static_cast<std::size_t>(pending_.count);
   if (nf == 0) return;
-  for (const Wrap& w : wraps_) {
-    if (device_.backend == Backend::cuda) {
-      parallel_for(device_, w.low.size() * pending_.count, kernels::stencil::PeriodicWrap<T>{pending_, w.low, w.axis, w.n});
-    } else {
-      detail::host_rows(w.low, pending_.count, kernels::stencil::PeriodicWrapRow<T>{pending_, w.low, w.axis, w.n});
-    }
-  }
+  using kernels::grid::PeriodicWrap;
+  for (const Wrap& w : wraps_)
+    for_box(device_, w.low, PeriodicWrap<T>{pending_, w.axis, w.n, w.low.n[w.axis]}, pending_.count);
   if (links_.empty()) return;
-  for (const Link& l : links_) {
-    T* buffer = send_dev_.data() + l.offset * nf;
-    if (device_.backend == Backend::cuda) {
-      parallel_for(device_, l.send.size() * pending_.count, kernels::stencil::PackBox<T>{pending_, l.send, buffer});
-    } else {
-      detail::host_rows(l.send, pending_.count, kernels::stencil::PackRow<T>{pending_, l.send, buffer});
-    }
-  }
+  for (const Link& l : links_)
+    for_box(device_, l.send, kernels::grid::Pack<T>{pending_, l.send, send_dev_.data() + l.offset * nf},
+            pending_.count);
   T* send = send_dev_.data();
   T* recv = recv_dev_.data();
-  if (device_.backend == Backend::cuda && !direct_) {
-    send_dev_.copy_to_host(send_host_.data(), cells_ * nf);   // synchronises with the pack kernels
+  if (staged_) {
+    send_dev_.copy_to_host(send_host_.data(), cells_ * nf);   // waits for the pack kernels
     send = send_host_.data();
     recv = recv_host_.data();
-  } else if (device_.backend == Backend::cuda) {
-    cuda::synchronize();
+  } else {
+    device_.fence();   // MPI reads the packed buffers
   }
-  for (const Link& l : links_) {
-    const int count = static_cast<int>(static_cast<std::size_t>(l.recv.size()) * nf);
-    MPI_Request rq;
-    detail::throw_mpi(MPI_Irecv(recv + l.offset * nf, count, detail::mpi_type<T>(), l.rank, l.recv_tag, grid_.cart(),
-                                &rq),
-                      "MPI_Irecv (halo)");
-    requests_.push_back(rq);
-  }
-  for (const Link& l : links_) {
-    const int count = static_cast<int>(static_cast<std::size_t>(l.send.size()) * nf);
-    MPI_Request rq;
-    detail::throw_mpi(MPI_Isend(send + l.offset * nf, count, detail::mpi_type<T>(), l.rank, l.send_tag, grid_.cart(),
-                                &rq),
-                      "MPI_Isend (halo)");
-    requests_.push_back(rq);
-  }
+  // Every receive posted before any send; a link's send and receive boxes
+  // have the same size.
+  for (const bool receive : {true, false})
+    for (const Link& l : links_) {
+      const int count = static_cast<int>(static_cast<std::size_t>(l.send.size()) * nf);
+      MPI_Request rq;
+      detail::throw_mpi(receive ? MPI_Irecv(recv + l.offset * nf, count, detail::mpi_type<T>(), l.rank, l.recv_tag,
+                                            grid_.cart(), &rq)
+                                : MPI_Isend(send + l.offset * nf, count, detail::mpi_type<T>(), l.rank, l.send_tag,
+                                            grid_.cart(), &rq),
+                        receive ? "MPI_Irecv (halo)" : "MPI_Isend (halo)");
+      requests_.push_back(rq);
+    }
 }
 
 template <class T>
@@ -188,15 +159,10 @@ void HaloExchange<T>::end() {
                     "MPI_Waitall (halo)");
   requests_.clear();
   const std::size_t nf = static_cast<std::size_t>(pending_.count);
-  if (device_.backend == Backend::cuda && !direct_) recv_dev_.copy_from_host(recv_host_.data(), cells_ * nf);
-  for (const Link& l : links_) {
-    const T* buffer = recv_dev_.data() + l.offset * nf;
-    if (device_.backend == Backend::cuda) {
-      parallel_for(device_, l.recv.size() * pending_.count, kernels::stencil::UnpackBox<T>{pending_, l.recv, buffer});
-    } else {
-      detail::host_rows(l.recv, pending_.count, kernels::stencil::UnpackRow<T>{pending_, l.recv, buffer});
-    }
-  }
+  if (staged_) recv_dev_.copy_from_host(recv_host_.data(), cells_ * nf);
+  for (const Link& l : links_)
+    for_box(device_, l.recv, kernels::grid::Unpack<T>{pending_, l.recv, recv_dev_.data() + l.offset * nf},
+            pending_.count);
 }
 
 template <class T>
@@ -204,25 +170,12 @@ void fill_side(const Grid& g, const Device& device, Field<T>& f, int axis, int s
   if (!g.physical(axis, side)) return;
   const Boundary kind = g.spec().boundary[static_cast<std::size_t>(axis)][static_cast<std::size_t>(side)];
   const auto n = g.count();
-  Box box;
-  for (int a = 0; a < 3; ++a) {
-    const index_t h = g.halo(a);
-    if (a == axis) {
-      box.lo[a] = side == 0 ? -h : n[a];
-      box.n[a] = h;
-    } else {
-      box.lo[a] = -h;
-      box.n[a] = n[a] + 2 * h;
-    }
-  }
-  if (box.size() <= 0) return;
-  const kernels::stencil::FillSide<T> fill{f.view(), box, axis, n[static_cast<std::size_t>(axis)], side,
-                                           kind == Boundary::wall, kind == Boundary::wall ? sign : T(1)};
-  if (device.backend == Backend::cuda) {
-    parallel_for(device, box.size(), fill);
-  } else {
-    detail::host_rows(box, 1, kernels::stencil::FillSideRow<T>{fill});
-  }
+  Box box = g.stored();   // the halo slab beyond the side, over the other axes' halos
+  box.lo[axis] = side == 0 ? -g.halo(axis) : n[static_cast<std::size_t>(axis)];
+  box.n[axis] = g.halo(axis);
+  for_box(device, box,
+          kernels::grid::FillSide<T>{f.view(), axis, n[static_cast<std::size_t>(axis)], side, kind == Boundary::wall,
+                                     kind == Boundary::wall ? sign : T(1)});
 }
 
 template <class T>
@@ -231,78 +184,29 @@ void fill_boundaries(const Grid& g, const Device& device, Field<T>& f, std::arra
     for (int s = 0; s < 2; ++s) fill_side(g, device, f, a, s, sign[static_cast<std::size_t>(a)]);
 }
 
-namespace detail {
-// An exact reduction (max, Fixed128 sum: any order gives the same bits)
-// of cell(i, j, k) over a box on the host, row by row: the linear
-// parallel_reduce spends two integer divisions per cell finding (i, j, k),
-// more than a diagnostic's own arithmetic. Rows in parallel, each in x
-// order; the row results combined in order.
-template <class T, class Cell, class Op>
-T host_box_reduce(const Box& box, const Cell& cell, T init, Op op) {
-  const index_t rows = box.n[1] * box.n[2];
-  if (box.n[0] <= 0 || rows <= 0) return init;
-  std::vector<T> partial(static_cast<std::size_t>(rows));
-#pragma omp parallel for schedule(static)
-  for (index_t r = 0; r < rows; ++r) {
-    const index_t j = box.lo[1] + r % box.n[1], k = box.lo[2] + r / box.n[1];
-    T acc = cell(box.lo[0], j, k);
-    for (index_t i = box.lo[0] + 1; i < box.lo[0] + box.n[0]; ++i) acc = op(acc, cell(i, j, k));
-    partial[static_cast<std::size_t>(r)] = acc;
-  }
-  T result = init;
-  for (const T& v : partial) result = op(result, v);
-  return result;
-}
-}  // namespace detail
-
 template <class F>
 double global_max(const Grid& g, const Device& device, const F& f) {
-  using namespace kernels::stencil;
   const Box box = g.owned();
-  const double local =
-      device.backend == Backend::host
-          ? detail::host_box_reduce(box, f, -std::numeric_limits<double>::infinity(), MaxOp{})
-          : parallel_reduce(device, box.size(), BoxValue<F>{box, f}, -std::numeric_limits<double>::infinity(),
-                            MaxOp{});
-  // MPI_MAX drops NaN on some implementations: carry "any NaN" separately.
-  const bool nan = g.mpi().any(std::isnan(local));
-  return nan ? std::numeric_limits<double>::quiet_NaN() : g.mpi().max(local);
+  return max_over_ranks(device, g.mpi().comm(), box.size(), kernels::grid::BoxValue<F>{box, f});
 }
 
 template <class F>
 double global_sum(const Grid& g, const Device& device, const F& f) {
-  using namespace kernels::stencil;
   const Box box = g.owned();
-  const double m = global_max(g, device, AbsValue<F>{f});
-  if (!std::isfinite(m)) return std::numeric_limits<double>::quiet_NaN();
-  if (m == 0) return 0.0;
-  int e = 0;
-  std::frexp(m, &e);   // m < 2^e
-  const int shift = std::min(62 - e, 1000);
-  const double scale = std::ldexp(1.0, shift);
-  const Quantised<F> quantised{box, f, scale};
-  const Fixed128 local =
-      device.backend == Backend::host
-          ? detail::host_box_reduce(
-                box, [&](index_t i, index_t j, index_t k) { return quantised.at(i, j, k); }, Fixed128{},
-                Fixed128Plus{})
-          : parallel_reduce(device, box.size(), quantised, Fixed128{}, Fixed128Plus{});
-  return fixed128_sum_over_ranks(g.mpi().comm(), local, shift);
+  return exact_sum_over_ranks(device, g.mpi().comm(), box.size(), kernels::grid::BoxValue<F>{box, f});
 }
 
 template <class T>
-std::vector<double> owned_values(const Grid& g, const Field<T>& f) {
-  std::vector<T> all(static_cast<std::size_t>(g.storage()));
+std::vector<double> owned_values(const Grid& g, const Field<T>& f, int c) {
+  std::vector<T> all(static_cast<std::size_t>(g.storage()) * static_cast<std::size_t>(f.ncomp()));
   f.buffer().copy_to_host(all.data(), all.size());
-  const auto e = g.extent();
+  const FieldView<T> v = host_view(g, all, f.ncomp());
   const auto n = g.count();
   std::vector<double> out;
   out.reserve(static_cast<std::size_t>(g.owned_cells()));
   for (index_t k = 0; k < n[2]; ++k)
     for (index_t j = 0; j < n[1]; ++j)
-      for (index_t i = 0; i < n[0]; ++i)
-        out.push_back(static_cast<double>(
-            all[static_cast<std::size_t>(((k + g.halo(2)) * e[1] + j + g.halo(1)) * e[0] + i + g.halo(0))]));
+      for (index_t i = 0; i < n[0]; ++i) out.push_back(static_cast<double>(v(i, j, k, c)));
   return out;
 }
 
@@ -325,26 +229,25 @@ template <class T>
 void save_field(StateWriter& w, const Grid& g, const Field<T>& f) {
   std::vector<std::int64_t> global, start, count;
   detail::global_box(g, global, start, count);
-  const std::vector<double> values = owned_values(g, f);
-  w.box("fields/" + f.name(), values, global, start, count);
+  for (int c = 0; c < f.ncomp(); ++c) w.box("fields/" + f.name(c), owned_values(g, f, c), global, start, count);
 }
 
 template <class T>
 void restore_field(StateReader& r, const Grid& g, Field<T>& f) {
   std::vector<std::int64_t> global, start, count;
   detail::global_box(g, global, start, count);
-  std::vector<double> values(static_cast<std::size_t>(g.owned_cells()));
-  r.box("fields/" + f.name(), values, start, count);
-  std::vector<T> all(static_cast<std::size_t>(g.storage()));
+  std::vector<T> all(static_cast<std::size_t>(g.storage()) * static_cast<std::size_t>(f.ncomp()));
   f.buffer().copy_to_host(all.data(), all.size());
-  const auto e = g.extent();
+  const FieldView<T> v = host_view(g, all, f.ncomp());
   const auto n = g.count();
-  std::size_t c = 0;
-  for (index_t k = 0; k < n[2]; ++k)
-    for (index_t j = 0; j < n[1]; ++j)
-      for (index_t i = 0; i < n[0]; ++i)
-        all[static_cast<std::size_t>(((k + g.halo(2)) * e[1] + j + g.halo(1)) * e[0] + i + g.halo(0))] =
-            static_cast<T>(values[c++]);
+  std::vector<double> values(static_cast<std::size_t>(g.owned_cells()));
+  for (int c = 0; c < f.ncomp(); ++c) {
+    r.box("fields/" + f.name(c), values, start, count);
+    std::size_t at = 0;
+    for (index_t k = 0; k < n[2]; ++k)
+      for (index_t j = 0; j < n[1]; ++j)
+        for (index_t i = 0; i < n[0]; ++i) v(i, j, k, c) = static_cast<T>(values[at++]);
+  }
   f.buffer().copy_from_host(all.data(), all.size());
 }
 

@@ -4,23 +4,27 @@
 #pragma once
 
 #include "engine/backend/parallel.hpp"
-#include "kernels/stencil/grid_view.hpp"
+#include "kernels/core/exact_sum.hpp"
+#include "kernels/grid/box_kernels.hpp"
+#include "kernels/grid/halo.hpp"
 
 // for_box(device, box, F)
-#define STRATA_GRID_FOR(M, ...) STRATA_FOR(M, strata::kernels::stencil::BoxKernel<__VA_ARGS__>)
+#define STRATA_GRID_FOR(M, ...) STRATA_FOR(M, strata::kernels::grid::BoxKernel<__VA_ARGS__>)
 // global_sum (a max of |F| for the scale, then the exact sum) and global_max
-#define STRATA_GRID_SUM(M, ...)                                                                     \
-  STRATA_GRID_MAX(M, strata::kernels::stencil::AbsValue<__VA_ARGS__>)                               \
-  STRATA_REDUCE(M, strata::kernels::Fixed128, strata::kernels::Fixed128Plus,                        \
-                strata::kernels::stencil::Quantised<__VA_ARGS__>)
+#define STRATA_GRID_SUM(M, ...)                                                                         \
+  STRATA_REDUCE(M, double, strata::kernels::MaxOp,                                                      \
+                strata::kernels::Magnitude<strata::kernels::grid::BoxValue<__VA_ARGS__>>)               \
+  STRATA_REDUCE(M, strata::kernels::Fixed128, strata::kernels::Fixed128Plus,                            \
+                strata::kernels::Quantised<strata::kernels::grid::BoxValue<__VA_ARGS__>>)
 #define STRATA_GRID_MAX(M, ...) \
-  STRATA_REDUCE(M, double, strata::kernels::MaxOp, strata::kernels::stencil::BoxValue<__VA_ARGS__>)
+  STRATA_REDUCE(M, double, strata::kernels::MaxOp, strata::kernels::grid::BoxValue<__VA_ARGS__>)
 
-#define STRATA_GRID_KERNELS(M, Real)                                    \
-  STRATA_FOR(M, strata::kernels::stencil::PackBox<Real>)                \
-  STRATA_FOR(M, strata::kernels::stencil::UnpackBox<Real>)              \
-  STRATA_FOR(M, strata::kernels::stencil::PeriodicWrap<Real>)           \
-  STRATA_FOR(M, strata::kernels::stencil::FillSide<Real>)               \
-  STRATA_REDUCE(M, double, strata::Plus,                                \
-                strata::kernels::stencil::BoxValue<strata::kernels::stencil::NonFiniteCell<Real>>)
+// The grid layer's own kernels: halo packing, self-periodic copies, boundaries.
+#define STRATA_GRID_KERNELS(M, Real)                               \
+  STRATA_GRID_FOR(M, strata::kernels::grid::Pack<Real>)            \
+  STRATA_GRID_FOR(M, strata::kernels::grid::Unpack<Real>)          \
+  STRATA_GRID_FOR(M, strata::kernels::grid::PeriodicWrap<Real>)    \
+  STRATA_GRID_FOR(M, strata::kernels::grid::FillSide<Real>)        \
+  STRATA_REDUCE(M, double, strata::Plus,                           \
+                strata::kernels::grid::BoxValue<strata::kernels::grid::NonFiniteCell<Real>>)
 STRATA_DECLARE_KERNELS(STRATA_GRID_KERNELS)

@@ -22,7 +22,6 @@
 #include <vector>
 
 #include "engine/grid/grid.hpp"
-#include "engine/backend/cuda_runtime.hpp"
 #include "engine/grid/grid_output.hpp"
 #include "engine/io/background_writer.hpp"
 #include "engine/runtime/error.hpp"
@@ -63,7 +62,7 @@ class GridSimulation : public Simulation {
       // what the performance figures measure.
       const auto t0 = std::chrono::steady_clock::now();
       ctx_.mpi.collective([&] { step(static_cast<T>(dt)); });
-      if (ctx_.device.backend == Backend::cuda) cuda::synchronize();
+      ctx_.device.fence();
       step_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
     ++step_;
@@ -77,25 +76,24 @@ class GridSimulation : public Simulation {
 
   std::optional<std::string> nonfinite() const override {
     const Box box = grid_->owned();
-    for (const Field<T>* f : const_cast<GridSimulation*>(this)->state()) {
-      const double bad = parallel_reduce(ctx_.device, box.size(),
-                                         kernels::stencil::BoxValue<kernels::stencil::NonFiniteCell<T>>{
-                                             box, kernels::stencil::NonFiniteCell<T>{f->view()}},
-                                         0.0, Plus{});
-      if (bad > 0)
-        return std::to_string(static_cast<long long>(bad)) + " non-finite value(s) in field " + f->name() +
-               " at t = " + std::to_string(time_) + " s";
-    }
+    for (const Field<T>* f : const_cast<GridSimulation*>(this)->state())
+      for (int c = 0; c < f->ncomp(); ++c) {
+        using kernels::grid::NonFiniteCell;
+        const double bad = parallel_reduce(
+            ctx_.device, box.size(),
+            kernels::grid::BoxValue<NonFiniteCell<T>>{box, NonFiniteCell<T>{f->view().component(c)}}, 0.0, Plus{});
+        if (bad > 0)
+          return std::to_string(static_cast<long long>(bad)) + " non-finite value(s) in field " + f->name(c) +
+                 " at t = " + std::to_string(time_) + " s";
+      }
     return std::nullopt;
   }
 
   void inject_nonfinite() override {
     Field<T>& f = *state().front();
-    std::vector<T> all(static_cast<std::size_t>(grid_->storage()));
+    std::vector<T> all(f.buffer().size());
     f.buffer().copy_to_host(all.data(), all.size());
-    const auto e = grid_->extent();
-    all[static_cast<std::size_t>((grid_->halo(2) * e[1] + grid_->halo(1)) * e[0] + grid_->halo(0))] =
-        std::numeric_limits<T>::quiet_NaN();
+    host_view(*grid_, all, f.ncomp())(0, 0, 0) = std::numeric_limits<T>::quiet_NaN();
     f.buffer().copy_from_host(all.data(), all.size());
   }
 
@@ -201,7 +199,8 @@ class GridSimulation : public Simulation {
   // by default the state fields.
   virtual std::vector<std::vector<double>> frame_values() {
     std::vector<std::vector<double>> v;
-    for (Field<T>* f : state()) v.push_back(owned_values(*grid_, *f));
+    for (Field<T>* f : state())
+      for (int c = 0; c < f->ncomp(); ++c) v.push_back(owned_values(*grid_, *f, c));
     return v;
   }
   // The diagnostics row (GridOutput's order). Collective; every rank gets
@@ -300,6 +299,26 @@ template <template <class> class Sim, class Params>
 std::unique_ptr<Simulation> start_in_precision(RunContext& ctx, const Params& params) {
   if (ctx.precision == Precision::fp32) return std::make_unique<Sim<float>>(ctx, params);
   return std::make_unique<Sim<double>>(ctx, params);
+}
+
+// Runs a model's simulation of `params` to its end without output, in the
+// run's precision (a model's self-checks): look(sim, true) sees it before
+// the first step, look(sim, false) after the last.
+template <template <class> class Sim, class Params, class Look>
+void run_quietly(RunContext& ctx, const Params& params, const Look& look) {
+  RunContext quiet = ctx;
+  quiet.output = nullptr;
+  const auto run = [&]<class T>() {
+    Sim<T> sim(quiet, params);
+    look(sim, true);
+    while (sim.steps_done() < sim.steps()) sim.advance();
+    look(sim, false);
+  };
+  if (ctx.precision == Precision::fp32) {
+    run.template operator()<float>();
+  } else {
+    run.template operator()<double>();
+  }
 }
 
 }  // namespace strata::grid

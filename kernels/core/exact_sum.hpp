@@ -56,4 +56,33 @@ struct MaxOp {
   STRATA_HD double operator()(double a, double b) const { return a > b ? a : (b > a ? b : (a != a ? a : b)); }
 };
 
+// The two passes of an exact sum of f(idx) (engine/runtime/fixed_sum.hpp):
+// |f(idx)|, a NaN kept, whose maximum fixes the scale; then f(idx) times
+// that power of two (an exact product), rounded to a Fixed128. Where f
+// reduces itself on the host (f.host_reduce(n, init, op, map), a grid box
+// by rows), the passes go through it with their map.
+struct Abs {
+  STRATA_HD STRATA_FORCEINLINE double operator()(double v) const { return v < 0 ? -v : v; }
+};
+struct Quantise {
+  double scale;
+  STRATA_HD STRATA_FORCEINLINE Fixed128 operator()(double v) const { return quantise(v * scale); }
+};
+
+template <class F, class Map>
+struct Mapped {
+  F f;
+  Map map;
+  STRATA_HD STRATA_FORCEINLINE auto operator()(std::int64_t idx) const { return map(f(idx)); }
+  template <class T, class Op>
+    requires requires(const F& g, std::int64_t n, T init, Op op, Map m) { g.host_reduce(n, init, op, m); }
+  T host_reduce(std::int64_t n, T init, Op op) const {
+    return f.host_reduce(n, init, op, map);
+  }
+};
+template <class F>
+using Magnitude = Mapped<F, Abs>;
+template <class F>
+using Quantised = Mapped<F, Quantise>;
+
 }  // namespace strata::kernels

@@ -5,9 +5,12 @@
 
 #include <cmath>
 
-#include "kernels/stencil/grid_view.hpp"
+#include "kernels/grid/field_view.hpp"
 
 namespace strata::kernels::stencil {
+
+using grid::FieldView;
+using grid::index_t;
 
 // out = u + dt kappa (d2u/dx2 + d2u/dy2 + d2u/dz2); cx = kappa dt / dx^2, ...
 template <class T>

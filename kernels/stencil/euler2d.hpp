@@ -16,9 +16,12 @@
 
 #include <cmath>
 
-#include "kernels/stencil/grid_view.hpp"
+#include "kernels/grid/field_view.hpp"
 
 namespace strata::kernels::stencil::euler2d {
+
+using kernels::grid::FieldView;
+using kernels::grid::index_t;
 
 // miniWeather's constants (SI units).
 inline constexpr double kPi = 3.14159265358979323846264338327;
@@ -40,15 +43,12 @@ enum Var { kDens = 0, kUmom = 1, kWmom = 2, kRhot = 3, kVars = 4 };
 STRATA_HD STRATA_FORCEINLINE double power(double a, double b) { return pow(a, b); }
 STRATA_HD STRATA_FORCEINLINE float power(float a, float b) { return powf(a, b); }
 
-// The four state variables of one buffer (state or state_tmp).
+// The four state variables of one buffer (state or state_tmp): components
+// kDens .. kRhot of one field, q(i, j, 0, v).
 template <class T>
-struct State {
-  FieldView<T> q[kVars];
-};
+using State = FieldView<T>;
 template <class T>
-struct ConstState {
-  FieldView<const T> q[kVars];
-};
+using ConstState = FieldView<const T>;
 
 // The hydrostatic background, indexed by global vertical index: cell
 // averages of rho and rho theta for cells -2 .. nz+1 (element k + 2), and
@@ -85,16 +85,16 @@ struct FluxX {
   STRATA_HD STRATA_FORCEINLINE void operator()(index_t i, index_t j, index_t) const {
     T vals[kVars], d3[kVars];
     for (int v = 0; v < kVars; ++v)
-      face_stencil(s.q[v](i - 2, j), s.q[v](i - 1, j), s.q[v](i, j), s.q[v](i + 1, j), vals[v], d3[v]);
+      face_stencil(s(i - 2, j, 0, v), s(i - 1, j, 0, v), s(i, j, 0, v), s(i + 1, j, 0, v), vals[v], d3[v]);
     const T r = vals[kDens] + bg.cell_dens(j);
     const T u = vals[kUmom] / r;
     const T w = vals[kWmom] / r;
     const T t = (vals[kRhot] + bg.cell_dens_theta(j)) / r;
     const T p = T(kC0) * power(r * t, T(kGamma));
-    flux.q[kDens](i, j) = r * u - hv * d3[kDens];
-    flux.q[kUmom](i, j) = r * u * u + p - hv * d3[kUmom];
-    flux.q[kWmom](i, j) = r * u * w - hv * d3[kWmom];
-    flux.q[kRhot](i, j) = r * u * t - hv * d3[kRhot];
+    flux(i, j, 0, kDens) = r * u - hv * d3[kDens];
+    flux(i, j, 0, kUmom) = r * u * u + p - hv * d3[kUmom];
+    flux(i, j, 0, kWmom) = r * u * w - hv * d3[kWmom];
+    flux(i, j, 0, kRhot) = r * u * t - hv * d3[kRhot];
   }
 };
 
@@ -111,7 +111,7 @@ struct FluxZ {
   STRATA_HD STRATA_FORCEINLINE void operator()(index_t i, index_t j, index_t) const {
     T vals[kVars], d3[kVars];
     for (int v = 0; v < kVars; ++v)
-      face_stencil(s.q[v](i, j - 2), s.q[v](i, j - 1), s.q[v](i, j), s.q[v](i, j + 1), vals[v], d3[v]);
+      face_stencil(s(i, j - 2, 0, v), s(i, j - 1, 0, v), s(i, j, 0, v), s(i, j + 1, 0, v), vals[v], d3[v]);
     const index_t kf = bg.k0 + j;
     const T r = vals[kDens] + bg.dens_int[kf];
     const T u = vals[kUmom] / r;
@@ -122,10 +122,10 @@ struct FluxZ {
       w = T(0);
       d3[kDens] = T(0);
     }
-    flux.q[kDens](i, j) = r * w - hv * d3[kDens];
-    flux.q[kUmom](i, j) = r * w * u - hv * d3[kUmom];
-    flux.q[kWmom](i, j) = r * w * w + p - hv * d3[kWmom];
-    flux.q[kRhot](i, j) = r * w * t - hv * d3[kRhot];
+    flux(i, j, 0, kDens) = r * w - hv * d3[kDens];
+    flux(i, j, 0, kUmom) = r * w * u - hv * d3[kUmom];
+    flux(i, j, 0, kWmom) = r * w * w + p - hv * d3[kWmom];
+    flux(i, j, 0, kRhot) = r * w * t - hv * d3[kRhot];
   }
 };
 
@@ -148,15 +148,15 @@ struct ApplyTendency {
     const index_t j1 = axis == 0 ? j : j + 1;
     // Every tendency before any write: `out` may be `forcing` (stage 2).
     T tend[kVars];
-    for (int v = 0; v < kVars; ++v) tend[v] = -(flux.q[v](i1, j1) - flux.q[v](i, j)) / d;
-    if (axis == 1) tend[kWmom] = tend[kWmom] - forcing.q[kDens](i, j) * T(kGrav);
+    for (int v = 0; v < kVars; ++v) tend[v] = -(flux(i1, j1, 0, v) - flux(i, j, 0, v)) / d;
+    if (axis == 1) tend[kWmom] = tend[kWmom] - forcing(i, j, 0, kDens) * T(kGrav);
     if (wforce.origin != nullptr) {
       const T f = wforce(i, j);
       tend[kWmom] += f;
       tend[kWmom] += f;
       tend[kWmom] += f;
     }
-    for (int v = 0; v < kVars; ++v) out.q[v](i, j) = init.q[v](i, j) + dt * tend[v];
+    for (int v = 0; v < kVars; ++v) out(i, j, 0, v) = init(i, j, 0, v) + dt * tend[v];
   }
 };
 
@@ -170,10 +170,10 @@ struct WallHaloZ {
   Background<T> bg;
   index_t src;   // the owned row next to the wall
   STRATA_HD void operator()(index_t i, index_t j, index_t) const {
-    s.q[kDens](i, j) = s.q[kDens](i, src);
-    s.q[kUmom](i, j) = s.q[kUmom](i, src) / bg.cell_dens(src) * bg.cell_dens(j);
-    s.q[kWmom](i, j) = T(0);
-    s.q[kRhot](i, j) = s.q[kRhot](i, src);
+    s(i, j, 0, kDens) = s(i, src, 0, kDens);
+    s(i, j, 0, kUmom) = s(i, src, 0, kUmom) / bg.cell_dens(src) * bg.cell_dens(j);
+    s(i, j, 0, kWmom) = T(0);
+    s(i, j, 0, kRhot) = s(i, src, 0, kRhot);
   }
 };
 
@@ -185,8 +185,8 @@ struct InjectJet {
   State<T> s;
   Background<T> bg;
   STRATA_HD void operator()(index_t i, index_t j, index_t) const {
-    s.q[kUmom](i, j) = (s.q[kDens](i, j) + bg.cell_dens(j)) * T(50.);
-    s.q[kRhot](i, j) = (s.q[kDens](i, j) + bg.cell_dens(j)) * T(298.) - bg.cell_dens_theta(j);
+    s(i, j, 0, kUmom) = (s(i, j, 0, kDens) + bg.cell_dens(j)) * T(50.);
+    s(i, j, 0, kRhot) = (s(i, j, 0, kDens) + bg.cell_dens(j)) * T(298.) - bg.cell_dens_theta(j);
   }
 };
 
@@ -199,10 +199,10 @@ struct CellTotals {
   double dx, dz;
   STRATA_HD STRATA_FORCEINLINE void primitives(index_t i, index_t j, double& r, double& u, double& w, double& th,
                                                double& p) const {
-    r = static_cast<double>(s.q[kDens](i, j)) + static_cast<double>(bg.cell_dens(j));
-    u = static_cast<double>(s.q[kUmom](i, j)) / r;
-    w = static_cast<double>(s.q[kWmom](i, j)) / r;
-    th = (static_cast<double>(s.q[kRhot](i, j)) + static_cast<double>(bg.cell_dens_theta(j))) / r;
+    r = static_cast<double>(s(i, j, 0, kDens)) + static_cast<double>(bg.cell_dens(j));
+    u = static_cast<double>(s(i, j, 0, kUmom)) / r;
+    w = static_cast<double>(s(i, j, 0, kWmom)) / r;
+    th = (static_cast<double>(s(i, j, 0, kRhot)) + static_cast<double>(bg.cell_dens_theta(j))) / r;
     p = kC0 * pow(r * th, kGamma);
   }
 };
@@ -211,7 +211,7 @@ template <class T>
 struct CellMass {
   CellTotals<T> c;
   STRATA_HD double operator()(index_t i, index_t j, index_t) const {
-    const double r = static_cast<double>(c.s.q[kDens](i, j)) + static_cast<double>(c.bg.cell_dens(j));
+    const double r = static_cast<double>(c.s(i, j, 0, kDens)) + static_cast<double>(c.bg.cell_dens(j));
     return r * c.dx * c.dz;
   }
 };

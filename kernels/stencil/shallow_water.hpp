@@ -15,7 +15,7 @@
 // cancel pairwise, B and the continuity equation exchange kinetic and
 // potential energy exactly).
 //
-// Staggering, local indices (i, j) of a rank (grid_view.hpp):
+// Staggering, local indices (i, j) of a rank (kernels/grid/field_view.hpp):
 //   h(i, j)  cell centre   (x_i + dx/2, y_j + dy/2)
 //   u(i, j)  west face     (x_i,        y_j + dy/2)
 //   v(i, j)  south face    (x_i + dx/2, y_j       )
@@ -34,9 +34,12 @@
 
 #include <cmath>
 
-#include "kernels/stencil/grid_view.hpp"
+#include "kernels/grid/field_view.hpp"
 
 namespace strata::kernels::stencil {
+
+using grid::FieldView;
+using grid::index_t;
 
 // f at the corner rows (the y of v faces): f0 + beta (y - y_ref), from the
 // global row index so every decomposition computes the same bits.

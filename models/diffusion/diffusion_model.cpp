@@ -197,7 +197,7 @@ class DiffusionSimulation final : public grid::GridSimulation<T> {
     const kernels::stencil::Gaussian3 gauss = p_.gaussian();
     const double s2 = gauss.variance(this->time());
     const auto box = g.owned();
-    const auto* n = box.n;
+    const auto n = box.n;
     parallel_for(dev, n[0] + n[1] + n[2],
                  kernels::stencil::GaussianAxisFactors{gauss, cells_, s2, n[0], n[1], factors_.data()});
     const double* f = factors_.data();
@@ -255,11 +255,7 @@ class DiffusionModel final : public Model {
     const std::size_t elem = ctx.precision == Precision::fp32 ? 4 : 8;
     const std::size_t fields = grid::field_bytes(ctx.mpi, p.spec(), 3, elem);   // u, u_next, halo buffers (< 1 field)
     MemoryPlan m;
-    if (ctx.device.backend == Backend::cuda) {
-      m.device_bytes = fields;
-    } else {
-      m.host_bytes = fields;
-    }
+    m.add(ctx.device, fields);
     // Output and checkpoints: one field's host copy, and the frame in flight
     // to the background writer (u, in double).
     m.host_bytes += fields / 3 + fields / 3 * 8 / elem;

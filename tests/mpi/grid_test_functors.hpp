@@ -5,12 +5,12 @@
 #include <cstdint>
 
 #include "engine/grid/grid_instantiate.hpp"
-#include "kernels/stencil/grid_view.hpp"
+#include "kernels/grid/field_view.hpp"
 
 namespace strata::test {
 
-using kernels::stencil::FieldView;
-using kernels::stencil::index_t;
+using kernels::grid::FieldView;
+using kernels::grid::index_t;
 
 // A value in [-1, 1) from a global cell index (splitmix64), the same on
 // every rank and backend.

@@ -304,8 +304,8 @@ TEST_CASE("the host box launch visits every cell of a box once", "[grid]") {
   for (const Box& box : {Box{{1, 1, 1}, {7, 6, 6}}, Box{{0, 2, 1}, {9, 5, 7}}, Box{{2, 0, 3}, {3, 8, 1}},
                          Box{{0, 3, 0}, {9, 1, 5}}, Box{{4, 4, 4}, {1, 1, 1}}, Box{{1, 1, 1}, {0, 6, 6}}}) {
     std::vector<int> hits(static_cast<std::size_t>(ex * ey * ez), 0);
-    const FieldView<int> view{hits.data(), ex, ex * ey};
-    if (box.size() > 0) host::parallel_for(box.n[1] * box.n[2], kernels::stencil::BoxRows<CountVisits>{box, {view}});
+    const FieldView<int> view = kernels::grid::field_view(hits.data(), Box{{{0, 0, 0}}, {{ex, ey, ez}}});
+    kernels::grid::BoxKernel<CountVisits>{box, {view}}.host_for(box.size());
     std::size_t bad = 0;
     for (index_t k = 0; k < ez; ++k)
       for (index_t j = 0; j < ey; ++j)

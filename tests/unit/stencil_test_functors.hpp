@@ -5,13 +5,13 @@
 #include "engine/grid/grid_instantiate.hpp"
 #include "kernels/stencil/diffusion.hpp"
 #include "kernels/stencil/euler2d.hpp"
-#include "kernels/stencil/grid_view.hpp"
+#include "kernels/grid/field_view.hpp"
 #include "kernels/stencil/shallow_water.hpp"
 
 namespace strata::test {
 
-using kernels::stencil::FieldView;
-using kernels::stencil::index_t;
+using kernels::grid::FieldView;
+using kernels::grid::index_t;
 
 // A kernel as the tests launch it: a type of the tests' own, so its CUDA
 // instantiation does not depend on (or collide with) the models' lists.

@@ -30,10 +30,11 @@
 
 using namespace strata;
 namespace ks = kernels::stencil;
+namespace kg = kernels::grid;
 namespace ke = kernels::stencil::euler2d;
-using ks::Box;
-using ks::FieldView;
-using ks::index_t;
+using kg::Box;
+using kg::FieldView;
+using kg::index_t;
 
 namespace {
 
@@ -69,12 +70,12 @@ struct HostField {
 template <class T>
 struct DeviceField {
   Buffer<T> buf;
-  index_t offset, sy, sz;
+  Box stored;
   DeviceField(const Device& d, const HostField<T>& f)
-      : buf(d, f.v.size()), offset(f.h[0] + f.e[0] * (f.h[1] + f.e[1] * f.h[2])), sy(f.e[0]), sz(f.e[0] * f.e[1]) {
+      : buf(d, f.v.size()), stored{{{-f.h[0], -f.h[1], -f.h[2]}}, {{f.e[0], f.e[1], f.e[2]}}} {
     buf.copy_from_host(f.v.data(), f.v.size());
   }
-  FieldView<T> view() { return {buf.data() + offset, sy, sz}; }
+  FieldView<T> view() { return kernels::grid::field_view(buf.data(), stored); }
   HostField<T> read(HostField<T> shape) const {
     buf.copy_to_host(shape.v.data(), shape.v.size());
     return shape;
@@ -638,25 +639,28 @@ struct DeviceBackground {
   }
 };
 
+// The four variables as the model holds them: one field of 4 components.
 template <class T>
 struct DeviceVars {
-  std::vector<DeviceField<T>> f;
-  DeviceVars(const Device& d, const Vars<T>& q) {
-    for (const HostField<T>& x : q) f.emplace_back(d, x);
+  Buffer<T> buf;
+  Box stored;
+  DeviceVars(const Device& d, const Vars<T>& q)
+      : buf(d, 4 * q[0].v.size()),
+        stored{{{-q[0].h[0], -q[0].h[1], -q[0].h[2]}}, {{q[0].e[0], q[0].e[1], q[0].e[2]}}} {
+    std::vector<T> all;
+    for (const HostField<T>& x : q) all.insert(all.end(), x.v.begin(), x.v.end());
+    buf.copy_from_host(all.data(), all.size());
   }
-  ke::State<T> state() {
-    ke::State<T> s;
-    for (int v = 0; v < 4; ++v) s.q[v] = f[static_cast<std::size_t>(v)].view();
-    return s;
-  }
-  ke::ConstState<T> cstate() {
-    ke::ConstState<T> s;
-    for (int v = 0; v < 4; ++v) s.q[v] = f[static_cast<std::size_t>(v)].view();
-    return s;
-  }
+  ke::State<T> state() { return kernels::grid::field_view(buf.data(), stored, 4); }
+  ke::ConstState<T> cstate() { return state(); }
   Vars<T> read() const {
     Vars<T> out = euler_vars<T>();
-    for (std::size_t v = 0; v < 4; ++v) out[v] = f[v].read(out[v]);
+    std::vector<T> all(buf.size());
+    buf.copy_to_host(all.data(), all.size());
+    const std::size_t cells = out[0].v.size();
+    for (std::size_t v = 0; v < 4; ++v)
+      std::copy(all.begin() + static_cast<std::ptrdiff_t>(v * cells),
+                all.begin() + static_cast<std::ptrdiff_t>((v + 1) * cells), out[v].v.begin());
     return out;
   }
 };
@@ -1094,7 +1098,7 @@ TEST_CASE("for_box visits each cell of a box exactly once on every backend", "[s
       for (const Box& box : boxes) {
         Buffer<int> hits(d, zeros.size());
         hits.copy_from_host(zeros.data(), zeros.size());
-        const FieldView<int> view{hits.data() + off + e[0] * (off + e[1] * off), e[0], e[0] * e[1]};
+        const FieldView<int> view = kernels::grid::field_view(hits.data(), Box{{{-off, -off, -off}}, {{e[0], e[1], e[2]}}});
         grid::for_box(d, box, test::CountCalls{view});
         std::vector<int> got(zeros.size());
         hits.copy_to_host(got.data(), got.size());

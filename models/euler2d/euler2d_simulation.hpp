@@ -1,0 +1,341 @@
+// The euler2d run: miniWeather's three-stage Runge-Kutta with alternating
+// dimensional splitting over the distributed grid, its output and
+// diagnostics. The numerics are in kernels/stencil/euler2d.hpp.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/grid/grid.hpp"
+#include "engine/grid/grid_simulation.hpp"
+#include "engine/runtime/stop_request.hpp"
+#include "models/euler2d/kernels.hpp"
+#include "models/euler2d/initial_state.hpp"
+#include "models/euler2d/params.hpp"
+
+namespace strata::euler2d {
+
+template <class T>
+class Euler2dSimulation final : public grid::GridSimulation<T> {
+  using Base = grid::GridSimulation<T>;
+
+ public:
+  Euler2dSimulation(RunContext& ctx, const Params& p) : Base(ctx), p_(p), prof_(profiles(p)) {
+    auto g = std::make_unique<grid::Grid>(ctx.mpi, p.spec());
+    const std::vector<std::string> names = {"dens", "umom", "wmom", "rhot"};
+    std::vector<std::string> tmp, flux;
+    for (const std::string& v : names) {
+      tmp.push_back(v + "_tmp");
+      flux.push_back(v + "_flux");
+    }
+    q_ = Field<T>(*g, ctx.device, names);
+    tmp_ = Field<T>(*g, ctx.device, tmp);
+    flux_ = Field<T>(*g, ctx.device, flux);
+    halo_ = std::make_unique<grid::HaloExchange<T>>(*g, ctx.device, k::kVars);
+    upload_background(*g);
+    initial_state(*g);
+    if (p.c == Case::gravity_waves) gravity_wave_forcing(*g);
+    plan_boundaries(*g);
+    Base::begin(std::move(g), grid::GridClock{p.sim_time, p.dt(), p.output_interval},
+                {{"dens", "kg m-3", "density perturbation rho' from the hydrostatic background"},
+                 {"uwnd", "m s-1", "x wind u"},
+                 {"wwnd", "m s-1", "z (vertical) wind w"},
+                 {"theta", "K", "potential temperature perturbation theta' from the hydrostatic background"}},
+                {{"mass", "kg m-1", "domain integral of rho (per metre along y)"},
+                 {"total_energy", "J m-1",
+                  "domain integral of rho (u^2 + w^2) + rho cv T, as miniWeather defines it (no 1/2 on the kinetic "
+                  "term)"},
+                 {"d_mass", "1", "relative change of mass since t = 0, miniWeather's d_mass"},
+                 {"d_te", "1", "relative change of total_energy since t = 0, miniWeather's d_te"},
+                 {"max_cfl", "1", "largest Courant number dt max((|u| + c) / dx, (|w| + c) / dz), c the speed of sound"}},
+                {"x", "z"});
+  }
+
+  // Largest |value| of a primitive over the owned cells: 0 rho', 1 u, 2 w, 3 theta'.
+  double max_abs_primitive(int which) {
+    double m = 0;
+    for (const auto& f : primitives()[static_cast<std::size_t>(which)]) m = std::max(m, std::fabs(f));
+    return this->ctx_.mpi.max(m);
+  }
+
+ protected:
+  // One step: three Runge-Kutta stages in x then three in z, or z then x
+  // on odd steps (miniWeather's alternating splitting; the step count, not
+  // a stored switch, tells which, so a restart continues the alternation).
+  void step(T dt) override {
+    const bool x_first = this->steps_done() % 2 == 0;
+    sweep(x_first ? 0 : 1, dt);
+    sweep(x_first ? 1 : 0, dt);
+  }
+
+  std::vector<Field<T>*> state() override { return {&q_}; }
+
+  std::vector<std::vector<double>> frame_values() override { return primitives(); }
+
+  std::vector<double> diagnostics() override {
+    const double m = mass(), e = energy();
+    if (!have_initial_) {   // t = 0 of a fresh run (a restart restores them)
+      mass0_ = m;
+      te0_ = e;
+      have_initial_ = true;
+    }
+    const double cfl = grid::global_max(*this->grid_, this->ctx_.device,
+                                        k::CellCourant<T>{totals(), this->clock().dt});
+    if (this->checking() && cfl > p_.cfl * (1 + 1e-9)) {
+      char why[320];
+      std::snprintf(why, sizeof why,
+                    "CFL: the fastest wave (|wind| + speed of sound) reached a Courant number of %.4g, above "
+                    "euler2d.cfl = %.4g, so it is faster than the 450 m/s the time step assumes",
+                    cfl, p_.cfl);
+      this->unstable(why);
+    }
+    return {m, e, (m - mass0_) / mass0_, (e - te0_) / te0_, cfl};
+  }
+
+  void save_extra(StateWriter& w) const override {
+    w.scalar("euler2d/mass0", mass0_);
+    w.scalar("euler2d/te0", te0_);
+  }
+  void restore_extra(StateReader& r) override {
+    mass0_ = r.real("euler2d/mass0");
+    te0_ = r.real("euler2d/te0");
+    have_initial_ = true;
+  }
+
+  // The least a step must move per cell: each of the 3 Runge-Kutta stages
+  // of both directional sweeps reads its input (4 variables) and the step's
+  // start state (the same fields in stage 1) and writes its output; the
+  // fluxes need not leave the cache: 2 x ((4 + 4) + (4 + 4 + 4) + (4 + 4 + 4))
+  // = 64 values.
+  double bytes_per_cell_update() const override { return 64.0 * sizeof(T); }
+
+  // miniWeather prints "d_mass: %le" and "d_te:   %le"; the same lines here
+  // can be put next to its output.
+  void print_summary(const std::vector<double>& d) const override {
+    if (d.size() < 5) return;
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "euler2d %s: %lld x %lld cells, t = %.6g s (dt = %.6g s), mass = %.15e kg/m, total energy = "
+                  "%.15e J/m, max CFL = %.4g (limit %.4g = euler2d.cfl: above it the run stops)\nd_mass: %le\n"
+                  "d_te:   %le\n",
+                  p_.case_name().c_str(), static_cast<long long>(p_.nx), static_cast<long long>(p_.nz), this->time(),
+                  this->clock().dt, d[0], d[1], d[4], p_.cfl, d[2], d[3]);
+    this->ctx_.out << line;
+  }
+
+ private:
+  // Three stages along one axis: q* = q + dt/3 rhs(q), q** = q + dt/2
+  // rhs(q*), q = q + dt rhs(q**).
+  void sweep(int axis, T dt) {
+    stage(axis, q_, q_, tmp_, dt / 3);
+    stage(axis, q_, tmp_, tmp_, dt / 2);
+    stage(axis, q_, tmp_, q_, dt / 1);
+  }
+
+  // out = init + dt rhs(forcing) along `axis`, the halo exchange of
+  // `forcing` overlapped with the faces that need none of it. Faces first,
+  // then cells: `out` may be `forcing` (stage 2).
+  void stage(int axis, Field<T>& init, Field<T>& forcing, Field<T>& out, T dt) {
+    const grid::Grid& g = *this->grid_;
+    const Device& dev = this->ctx_.device;
+    const T hv = static_cast<T>(-p_.hv_beta * g.spec().d[static_cast<std::size_t>(axis)] /
+                                (16 * static_cast<double>(dt)));
+    halo_->begin({&forcing});
+    flux(axis, forcing, hv, faces_inner_[axis]);
+    halo_->end();
+    if (axis == 0) {
+      if (p_.c == Case::injection && inject_.size() > 0)
+        grid::for_box(dev, inject_, k::InjectJet<T>{forcing.view(), background()});
+    } else {
+      for (const auto& [box, src] : walls_)
+        grid::for_box(dev, box, k::WallHaloZ<T>{forcing.view(), background(), src});
+    }
+    for (const Box& b : faces_outer_[axis]) flux(axis, forcing, hv, b);
+    grid::for_box(dev, g.owned(),
+                  k::ApplyTendency<T>{init.view(), forcing.view(), flux_.view(), out.view(), wforce_view(), axis,
+                                      static_cast<T>(g.spec().d[static_cast<std::size_t>(axis)]), dt});
+  }
+
+  void flux(int axis, Field<T>& s, T hv, const Box& faces) {
+    const Device& dev = this->ctx_.device;
+    if (axis == 0) {
+      grid::for_box(dev, faces, k::FluxX<T>{s.view(), flux_.view(), background(), hv});
+    } else {
+      grid::for_box(dev, faces, k::FluxZ<T>{s.view(), flux_.view(), background(), hv});
+    }
+  }
+
+  grid::FieldView<const T> wforce_view() const {
+    if (p_.c != Case::gravity_waves) return {};
+    return wforce_.view();
+  }
+
+  k::Background<T> background() const {
+    k::Background<T> b;
+    const T* base = bg_.data();
+    const std::size_t cells = static_cast<std::size_t>(p_.nz + 2 * k::kHalo), faces = static_cast<std::size_t>(p_.nz + 1);
+    b.dens_cell = base;
+    b.dens_theta_cell = base + cells;
+    b.dens_int = base + 2 * cells;
+    b.dens_theta_int = base + 2 * cells + faces;
+    b.pressure_int = base + 2 * cells + 2 * faces;
+    b.k0 = start_z_;
+    b.nz = p_.nz;
+    return b;
+  }
+
+  k::CellTotals<T> totals() const {
+    return {q_.view(), background(), this->grid_->spec().d[0], this->grid_->spec().d[1]};
+  }
+  double mass() { return grid::global_sum(*this->grid_, this->ctx_.device, k::CellMass<T>{totals()}); }
+  double energy() { return grid::global_sum(*this->grid_, this->ctx_.device, k::CellEnergy<T>{totals()}); }
+
+  // The background as T on the device (what the kernels use) and, for
+  // output, the same values back in double.
+  void upload_background(const grid::Grid& g) {
+    start_z_ = g.start()[1];
+    std::vector<T> all;
+    for (const auto* v : {&prof_.dens_cell, &prof_.dens_theta_cell, &prof_.dens_int, &prof_.dens_theta_int,
+                          &prof_.pressure_int})
+      for (double x : *v) all.push_back(static_cast<T>(x));
+    bg_ = Buffer<T>(this->ctx_.device, all.size());
+    bg_.copy_from_host(all.data(), all.size());
+    for (auto* v : {&prof_.dens_cell, &prof_.dens_theta_cell})
+      for (double& x : *v) x = static_cast<double>(static_cast<T>(x));
+  }
+
+  // Cell averages by 3 x 3 Gauss-Legendre quadrature of the case's
+  // perturbation, as miniWeather initialises them.
+  void initial_state(const grid::Grid& g) {
+    std::vector<T> host(static_cast<std::size_t>(g.storage()) * k::kVars, T(0));
+    const grid::FieldView<T> q_at = grid::host_view(g, host, k::kVars);
+    const auto n = g.count(), s0 = g.start();
+    const double dx = p_.dx(), dz = p_.dz();
+    // O(cells) quadrature: a signal ends it early (GridSimulation::begin stops the run).
+    for (index_t j = 0; j < n[1] && stop_signal() == 0; ++j)
+      for (index_t i = 0; i < n[0]; ++i) {
+        double q[k::kVars] = {0, 0, 0, 0};
+        for (int kk = 0; kk < 3; ++kk)
+          for (int ii = 0; ii < 3; ++ii) {
+            const double x = (static_cast<double>(s0[0] + i) + 0.5) * dx + (kQPoints[ii] - 0.5) * dx;
+            const double z = (static_cast<double>(s0[1] + j) + 0.5) * dz + (kQPoints[kk] - 0.5) * dz;
+            const Point s = sample(p_.c, x, z);
+            q[k::kDens] = q[k::kDens] + s.r * kQWeights[ii] * kQWeights[kk];
+            q[k::kUmom] = q[k::kUmom] + (s.r + s.hr) * s.u * kQWeights[ii] * kQWeights[kk];
+            q[k::kWmom] = q[k::kWmom] + (s.r + s.hr) * s.w * kQWeights[ii] * kQWeights[kk];
+            q[k::kRhot] = q[k::kRhot] + ((s.r + s.hr) * (s.t + s.ht) - s.hr * s.ht) * kQWeights[ii] * kQWeights[kk];
+          }
+        for (int v = 0; v < k::kVars; ++v) q_at(i, j, 0, v) = static_cast<T>(q[v]);
+      }
+    q_.buffer().copy_from_host(host.data(), host.size());
+    tmp_.buffer().copy_from_host(host.data(), host.size());
+  }
+
+  // gravity_waves: a w-momentum source 0.01 cos^2 (within 500 m of (xlen/8,
+  // 1000 m)) times the background density. miniWeather's serial code adds it
+  // inside its loop over the four variables, before the w update, so it
+  // counts three times per stage; ApplyTendency adds it three times too.
+  void gravity_wave_forcing(const grid::Grid& g) {
+    wforce_ = Field<T>(g, this->ctx_.device, "wforce");
+    std::vector<T> host(static_cast<std::size_t>(g.storage()), T(0));
+    const grid::FieldView<T> w_at = grid::host_view(g, host);
+    const auto n = g.count(), s0 = g.start();
+    for (index_t j = 0; j < n[1] && stop_signal() == 0; ++j)
+      for (index_t i = 0; i < n[0]; ++i) {
+        const double x = (static_cast<double>(s0[0] + i) + 0.5) * p_.dx();
+        const double z = (static_cast<double>(s0[1] + j) + 0.5) * p_.dz();
+        const double wpert = ellipse_cosine(x, z, 0.01, k::kXLen / 8, 1000., 500., 500.);
+        w_at(i, j) = static_cast<T>(wpert * prof_.dens_cell[static_cast<std::size_t>(s0[1] + j + k::kHalo)]);
+      }
+    wforce_.buffer().copy_from_host(host.data(), host.size());
+  }
+
+  // The face boxes of each sweep (faces 0 .. n along the axis, face f
+  // between cells f-1 and f): those whose four cells are all owned, and
+  // the rest; the wall halos; the injection rows.
+  void plan_boundaries(const grid::Grid& g) {
+    const auto n = g.count();
+    for (int a = 0; a < 2; ++a) {
+      // Face f reads cells f-2 .. f+1: all owned for 2 <= f <= n-2.
+      const index_t na = n[static_cast<std::size_t>(a)];
+      const index_t inner_end = std::max<index_t>(2, na - 1);
+      Box inner = g.owned(), low = g.owned(), high = g.owned();
+      inner.lo[a] = 2;
+      inner.n[a] = inner_end - 2;
+      low.lo[a] = 0;
+      low.n[a] = 2;
+      high.lo[a] = inner_end;
+      high.n[a] = na + 1 - inner_end;
+      faces_inner_[a] = inner;
+      faces_outer_[a] = {low, high};
+    }
+    for (int side = 0; side < 2; ++side) {
+      if (!g.physical(1, side)) continue;
+      Box b = g.owned();
+      b.lo[1] = side == 0 ? -k::kHalo : n[1];
+      b.n[1] = k::kHalo;
+      walls_.push_back({b, side == 0 ? 0 : n[1] - 1});
+    }
+    // The jet enters through the left halo of the ranks at the domain's left edge.
+    inject_ = Box{};
+    inject_.n[0] = 0;
+    if (p_.c == Case::injection && g.start()[0] == 0) {
+      index_t lo = -1, hi = -1;
+      for (index_t j = 0; j < n[1]; ++j) {
+        const double z = (static_cast<double>(g.start()[1] + j) + 0.5) * p_.dz();
+        if (std::fabs(z - 3 * k::kZLen / 4) <= k::kZLen / 16) {
+          if (lo < 0) lo = j;
+          hi = j;
+        }
+      }
+      if (lo >= 0) {
+        inject_.lo[0] = -k::kHalo;
+        inject_.n[0] = k::kHalo;
+        inject_.lo[1] = lo;
+        inject_.n[1] = hi - lo + 1;
+      }
+    }
+  }
+
+  // This rank's owned rho', u, w and theta', as miniWeather's output writes them.
+  std::vector<std::vector<double>> primitives() {
+    const grid::Grid& g = *this->grid_;
+    std::vector<std::vector<double>> q;
+    for (int v = 0; v < k::kVars; ++v) q.push_back(grid::owned_values(g, q_, v));
+    std::vector<std::vector<double>> out(4, std::vector<double>(q[0].size()));
+    const auto n = g.count();
+    std::size_t c = 0;
+    for (index_t j = 0; j < n[1]; ++j) {
+      const std::size_t kc = static_cast<std::size_t>(start_z_ + j + k::kHalo);
+      const double hr = prof_.dens_cell[kc], hrt = prof_.dens_theta_cell[kc];
+      for (index_t i = 0; i < n[0]; ++i, ++c) {
+        out[0][c] = q[0][c];
+        out[1][c] = q[1][c] / (hr + q[0][c]);
+        out[2][c] = q[2][c] / (hr + q[0][c]);
+        out[3][c] = (q[3][c] + hrt) / (hr + q[0][c]) - hrt / hr;
+      }
+    }
+    return out;
+  }
+
+  Params p_;
+  Profiles prof_;
+  Field<T> q_, tmp_, flux_;   // kVars components each
+  Field<T> wforce_;
+  Buffer<T> bg_;
+  index_t start_z_ = 0;
+  std::unique_ptr<grid::HaloExchange<T>> halo_;
+  Box faces_inner_[2];
+  std::vector<Box> faces_outer_[2];
+  std::vector<std::pair<Box, index_t>> walls_;
+  Box inject_;
+  double mass0_ = 0, te0_ = 0;   // totals at t = 0, what d_mass and d_te compare with
+  bool have_initial_ = false;
+};
+
+}  // namespace strata::euler2d
