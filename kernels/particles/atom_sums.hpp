@@ -1,19 +1,14 @@
-// Per-atom values summed exactly: each value is scaled by a power of two
-// (chosen from the global largest magnitude) and rounded to a 128-bit
-// integer (kernels/core's Fixed128), and integers add associatively, so
-// the sums are bitwise the same for any decomposition, thread count and
-// atom order, and within n 2^-62 max|value| of the exact sum.
+// Per-atom values for md's exact sums (engine/runtime/fixed_sum.hpp's
+// exact_sum_over_ranks, the same sum the grids use) and health checks.
 #pragma once
 
 #include <cstdint>
 
-#include "kernels/core/hd.hpp"
 #include "kernels/core/exact_sum.hpp"
+#include "kernels/core/hd.hpp"
 
 namespace strata::kernels::particles {
 
-using kernels::Fixed128;
-using kernels::Fixed128Plus;
 using kernels::MaxOp;
 
 // Atom i's value: a[i], a[i]^2 + b[i]^2 + c[i]^2 when squares (for v^2).
@@ -26,24 +21,6 @@ struct AtomValue {
     if (!squares) return u;
     const double v = b[i], w = c[i];
     return u * u + v * v + w * w;
-  }
-};
-
-template <class F>
-struct AbsOf {
-  F f;
-  STRATA_HD double operator()(std::int64_t i) const {
-    const double v = f(i);
-    return v < 0 ? -v : v;
-  }
-};
-
-template <class F>
-struct QuantisedAtom {
-  F f;
-  double scale;   // a power of two: the product is exact
-  STRATA_HD STRATA_FORCEINLINE Fixed128 operator()(std::int64_t i) const {
-    return quantise(f(i) * scale);
   }
 };
 

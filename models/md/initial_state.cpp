@@ -51,10 +51,10 @@ HostParticles fcc_lattice(const Params& p, const Domain& domain) {
   }
   for (int d = 0; d < 3; ++d) {
     const double mean =
-        exact_sum(host, domain.comm(), n, kernels::particles::AtomValue<double>{c[d].data()}) / static_cast<double>(total);
+        exact_sum_over_ranks(host, domain.comm(), n, kernels::particles::AtomValue<double>{c[d].data()}) / static_cast<double>(total);
     for (double& v : c[d]) v -= mean;
   }
-  const double v2 = exact_sum(host, domain.comm(), n,
+  const double v2 = exact_sum_over_ranks(host, domain.comm(), n,
                               kernels::particles::AtomValue<double>{c[0].data(), c[1].data(), c[2].data(), true});
   const double scale = std::sqrt(p.temperature * (3.0 * static_cast<double>(total) - 3.0) / v2);
   for (std::size_t i = 0; i < h.size(); ++i)

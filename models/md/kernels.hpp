@@ -19,7 +19,7 @@
   STRATA_FOR(M, strata::kernels::particles::LangevinForce<Real>) \
   STRATA_FOR(M, strata::kernels::particles::CopyPositions<Real>) \
   STRATA_REDUCE(M, double, strata::kernels::MaxOp, strata::kernels::particles::Displacement2<Real>) \
-  STRATA_REDUCE(M, double, strata::kernels::MaxOp, strata::kernels::particles::AbsOf<strata::kernels::particles::AtomValue<Real>>) \
-  STRATA_REDUCE(M, strata::kernels::Fixed128, strata::kernels::Fixed128Plus, strata::kernels::particles::QuantisedAtom<strata::kernels::particles::AtomValue<Real>>) \
+  STRATA_REDUCE(M, double, strata::kernels::MaxOp, strata::kernels::Magnitude<strata::kernels::particles::AtomValue<Real>>) \
+  STRATA_REDUCE(M, strata::kernels::Fixed128, strata::kernels::Fixed128Plus, strata::kernels::Quantised<strata::kernels::particles::AtomValue<Real>>) \
   STRATA_REDUCE(M, double, strata::Plus, strata::kernels::particles::NonFiniteAtom<Real>)
 STRATA_DECLARE_KERNELS(STRATA_MD_KERNELS)

@@ -201,12 +201,12 @@ class MdSimulation : public Simulation {
     const Device& dev = ctx_.device;
     const MPI_Comm comm = domain_->comm();
     const std::int64_t n = atoms_.n_local();
-    const double v2 = exact_sum(dev, comm, n, AtomValue<T>{atoms_.vx(), atoms_.vy(), atoms_.vz(), true});
-    const double pe = exact_sum(dev, comm, n, AtomValue<T>{atoms_.energy()});
-    const double w = exact_sum(dev, comm, n, AtomValue<T>{atoms_.virial()});
-    const double momentum[3] = {exact_sum(dev, comm, n, AtomValue<T>{atoms_.vx()}),
-                                exact_sum(dev, comm, n, AtomValue<T>{atoms_.vy()}),
-                                exact_sum(dev, comm, n, AtomValue<T>{atoms_.vz()})};
+    const double v2 = exact_sum_over_ranks(dev, comm, n, AtomValue<T>{atoms_.vx(), atoms_.vy(), atoms_.vz(), true});
+    const double pe = exact_sum_over_ranks(dev, comm, n, AtomValue<T>{atoms_.energy()});
+    const double w = exact_sum_over_ranks(dev, comm, n, AtomValue<T>{atoms_.virial()});
+    const double momentum[3] = {exact_sum_over_ranks(dev, comm, n, AtomValue<T>{atoms_.vx()}),
+                                exact_sum_over_ranks(dev, comm, n, AtomValue<T>{atoms_.vy()}),
+                                exact_sum_over_ranks(dev, comm, n, AtomValue<T>{atoms_.vz()})};
     return thermo_from_sums(v2, pe, w, momentum, n_, domain_->volume());
   }
 

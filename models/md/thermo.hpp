@@ -22,29 +22,6 @@
 
 namespace strata::md {
 
-// The exact sum over every rank's atoms [0, n) of f(i): a global maximum
-// fixes a common power-of-two scale, then 128-bit integer sums (as
-// engine/grid's global_sum). NaN when any value is not finite.
-template <class F>
-double exact_sum(const Device& device, MPI_Comm comm, std::int64_t n, const F& f) {
-  using namespace kernels::particles;
-  const double local_max = parallel_reduce(device, n, AbsOf<F>{f}, 0.0, MaxOp{});
-  const int bad_local = std::isfinite(local_max) ? 0 : 1;
-  int bad = 0;
-  double m = 0;
-  MPI_Allreduce(&bad_local, &bad, 1, MPI_INT, MPI_MAX, comm);
-  if (bad) return std::numeric_limits<double>::quiet_NaN();
-  MPI_Allreduce(&local_max, &m, 1, MPI_DOUBLE, MPI_MAX, comm);
-  if (m == 0) return 0.0;
-  int e = 0;
-  std::frexp(m, &e);   // m < 2^e
-  // Each term below 2^62: any atom count fits the 128-bit sum.
-  const int shift = 62 - e;
-  const double scale = std::ldexp(1.0, shift);
-  const Fixed128 local = parallel_reduce(device, n, QuantisedAtom<F>{f, scale}, Fixed128{}, Fixed128Plus{});
-  return fixed128_sum_over_ranks(comm, local, shift);
-}
-
 struct Thermo {
   double temperature = 0, pe = 0, ke = 0, etotal = 0, pressure = 0;   // energies per atom
   double momentum[3] = {0, 0, 0};                                      // total, sum m v
