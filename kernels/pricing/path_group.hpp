@@ -201,6 +201,11 @@ struct PathGroupKernel {
     return antithetic ? 0.5 * (value + pathwise_payoff(spec, v1, times, tangents[tangent])) : value;
   }
 
+  // The host's launch over [0, n): the batched kernel where it applies,
+  // else operator() lane by lane. Defined in path_group_batched.hpp (host
+  // only), which a caller of parallel_for on this kernel includes.
+  void host_for(std::int64_t n) const;
+
   STRATA_HD void operator()(std::int64_t i) const {
     const SampleWindow w = slice_window(first_block + i / kLanes, n_samples, slice_begin, slice_end);
     for (int q = 0; q < (n_payoffs + n_greeks) * replicates && slice_begin == 0; ++q) {

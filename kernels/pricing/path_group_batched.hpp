@@ -1,6 +1,6 @@
 // The host's form of PathGroupKernel (path_group.hpp) for groups of GBM,
 // Heston and Merton assets on Philox draws (host only: not included from .cu
-// files; the steps are asset_steps_batched.hpp).
+// files).
 //
 // Index g covers the kBatch consecutive lanes g*kBatch.., which read
 // consecutive samples: the batch simulates sample s of each of them
@@ -26,11 +26,113 @@
 #include <cstdint>
 
 #include "kernels/core/vector_math.hpp"
-#include "kernels/pricing/asset_steps_batched.hpp"
+#include "kernels/pricing/asset_models.hpp"
 #include "kernels/pricing/path_group.hpp"
 #include "kernels/rng/normal_batch.hpp"
 
 namespace strata::kernels::pricing {
+
+// One copy of one asset over one step for the batch's lanes, each model's
+// formulas (asset_models.hpp) in `omp simd` loops: prev/next are the lanes'
+// log prices before and after the step, w their Brownian increments
+// (already correlated) and e, j the model's own normals, all three to be
+// multiplied by `sign` (-1: the antithetic path); var receives the step
+// variance, v is the lanes' variance (Heston), updated in place. The
+// asset's fields are read from a local copy: stores through next or v could
+// alias the caller's, and reloading them stops the vectoriser. A vector
+// call (erfc, log) runs in a loop of its own, as does a select next to one:
+// g++ would make the select a branch that stops the vectoriser.
+template <int kBatch, class Real>
+inline void gbm_lanes(const AssetStep<Real>& asset, Real dt, Real sqrt_dt, const Real* w, Real sign, const Real* prev,
+                      Real* next, Real* var) {
+  const AssetStep<Real> a = asset;
+#pragma omp simd
+  for (int l = 0; l < kBatch; ++l) {
+    Real x = prev[l];
+    var[l] = gbm_step(a, dt, sqrt_dt, sign * w[l], x);
+    next[l] = x;
+  }
+}
+
+// Merton: Poisson's inversion runs in every lane until none is still below
+// its uniform: each lane takes the terms poisson_count would alone.
+template <int kBatch, class Real>
+inline void merton_lanes(const AssetStep<Real>& asset, Real dt, Real sqrt_dt, const Real* w, const Real* e,
+                         const Real* j, Real sign, const Real* prev, Real* next, Real* var) {
+  const AssetStep<Real> a = asset;
+  gbm_lanes<kBatch>(a, dt, sqrt_dt, w, sign, prev, next, var);
+  const Real mean = a.jump_intensity * dt, p0 = std::exp(-mean);
+  Real u[kBatch], p[kBatch], cdf[kBatch], count[kBatch], jump[kBatch];
+#pragma omp simd
+  for (int l = 0; l < kBatch; ++l) u[l] = normal_cdf_r<Real, rng::LaneMath>(sign * e[l]);
+#pragma omp simd
+  for (int l = 0; l < kBatch; ++l) {
+    p[l] = p0;
+    cdf[l] = p0;
+    count[l] = Real(0);
+  }
+  for (int n = 1; n <= 64; ++n) {
+    const Real mean_over_n = mean / static_cast<Real>(n), rn = static_cast<Real>(n);
+    int active = 0;
+#pragma omp simd reduction(+ : active)
+    for (int l = 0; l < kBatch; ++l) active += poisson_term(u[l], mean_over_n, rn, p[l], cdf[l], count[l]) ? 1 : 0;
+    if (active == 0) break;
+  }
+#pragma omp simd
+  for (int l = 0; l < kBatch; ++l) jump[l] = merton_jumps(a, count[l], sign * j[l]);
+#pragma omp simd
+  for (int l = 0; l < kBatch; ++l) next[l] = count[l] > Real(0) ? next[l] + jump[l] : next[l];
+}
+
+template <int kBatch, class Real>
+inline void heston_ft_lanes(const AssetStep<Real>& asset, Real dt, Real sqrt_dt, const Real* w, const Real* e,
+                            Real sign, const Real* prev, Real* next, Real* v, Real* var) {
+  const AssetStep<Real> a = asset;
+  const Real c = std::sqrt(Real(1) - a.rho * a.rho);
+  Real positive[kBatch], root[kBatch];
+#pragma omp simd
+  for (int l = 0; l < kBatch; ++l) positive[l] = truncated(v[l]);
+#pragma omp simd
+  for (int l = 0; l < kBatch; ++l) root[l] = std::sqrt(positive[l]);
+#pragma omp simd
+  for (int l = 0; l < kBatch; ++l) {
+    Real x = prev[l];
+    var[l] = heston_ft_step(a, c, dt, sqrt_dt, sign * w[l], sign * e[l], positive[l], root[l], x, v[l]);
+    next[l] = x;
+  }
+}
+
+// Andersen's QE: both branches in every lane, then a select.
+template <int kBatch, class Real>
+inline void heston_qe_lanes(const AssetStep<Real>& a, Real dt, const Real* w, const Real* e, Real sign,
+                            const Real* prev, Real* next, Real* v, Real* var) {
+  using Qe = HestonQe<Real>;
+  const Qe q(a, dt);
+  Real zv[kBatch], zp[kBatch], m[kBatch], psi[kBatch], quad[kBatch], p[kBatch], tail[kBatch], lg[kBatch];
+#pragma omp simd
+  for (int l = 0; l < kBatch; ++l) {
+    q.normals(sign * w[l], sign * e[l], zv[l], zp[l]);
+    m[l] = q.mean(v[l]);
+    psi[l] = q.psi(v[l], m[l]);
+    quad[l] = Qe::quadratic(m[l], psi[l], zv[l]);
+    p[l] = Qe::point_mass(psi[l]);
+  }
+#pragma omp simd
+  for (int l = 0; l < kBatch; ++l) tail[l] = Qe::template tail<rng::LaneMath>(zv[l]);
+#pragma omp simd
+  for (int l = 0; l < kBatch; ++l) lg[l] = rng::LaneMath::log(Qe::exponential_ratio(p[l], tail[l]));
+  Real next_v[kBatch];
+#pragma omp simd
+  for (int l = 0; l < kBatch; ++l) next_v[l] = Qe::exponential(m[l], p[l], tail[l], lg[l]);
+#pragma omp simd
+  for (int l = 0; l < kBatch; ++l) next_v[l] = psi[l] <= Real(1.5) ? quad[l] : next_v[l];
+#pragma omp simd
+  for (int l = 0; l < kBatch; ++l) {
+    Real x = prev[l];
+    var[l] = q.advance(next_v[l], zp[l], x, v[l]);
+    next[l] = x;
+  }
+}
 
 template <class Real>
 struct PathGroupBatched {
@@ -127,13 +229,13 @@ struct PathGroupBatched {
           Real* next = row(x, c, step + 1, a);
           Real* sv = row(var, c, step, a);
           if (as.model == AssetModel::heston_qe) {
-            heston_qe_step_batch<kBatch>(as, dt, wa, own[a][0], sign, prev, next, v[c][a], sv);
+            heston_qe_lanes<kBatch>(as, dt, wa, own[a][0], sign, prev, next, v[c][a], sv);
           } else if (as.model == AssetModel::heston_full_truncation) {
-            heston_ft_step_batch<kBatch>(as, dt, sqrt_dt, wa, own[a][0], sign, prev, next, v[c][a], sv);
+            heston_ft_lanes<kBatch>(as, dt, sqrt_dt, wa, own[a][0], sign, prev, next, v[c][a], sv);
           } else if (as.model == AssetModel::merton) {
-            merton_step_batch<kBatch>(as, dt, sqrt_dt, wa, own[a][0], own[a][1], sign, prev, next, sv);
+            merton_lanes<kBatch>(as, dt, sqrt_dt, wa, own[a][0], own[a][1], sign, prev, next, sv);
           } else {
-            gbm_step_batch<kBatch>(as, dt, sqrt_dt, wa, sign, prev, next, sv);
+            gbm_lanes<kBatch>(as, dt, sqrt_dt, wa, sign, prev, next, sv);
           }
         }
       }
@@ -225,5 +327,22 @@ struct PathGroupBatched {
     }
   }
 };
+
+// The batched kernel covers every asset model on Philox draws without
+// scenarios: a group with Sobol' points or Greeks runs operator() (all its
+// samples: the two kernels' results differ in libmvec's last bits, and a
+// run's samples must all come from one kernel to stay bitwise
+// reproducible for any chunk or rank count).
+template <class Real>
+void PathGroupKernel<Real>::host_for(std::int64_t n) const {
+  if (sobol || n_scenarios > 0 || n_greeks > 0) {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) (*this)(i);
+    return;
+  }
+  const PathGroupBatched<Real> batched{*this};
+#pragma omp parallel for schedule(static)
+  for (std::int64_t g = 0; g < n / PathGroupBatched<Real>::kBatch; ++g) batched(g);
+}
 
 }  // namespace strata::kernels::pricing

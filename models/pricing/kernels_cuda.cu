@@ -11,10 +11,12 @@ using strata::kernels::pricing::ExerciseStates;
 using strata::kernels::pricing::PathGroupKernel;
 using strata::kernels::pricing::GroupLaneTree;
 using strata::kernels::pricing::LaneMoments;
+using strata::kernels::pricing::LaneMomentsBatched;
 using strata::kernels::pricing::LaneTree;
 
-STRATA_CUDA_INSTANTIATE_FOR(LaneMoments<EuropeanGbm<double>>)
-STRATA_CUDA_INSTANTIATE_FOR(LaneMoments<EuropeanGbm<float>>)
+STRATA_CUDA_INSTANTIATE_FOR(LaneMoments<EuropeanGbm<double>>)   // tests/unit/test_pricing.cpp
+STRATA_CUDA_INSTANTIATE_FOR(LaneMomentsBatched<EuropeanGbm<double>>)
+STRATA_CUDA_INSTANTIATE_FOR(LaneMomentsBatched<EuropeanGbm<float>>)
 STRATA_CUDA_INSTANTIATE_FOR(LaneTree)
 STRATA_CUDA_INSTANTIATE_FOR(PathGroupKernel<double>)
 STRATA_CUDA_INSTANTIATE_FOR(PathGroupKernel<float>)

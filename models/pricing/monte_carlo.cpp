@@ -26,7 +26,6 @@ using kernels::pricing::kLanes;
 using kernels::pricing::kMoments;
 using kernels::pricing::kSlicesPerBlock;
 using kernels::pricing::kSamplesPerBlock;
-using kernels::pricing::LaneMoments;
 using kernels::pricing::LaneMomentsBatched;
 using kernels::pricing::LaneTree;
 
@@ -286,15 +285,8 @@ template <class Real>
 void PortfolioRun::compute_piece(std::int64_t first, std::int64_t nb) {
   for (std::size_t i : terminal_) {
     const EuropeanGbm<Real> sampler = sampler_for<Real>(p_, p_.instruments[i]);
-    if (device_.backend == Backend::host) {
-      // Vectorised across lanes (host only: no CUDA instantiation needed).
-      using Batched = LaneMomentsBatched<EuropeanGbm<Real>>;
-      host::parallel_for(nb * kLanes / Batched::kBatch,
-                         Batched{sampler, first, plan_.samples, shifts_[i], lanes_.data()});
-    } else {
-      parallel_for(device_, nb * kLanes,
-                   LaneMoments<EuropeanGbm<Real>>{sampler, first, plan_.samples, shifts_[i], lanes_.data()});
-    }
+    parallel_for(device_, nb * kLanes,
+                 LaneMomentsBatched<EuropeanGbm<Real>>{{sampler, first, plan_.samples, shifts_[i], lanes_.data()}});
     fold_terminal(i, first, nb);
   }
   // Every instrument of a group from the same paths.
@@ -315,14 +307,9 @@ void PortfolioRun::compute_slices(std::int64_t block, int begin, int end) {
     double* lanes = state.lanes.data() + lane_offset_[t];
     if (begin > 0) lanes_.copy_from_host(lanes, lane_doubles);
     const EuropeanGbm<Real> sampler = sampler_for<Real>(p_, p_.instruments[i]);
-    if (device_.backend == Backend::host) {
-      using Batched = LaneMomentsBatched<EuropeanGbm<Real>>;
-      host::parallel_for(kLanes / Batched::kBatch,
-                         Batched{sampler, block, plan_.samples, shifts_[i], lanes_.data(), begin, end});
-    } else {
-      parallel_for(device_, kLanes,
-                   LaneMoments<EuropeanGbm<Real>>{sampler, block, plan_.samples, shifts_[i], lanes_.data(), begin, end});
-    }
+    parallel_for(device_, kLanes,
+                 LaneMomentsBatched<EuropeanGbm<Real>>{
+                     {sampler, block, plan_.samples, shifts_[i], lanes_.data(), begin, end}});
     if (last) {
       fold_terminal(i, block, 1);
     } else {

@@ -25,7 +25,6 @@ using kernels::pricing::GreekTerm;
 using kernels::pricing::GroupLaneTree;
 using kernels::pricing::kLanes;
 using kernels::pricing::kMoments;
-using kernels::pricing::PathGroupBatched;
 using kernels::pricing::PathGroupKernel;
 using kernels::pricing::PathTangent;
 using kernels::pricing::PathView;
@@ -97,20 +96,6 @@ AssetStep<double> asset_step(const Portfolio& p, const Asset& a) {
     s.carry -= a.jump_intensity * (std::exp(a.jump_mean + 0.5 * a.jump_vol * a.jump_vol) - 1.0);
   }
   return s;
-}
-
-// Whether a group runs the host's batched kernel (path_group_batched.hpp)
-// rather than PathGroupKernel: what it covers, host backend, Philox draws,
-// GBM, Heston and Merton assets (correlated or not). Decided once per run, never per chunk:
-// the two kernels' results differ in libmvec's last bits, and a run's
-// samples must all come from one kernel to stay bitwise reproducible.
-// (Greeks: see the constructor.)
-bool batched_kernel(const Device& d, bool sobol, const std::vector<AssetStep<double>>& assets) {
-  if (d.backend != Backend::host || sobol) return false;
-  return std::all_of(assets.begin(), assets.end(), [](const AssetStep<double>& a) {
-    return a.model == AssetModel::gbm || a.model == AssetModel::heston_qe ||
-           a.model == AssetModel::heston_full_truncation || a.model == AssetModel::merton;
-  });
 }
 
 // A typical volatility for the lookback's continuity correction.
@@ -211,7 +196,6 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
   const int n_assets = static_cast<int>(g.assets.size());
   std::vector<AssetStep<double>> assets;
   for (int a : g.assets) assets.push_back(asset_step(p, p.assets[static_cast<std::size_t>(a)]));
-  batched_ = batched_kernel(device, p.sobol, assets);
   const std::vector<double> chol = cholesky_of(p, g.assets);
   bool correlated = false;
   for (int i = 0; i < n_assets; ++i) {
@@ -261,9 +245,6 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
   // Greeks: each scenario's assets, grid and payoffs after the base's.
   const std::size_t n_payoffs = specs.size();
   if (!pilot) greeks_ = plan_greeks(p, g);
-  // The batched kernel has no scenarios: a group with Greeks (all its
-  // samples) runs PathGroupKernel.
-  batched_ = batched_ && greeks_.slots.empty();
   for (const Bump& b : greeks_.scenarios) {
     const Portfolio q = bumped_portfolio(p, g, b);
     for (int a : g.assets) assets.push_back(asset_step(q, q.assets[static_cast<std::size_t>(a)]));
@@ -428,7 +409,7 @@ PathGroupRun::PathGroupRun(PathGroupRun&&) noexcept = default;
 namespace {
 
 template <class Real, class Data>
-void compute_group(Data& data, const Device& device, bool batched, std::int64_t first, std::int64_t nb,
+void compute_group(Data& data, const Device& device, std::int64_t first, std::int64_t nb,
                    std::int64_t n_samples, std::size_t cells, std::size_t path_doubles, GroupScratch& scratch,
                    std::vector<double>& out, const GroupSlices& slices, std::size_t block_lanes) {
   auto kernel = data.kernel;
@@ -449,11 +430,7 @@ void compute_group(Data& data, const Device& device, bool batched, std::int64_t 
     kernel.first_block = first + off;
     kernel.n_samples = n_samples;
     kernel.n_lanes = n * kLanes;
-    if (batched) {
-      host::parallel_for(n * kLanes / PathGroupBatched<Real>::kBatch, PathGroupBatched<Real>{kernel});
-    } else {
-      parallel_for(device, n * kLanes, kernel);
-    }
+    parallel_for(device, n * kLanes, kernel);   // the host's batched kernel: PathGroupKernel::host_for
     if (!slices.last) {
       scratch.lanes.copy_to_host(slices.lanes, block_lanes);
       return;
@@ -515,10 +492,10 @@ void PathGroupRun::exercise_states(std::int64_t first, std::int64_t nb, std::int
 void PathGroupRun::compute(std::int64_t first, std::int64_t nb, std::int64_t n_samples, GroupScratch& scratch,
                            std::vector<double>& out, const GroupSlices& slices) {
   if (fp32_) {
-    compute_group<float>(*fp32_, device_, batched_, first, nb, n_samples, cells_, path_doubles_, scratch, out, slices,
+    compute_group<float>(*fp32_, device_, first, nb, n_samples, cells_, path_doubles_, scratch, out, slices,
                          block_lane_doubles_);
   } else {
-    compute_group<double>(*fp64_, device_, batched_, first, nb, n_samples, cells_, path_doubles_, scratch, out, slices,
+    compute_group<double>(*fp64_, device_, first, nb, n_samples, cells_, path_doubles_, scratch, out, slices,
                           block_lane_doubles_);
   }
 }
