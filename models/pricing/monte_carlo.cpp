@@ -43,10 +43,9 @@ SamplePlan plan_samples(const Portfolio& p, const Device& device, const MpiConte
   plan.first_block = r.first;
   plan.last_block = r.last;
 
-  // A chunk is what one launch computes. The GPU wants ~1M lanes in flight;
-  // the host wants chunks small enough for a lively progress line.
+  // A chunk is what one launch computes; its size by default is the backend's.
   std::int64_t chunk_samples = p.chunk_paths;
-  if (chunk_samples == 0) chunk_samples = device.backend == Backend::cuda ? (std::int64_t{1} << 28) : (std::int64_t{1} << 22);
+  if (chunk_samples == 0) chunk_samples = device.chunk_items();
   if (p.antithetic) chunk_samples = std::max<std::int64_t>(1, chunk_samples / 2);
   plan.chunk_blocks = std::clamp<std::int64_t>(chunk_samples / kSamplesPerBlock, 1, std::max<std::int64_t>(1, r.size()));
   plan.device_bytes = static_cast<std::size_t>(plan.chunk_blocks) * (kLanes + 1) * kMoments * sizeof(double);

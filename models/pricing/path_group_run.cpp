@@ -33,10 +33,6 @@ using kernels::pricing::PayoffSpec;
 
 namespace {
 
-// Working memory per launch: small enough for the host's caches and memory,
-// large enough to fill a GPU.
-std::size_t budget(const Device& d) { return d.backend == Backend::cuda ? (std::size_t{1} << 30) : (std::size_t{64} << 20); }
-
 PayoffKind kind_of(const std::string& type) {
   if (type == "digital") return PayoffKind::digital;
   if (type == "asian") return PayoffKind::asian;
@@ -181,7 +177,7 @@ std::size_t PathGroupRun::bytes_per_block(const PathGroup& g, bool antithetic, P
 std::int64_t PathGroupRun::launch_blocks(const PathGroup& g, bool antithetic, Precision precision, int replicates,
                                          const Device& device, std::int64_t chunk_blocks, int greek_slots) {
   const auto fit =
-      static_cast<std::int64_t>(budget(device) / bytes_per_block(g, antithetic, precision, replicates, greek_slots));
+      static_cast<std::int64_t>(device.launch_bytes() / bytes_per_block(g, antithetic, precision, replicates, greek_slots));
   return std::clamp<std::int64_t>(fit, 1, std::max<std::int64_t>(1, chunk_blocks));
 }
 
