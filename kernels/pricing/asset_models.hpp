@@ -41,6 +41,14 @@ struct AssetStep {
   Real vol;                      // gbm, merton
   Real v0, kappa, theta, xi, rho;
   Real jump_intensity, jump_mean, jump_vol;
+
+  // The same step in another precision.
+  template <class To>
+  STRATA_HD AssetStep<To> as() const {
+    return {.model = model, .log_spot = To(log_spot), .carry = To(carry), .vol = To(vol), .v0 = To(v0),
+            .kappa = To(kappa), .theta = To(theta), .xi = To(xi), .rho = To(rho),
+            .jump_intensity = To(jump_intensity), .jump_mean = To(jump_mean), .jump_vol = To(jump_vol)};
+  }
 };
 
 // Standard normal CDF in Real arithmetic (a uniform from a normal draw).

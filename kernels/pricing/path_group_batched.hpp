@@ -141,29 +141,32 @@ struct PathGroupBatched {
   static_assert(kSliceSamples % kBatch == 0, "a batch of lanes must not straddle two slices");
   static constexpr unsigned kPerCall = rng::NormalsPerCall<Real>::value;
 
-  PathGroupKernel<Real> k;  // its paths/variance hold the batches' pieces
+  GroupPaths<Real> paths;   // its paths/variance hold the batches' pieces
+  GroupPayoffs<Real> payoffs;
 
-  std::int64_t cells() const { return static_cast<std::int64_t>(k.steps + 1) * k.n_assets * kBatch; }
+  explicit PathGroupBatched(const PathGroupKernel<Real>& k) : paths(k.paths), payoffs(k.payoffs) {}
+
+  std::int64_t cells() const { return static_cast<std::int64_t>(paths.steps + 1) * paths.n_assets * kBatch; }
   template <class P>
   P* row(P* base, int copy, int step, int asset) const {
-    return base + copy * cells() + (static_cast<std::int64_t>(step) * k.n_assets + asset) * kBatch;
+    return base + copy * cells() + (static_cast<std::int64_t>(step) * paths.n_assets + asset) * kBatch;
   }
 
   void operator()(std::int64_t g) const {
     const std::int64_t i0 = g * kBatch;
-    const SampleWindow win = slice_window(k.first_block + i0 / kLanes, k.n_samples, k.slice_begin, k.slice_end);
+    const SampleWindow win = slice_window(paths.first_block + i0 / kLanes, paths.n_samples, paths.slice_begin, paths.slice_end);
     const std::int64_t end = win.hi;
-    const int copies = k.antithetic ? 2 : 1;
-    Real* x = k.paths + g * copies * cells();
-    Real* var = k.variance + g * copies * cells();
-    for (int q = 0; q < k.n_payoffs * k.replicates && k.slice_begin == 0; ++q) {
+    const int copies = paths.antithetic ? 2 : 1;
+    Real* x = paths.paths + g * copies * cells();
+    Real* var = paths.variance + g * copies * cells();
+    for (int q = 0; q < payoffs.n_payoffs * paths.replicates && paths.slice_begin == 0; ++q) {
       for (int m = 0; m < kMoments; ++m) {
-        for (int w = 0; w < kBatch; ++w) k.lanes[(kMoments * q + m) * k.n_lanes + i0 + w] = 0.0;
+        for (int w = 0; w < kBatch; ++w) payoffs.lanes[(kMoments * q + m) * paths.n_lanes + i0 + w] = 0.0;
       }
     }
     for (std::int64_t s = win.first(i0 % kLanes); s < end; s += kLanes) {
       const int live = end - s < kBatch ? static_cast<int>(end - s) : kBatch;
-      for (int r = 0; r < k.replicates; ++r) {
+      for (int r = 0; r < paths.replicates; ++r) {
         simulate(static_cast<std::uint64_t>(s) + (static_cast<std::uint64_t>(r) << 53), x, var);
         add_payoffs(x, var, i0, r, live);
       }
@@ -174,13 +177,13 @@ struct PathGroupBatched {
   // PathGroupKernel's order: per step one normal per asset, then each
   // asset's own (Heston one, Merton two), asset by asset.
   void simulate(std::uint64_t stream, Real* x, Real* var) const {
-    const int copies = k.antithetic ? 2 : 1;
-    const int n = k.n_assets;
+    const int copies = paths.antithetic ? 2 : 1;
+    const int n = paths.n_assets;
     Real v[2][kMaxGroupAssets][kBatch];
     for (int c = 0; c < copies; ++c) {
       for (int a = 0; a < n; ++a) {
         Real* x0 = row(x, c, 0, a);
-        const Real spot = k.assets[a].log_spot, v0 = k.assets[a].v0;
+        const Real spot = paths.assets[a].log_spot, v0 = paths.assets[a].v0;
 #pragma omp simd
         for (int w = 0; w < kBatch; ++w) {
           x0[w] = spot;
@@ -195,34 +198,34 @@ struct PathGroupBatched {
     std::uint64_t call = 0;
     auto draw = [&](Real* out) {
       if (used == kPerCall) {
-        rng::philox_normals_batch<Real, kBatch>(k.key, stream, call++, normals);
+        rng::philox_normals_batch<Real, kBatch>(paths.key, stream, call++, normals);
         used = 0;
       }
       const Real* z = normals[used++];
 #pragma omp simd
       for (int w = 0; w < kBatch; ++w) out[w] = z[w];
     };
-    for (int step = 0; step < k.steps; ++step) {
+    for (int step = 0; step < paths.steps; ++step) {
       for (int a = 0; a < n; ++a) draw(eps[a]);
       for (int a = 0; a < n; ++a) {
-        const AssetModel model = k.assets[a].model;
+        const AssetModel model = paths.assets[a].model;
         if (model != AssetModel::gbm) draw(own[a][0]);
         if (model == AssetModel::merton) draw(own[a][1]);
       }
       for (int a = 0; a < n; ++a) {
         const Real* wa = eps[a];
-        if (k.correlated) {
+        if (paths.correlated) {
 #pragma omp simd
           for (int w = 0; w < kBatch; ++w) dw[w] = Real(0);
           for (int b = 0; b <= a; ++b) {
-            const Real l = k.cholesky[a * n + b];
+            const Real l = paths.cholesky[a * n + b];
 #pragma omp simd
             for (int w = 0; w < kBatch; ++w) dw[w] += l * eps[b][w];
           }
           wa = dw;
         }
-        const AssetStep<Real>& as = k.assets[a];
-        const Real dt = k.dt[step], sqrt_dt = k.sqrt_dt[step];
+        const AssetStep<Real>& as = paths.assets[a];
+        const Real dt = paths.dt[step], sqrt_dt = paths.sqrt_dt[step];
         for (int c = 0; c < copies; ++c) {
           const Real sign = c == 0 ? Real(1) : Real(-1);
           const Real* prev = row(x, c, step, a);
@@ -255,7 +258,7 @@ struct PathGroupBatched {
     };
     switch (spec.kind) {
       case PayoffKind::european: {
-        const Real* xt = row(x, c, k.steps, spec.asset);
+        const Real* xt = row(x, c, paths.steps, spec.asset);
 #pragma omp simd
         for (int w = 0; w < kBatch; ++w) value[w] = vmath::exp(xt[w]);
         discounted();
@@ -266,7 +269,7 @@ struct PathGroupBatched {
 #pragma omp simd
         for (int w = 0; w < kBatch; ++w) value[w] = Real(0);
         for (int f = 0; f < spec.fixings; ++f) {
-          const Real* xf = row(x, c, k.fix_steps[spec.fix_begin + f], spec.asset);
+          const Real* xf = row(x, c, payoffs.fix_steps[spec.fix_begin + f], spec.asset);
           if (spec.geometric) {
 #pragma omp simd
             for (int w = 0; w < kBatch; ++w) value[w] += xf[w];
@@ -288,8 +291,8 @@ struct PathGroupBatched {
       default:
         for (int w = 0; w < kBatch; ++w) {
           const PathView<Real> view{
-              x + c * cells() + w, var + c * cells() + w, kBatch, k.n_assets, k.steps, k.fix_steps,
-              k.weights,           k.discount_at,      k.exercise};
+              x + c * cells() + w, var + c * cells() + w, kBatch, paths.n_assets, paths.steps, payoffs.fix_steps,
+              payoffs.weights,           paths.discount_at,      payoffs.exercise};
           out[w] = path_payoff(spec, view);
         }
     }
@@ -298,7 +301,7 @@ struct PathGroupBatched {
   // A payoff on the batch's samples (the pair's mean with antithetic).
   void sample_values(const PayoffSpec<Real>& spec, const Real* x, const Real* var, double* out) const {
     payoff(spec, x, var, 0, out);
-    if (!k.antithetic) return;
+    if (!paths.antithetic) return;
     double down[kBatch];
     payoff(spec, x, var, 1, down);
 #pragma omp simd
@@ -308,19 +311,19 @@ struct PathGroupBatched {
   // PathGroupKernel::operator()'s sums, for the batch's live lanes.
   void add_payoffs(const Real* x, const Real* var, std::int64_t i0, int r, int live) const {
     double value[kBatch], control[kBatch];
-    for (int p = 0; p < k.n_payoffs; ++p) {
-      sample_values(k.payoffs[p], x, var, value);
-      if (k.beta != nullptr && k.beta[p] != 0.0) {
-        sample_values(k.controls[p], x, var, control);
-        const double beta = k.beta[p], mean = k.control_mean[p];
+    for (int p = 0; p < payoffs.n_payoffs; ++p) {
+      sample_values(payoffs.specs[p], x, var, value);
+      if (payoffs.beta != nullptr && payoffs.beta[p] != 0.0) {
+        sample_values(payoffs.controls[p], x, var, control);
+        const double beta = payoffs.beta[p], mean = payoffs.control_mean[p];
 #pragma omp simd
         for (int w = 0; w < kBatch; ++w) value[w] -= beta * (control[w] - mean);
       }
-      const std::int64_t q = p * k.replicates + r;
-      double* s1 = k.lanes + (kMoments * q) * k.n_lanes + i0;
-      double* s2 = k.lanes + (kMoments * q + 1) * k.n_lanes + i0;
+      const std::int64_t q = p * paths.replicates + r;
+      double* s1 = payoffs.lanes + (kMoments * q) * paths.n_lanes + i0;
+      double* s2 = payoffs.lanes + (kMoments * q + 1) * paths.n_lanes + i0;
       for (int w = 0; w < live; ++w) {
-        const double d = value[w] - k.shifts[p];
+        const double d = value[w] - payoffs.shifts[p];
         s1[w] += d;
         s2[w] += d * d;
       }
@@ -335,7 +338,7 @@ struct PathGroupBatched {
 // reproducible for any chunk or rank count).
 template <class Real>
 void PathGroupKernel<Real>::host_for(std::int64_t n) const {
-  if (sobol || n_scenarios > 0 || n_greeks > 0) {
+  if (sobol.on() || greeks.n_scenarios > 0 || greeks.n_greeks > 0) {
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) (*this)(i);
     return;

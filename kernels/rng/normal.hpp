@@ -34,29 +34,18 @@ namespace strata::rng {
 // (kernels/core/vector_math.hpp), libm's elsewhere. The two differ in the
 // last bits, so a kernel draws every sample of a run through one of them.
 struct ScalarMath {
-  template <class Real>
-  STRATA_HD static Real exp(Real x) { return std::exp(x); }
-  template <class Real>
-  STRATA_HD static Real log(Real x) { return std::log(x); }
-  template <class Real>
-  STRATA_HD static Real cos(Real x) { return std::cos(x); }
-  template <class Real>
-  STRATA_HD static Real sin(Real x) { return std::sin(x); }
-  template <class Real>
-  STRATA_HD static Real erfc(Real x) { return std::erfc(x); }
+  template <class R> STRATA_HD static R exp(R x) { return std::exp(x); }
+  template <class R> STRATA_HD static R log(R x) { return std::log(x); }
+  template <class R> STRATA_HD static R cos(R x) { return std::cos(x); }
+  template <class R> STRATA_HD static R sin(R x) { return std::sin(x); }
+  template <class R> STRATA_HD static R erfc(R x) { return std::erfc(x); }
 };
-
 struct LaneMath {
-  template <class Real>
-  static Real exp(Real x) { return vmath::exp(x); }
-  template <class Real>
-  static Real log(Real x) { return vmath::log(x); }
-  template <class Real>
-  static Real cos(Real x) { return vmath::cos(x); }
-  template <class Real>
-  static Real sin(Real x) { return vmath::sin(x); }
-  template <class Real>
-  static Real erfc(Real x) { return vmath::erfc(x); }
+  template <class R> static R exp(R x) { return vmath::exp(x); }
+  template <class R> static R log(R x) { return vmath::log(x); }
+  template <class R> static R cos(R x) { return vmath::cos(x); }
+  template <class R> static R sin(R x) { return vmath::sin(x); }
+  template <class R> static R erfc(R x) { return vmath::erfc(x); }
 };
 
 // How many normals philox_normals<Real> writes per Philox call.
