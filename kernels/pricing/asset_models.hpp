@@ -16,12 +16,10 @@
 // variance's independent part, a jump count's uniform, the jump sizes)
 // come from the path's normal stream after the assets' W.
 //
-// Each formula is written once, per lane, templated on Real and on the
-// transcendentals' Math (rng::ScalarMath, rng::LaneMath): step_asset
-// composes them for one path (PathGroupKernel, on either backend), and the
-// host's batched kernel (path_group_batched.hpp) runs the same functions
-// in `omp simd` loops over a batch of lanes. A step's constants (exp(-kappa
-// dt), e^{-lambda dt}, QE's k0-k3) are computed once per step, in libm.
+// Each formula is written once, per lane, on Real and the transcendentals'
+// Math (rng::ScalarMath, rng::LaneMath): step_asset composes them for one
+// path, and the host's batched kernel (path_group_batched.hpp) runs them in
+// `omp simd` loops over lanes. A step's constants are computed once, in libm.
 #pragma once
 
 #include <cmath>
@@ -53,9 +51,7 @@ struct AssetStep {
 
 // Standard normal CDF in Real arithmetic (a uniform from a normal draw).
 template <class Real, class Math = rng::ScalarMath>
-STRATA_HD inline Real normal_cdf_r(Real z) {
-  return Real(0.5) * Math::erfc(-z * Real(0.70710678118654752440));
-}
+STRATA_HD inline Real normal_cdf_r(Real z) { return Real(0.5) * Math::erfc(-z * Real(0.70710678118654752440)); }
 
 // GBM (and Merton's diffusion): advances x by W; returns the step variance.
 template <class Real>
@@ -64,9 +60,9 @@ STRATA_HD inline Real gbm_step(const AssetStep<Real>& a, Real dt, Real sqrt_dt, 
   return a.vol * a.vol * dt;
 }
 
-// Term n >= 1 of Poisson's inversion at the uniform u: while u lies beyond
-// the cdf so far, P(N = n) = P(N = n - 1) mean / n joins it and the count
-// becomes n. Returns whether it did.
+// Term n >= 1 of the inversion of Poisson(mean) at the uniform u: while u
+// lies beyond the cdf so far, P(N = n) = P(N = n - 1) mean / n joins it and
+// the count becomes n. Returns whether it did.
 template <class Real>
 STRATA_HD inline bool poisson_term(Real u, Real mean_over_n, Real n, Real& p, Real& cdf, Real& count) {
   const bool more = u > cdf;
@@ -77,8 +73,8 @@ STRATA_HD inline bool poisson_term(Real u, Real mean_over_n, Real n, Real& p, Re
   return more;
 }
 
-// Poisson(mean) by inversion of the uniform u, capped at 64 events (far in
-// the tail for any mean per step a grid allows).
+// Poisson(mean) by inversion, capped at 64 events (far in the tail for any
+// mean per step a grid allows).
 template <class Real>
 STRATA_HD inline Real poisson_count(Real mean, Real u) {
   Real p = std::exp(-mean), cdf = p, count = Real(0);
@@ -93,13 +89,10 @@ STRATA_HD inline Real merton_jumps(const AssetStep<Real>& a, Real count, Real zj
   return count * a.jump_mean + a.jump_vol * std::sqrt(count) * zj;
 }
 
-// Full-truncation log-Euler from the variance's positive part vp and its
-// root; c = sqrt(1 - rho^2), e the variance's own normal. Returns the step
-// variance.
+// Full-truncation log-Euler from vp = max(v, 0) and its root; c =
+// sqrt(1 - rho^2), e the variance's own normal. Returns the step variance.
 template <class Real>
-STRATA_HD inline Real truncated(Real v) {
-  return v > Real(0) ? v : Real(0);
-}
+STRATA_HD inline Real truncated(Real v) { return v > Real(0) ? v : Real(0); }
 template <class Real>
 STRATA_HD inline Real heston_ft_step(const AssetStep<Real>& a, Real c, Real dt, Real sqrt_dt, Real w, Real e,
                                      Real vp, Real root, Real& x, Real& v) {
@@ -113,21 +106,18 @@ STRATA_HD inline Real heston_ft_step(const AssetStep<Real>& a, Real c, Real dt, 
 // per-lane pieces in the order a step uses them.
 template <class Real>
 struct HestonQe {
-  Real rho, kappa, theta, xi, carry_dt;
-  Real c;    // sqrt(1 - rho^2)
-  Real ek;   // exp(-kappa dt)
-  Real k0, k1, k2, k3, dt;
+  Real rho, kappa, theta, xi, carry_dt, dt;
+  Real c, ek;             // sqrt(1 - rho^2), exp(-kappa dt)
+  Real k0, k1, k2, k3;    // Andersen's eq. 33, gamma1 = gamma2 = 1/2
 
-  STRATA_HD HestonQe(const AssetStep<Real>& a, Real dt)
-      : rho(a.rho), kappa(a.kappa), theta(a.theta), xi(a.xi), carry_dt(a.carry * dt),
-        c(std::sqrt(Real(1) - a.rho * a.rho)), ek(std::exp(-a.kappa * dt)),
-        k0(-a.rho * a.kappa * a.theta * dt / a.xi),
-        k1(Real(0.5) * dt * (a.kappa * a.rho / a.xi - Real(0.5)) - a.rho / a.xi),
-        k2(Real(0.5) * dt * (a.kappa * a.rho / a.xi - Real(0.5)) + a.rho / a.xi),
-        k3(Real(0.5) * dt * (Real(1) - a.rho * a.rho)), dt(dt) {}
+  STRATA_HD HestonQe(const AssetStep<Real>& a, Real h)
+      : rho(a.rho), kappa(a.kappa), theta(a.theta), xi(a.xi), carry_dt(a.carry * h), dt(h),
+        c(std::sqrt(Real(1) - a.rho * a.rho)), ek(std::exp(-a.kappa * h)), k0(-a.rho * a.kappa * a.theta * h / a.xi),
+        k1(Real(0.5) * h * (a.kappa * a.rho / a.xi - Real(0.5)) - a.rho / a.xi),
+        k2(Real(0.5) * h * (a.kappa * a.rho / a.xi - Real(0.5)) + a.rho / a.xi),
+        k3(Real(0.5) * h * (Real(1) - a.rho * a.rho)) {}
 
-  // The variance's normal Zv and the independent part Zp of W:
-  // W = rho Zv + sqrt(1 - rho^2) Zp.
+  // The variance's normal Zv and W's independent part Zp: W = rho Zv + c Zp.
   STRATA_HD void normals(Real w, Real e, Real& zv, Real& zp) const {
     zv = rho * w + c * e;
     zp = c * w - rho * e;
@@ -139,8 +129,7 @@ struct HestonQe {
                     theta * xi * xi * (Real(1) - ek) * (Real(1) - ek) / (Real(2) * kappa);
     return s2 / (m * m);
   }
-  // psi <= 1.5: a scaled noncentral chi-square by moment matching (NaN
-  // where psi > 2).
+  // psi <= 1.5: a scaled noncentral chi-square by moment matching (NaN where psi > 2).
   STRATA_HD static Real quadratic(Real m, Real psi, Real zv) {
     const Real inv = Real(2) / psi;
     const Real b2 = inv - Real(1) + std::sqrt(inv) * std::sqrt(inv - Real(1));
@@ -148,19 +137,17 @@ struct HestonQe {
     return m / (Real(1) + b2) * t * t;
   }
   // psi > 1.5: a point mass p at 0 and an exponential tail of rate
-  // beta = (1 - p) / m, inverted at U = Phi(zv). tail = 1 - U, computed as
-  // Phi(-zv), accurate where the large variances are (1 - U in fp32 would
-  // be 0 there); lg = log(exponential_ratio(p, tail)).
+  // beta = (1 - p) / m, inverted at U = Phi(zv): tail = 1 - U as Phi(-zv),
+  // accurate where the large variances are (1 - U in fp32 would be 0
+  // there), lg = log(ratio(p, tail)).
   STRATA_HD static Real point_mass(Real psi) { return (psi - Real(1)) / (psi + Real(1)); }
   template <class Math>
   STRATA_HD static Real tail(Real zv) { return normal_cdf_r<Real, Math>(-zv); }
-  STRATA_HD static Real exponential_ratio(Real p, Real tail) { return (Real(1) - p) / tail; }
+  STRATA_HD static Real ratio(Real p, Real tail) { return (Real(1) - p) / tail; }
   STRATA_HD static Real exponential(Real m, Real p, Real tail, Real lg) {
-    const Real beta = (Real(1) - p) / m;
-    return (tail >= Real(1) - p ? Real(0) : lg) / beta;
+    return (tail >= Real(1) - p ? Real(0) : lg) / ((Real(1) - p) / m);
   }
-  // The log price over the step from v to vn, with gamma1 = gamma2 = 1/2;
-  // v becomes vn. Returns the step variance.
+  // x over the step from v to vn; v becomes vn. Returns the step variance.
   STRATA_HD Real advance(Real vn, Real zp, Real& x, Real& v) const {
     x += carry_dt + k0 + k1 * v + k2 * vn + std::sqrt(k3 * (v + vn)) * zp;
     const Real var = Real(0.5) * (v + vn) * dt;
@@ -187,23 +174,21 @@ STRATA_HD inline Real step_asset(const AssetStep<Real>& a, Real dt, Real sqrt_dt
       return var;
     }
     case AssetModel::heston_full_truncation: {
-      const Real e = draw();
       const Real vp = truncated(v);
-      return heston_ft_step(a, std::sqrt(Real(1) - a.rho * a.rho), dt, sqrt_dt, w, e, vp, std::sqrt(vp), x, v);
+      return heston_ft_step(a, std::sqrt(Real(1) - a.rho * a.rho), dt, sqrt_dt, w, draw(), vp, std::sqrt(vp), x, v);
     }
     case AssetModel::heston_qe: {
-      const HestonQe<Real> q(a, dt);
+      using Qe = HestonQe<Real>;
+      const Qe q(a, dt);
       Real zv, zp;
       q.normals(w, draw(), zv, zp);
-      const Real m = q.mean(v);
-      const Real psi = q.psi(v, m);
+      const Real m = q.mean(v), psi = q.psi(v, m);
       Real vn;
       if (psi <= Real(1.5)) {
-        vn = HestonQe<Real>::quadratic(m, psi, zv);
+        vn = Qe::quadratic(m, psi, zv);
       } else {
-        const Real p = HestonQe<Real>::point_mass(psi);
-        const Real tail = HestonQe<Real>::template tail<rng::ScalarMath>(zv);
-        vn = HestonQe<Real>::exponential(m, p, tail, std::log(HestonQe<Real>::exponential_ratio(p, tail)));
+        const Real p = Qe::point_mass(psi), tail = Qe::template tail<rng::ScalarMath>(zv);
+        vn = Qe::exponential(m, p, tail, std::log(Qe::ratio(p, tail)));
       }
       return q.advance(vn, zp, x, v);
     }

@@ -121,6 +121,20 @@ struct GroupPayoffs {
   const PayoffSpec<Real>* controls = nullptr;
   const double* control_mean = nullptr;
   double* lanes = nullptr;                   // [payoff * replicates + replicate][moment][lane]
+
+  // Lane i's moments: zeroed (slots [0, slots)), or slot q's plus d.
+  STRATA_HD void clear(int slots, std::int64_t n_lanes, std::int64_t i) const {
+    for (int m = 0; m < kMoments * slots; ++m) lanes[m * n_lanes + i] = 0.0;
+  }
+  STRATA_HD void add(int q, std::int64_t n_lanes, std::int64_t i, double d) const {
+    lanes[(kMoments * q) * n_lanes + i] += d;
+    lanes[(kMoments * q + 1) * n_lanes + i] += d * d;
+  }
+  // Payoff p's value less its control variate's, where it has one.
+  STRATA_HD bool has_control(int p) const { return beta != nullptr && beta[p] != 0.0; }
+  STRATA_HD double controlled(int p, double value, double control) const {
+    return value - beta[p] * (control - control_mean[p]);
+  }
 };
 
 // Greeks (greeks.hpp): bumped scenarios and their terms.
@@ -242,10 +256,7 @@ struct PathGroupKernel {
     const int n_payoffs = payoffs.n_payoffs, n_greeks = greeks.n_greeks, replicates = paths.replicates;
     const SampleWindow w = slice_window(paths.first_block + i / kLanes, paths.n_samples, paths.slice_begin,
                                         paths.slice_end);
-    for (int q = 0; q < (n_payoffs + n_greeks) * replicates && paths.slice_begin == 0; ++q) {
-      payoffs.lanes[(kMoments * q) * n_lanes + i] = 0.0;
-      payoffs.lanes[(kMoments * q + 1) * n_lanes + i] = 0.0;
-    }
+    if (paths.slice_begin == 0) payoffs.clear((n_payoffs + n_greeks) * replicates, n_lanes, i);
     for (std::int64_t s = w.first(i % kLanes); s < w.hi; s += kLanes) {
       for (int r = 0; r < replicates; ++r) {
         for (int c = 0; c <= greeks.n_scenarios; ++c) {
@@ -255,16 +266,15 @@ struct PathGroupKernel {
           if (c == 0) {
             for (int p = 0; p < n_payoffs; ++p) {
               double value = sample_value(payoffs.specs[p], v0, v1);
-              if (payoffs.beta != nullptr && payoffs.beta[p] != 0.0)
-                value -= payoffs.beta[p] * (sample_value(payoffs.controls[p], v0, v1) - payoffs.control_mean[p]);
-              add_moments(p * replicates + r, i, value - payoffs.shifts[p]);
+              if (payoffs.has_control(p)) value = payoffs.controlled(p, value, sample_value(payoffs.controls[p], v0, v1));
+              payoffs.add(p * replicates + r, n_lanes, i, value - payoffs.shifts[p]);
             }
             for (int g = 0; g < n_greeks; ++g) greeks.acc[g * n_lanes + i] = 0.0;
           }
           if (n_greeks > 0) add_terms(c, i, v0, v1);
         }
         for (int g = 0; g < n_greeks; ++g) {
-          add_moments((n_payoffs + g) * replicates + r, i, greeks.acc[g * n_lanes + i] - payoffs.shifts[n_payoffs + g]);
+          payoffs.add((n_payoffs + g) * replicates + r, n_lanes, i, greeks.acc[g * n_lanes + i] - payoffs.shifts[n_payoffs + g]);
         }
       }
     }
@@ -279,16 +289,11 @@ struct PathGroupKernel {
           term.coef * (term.tangent < 0 ? sample_value(spec, v0, v1) : sample_tangent(spec, v0, v1, term.tangent));
     }
   }
-
-  STRATA_HD void add_moments(int q, std::int64_t i, double d) const {
-    payoffs.lanes[(kMoments * q) * paths.n_lanes + i] += d;
-    payoffs.lanes[(kMoments * q + 1) * paths.n_lanes + i] += d * d;
-  }
 };
 
-// The pairwise lane tree of LaneTree for a group's [payoff][moment][lane]
-// layout: index j = payoff * blocks + block; writes
-// blocks_out[kMoments * j + m], so each payoff's block moments are contiguous.
+// LaneTree for a group's [payoff][moment][lane] layout: index j = payoff *
+// blocks + block; writes blocks_out[kMoments * j + m], so each payoff's
+// block moments are contiguous.
 struct GroupLaneTree {
   double* lanes;
   double* blocks_out;
@@ -296,16 +301,9 @@ struct GroupLaneTree {
   std::int64_t n_blocks;
 
   STRATA_HD void operator()(std::int64_t j) const {
-    const std::int64_t p = j / n_blocks, b = j % n_blocks;
-    for (std::int64_t half = kLanes / 2; half > 0; half /= 2) {
-      for (std::int64_t l = 0; l < half; ++l) {
-        for (int m = 0; m < kMoments; ++m) {
-          double* row = lanes + (kMoments * p + m) * n_lanes + b * kLanes;
-          row[l] += row[l + half];
-        }
-      }
-    }
-    for (int m = 0; m < kMoments; ++m) blocks_out[kMoments * j + m] = lanes[(kMoments * p + m) * n_lanes + b * kLanes];
+    double* a = lanes + kMoments * (j / n_blocks) * n_lanes + (j % n_blocks) * kLanes;
+    lane_tree(a, 1, n_lanes);
+    for (int m = 0; m < kMoments; ++m) blocks_out[kMoments * j + m] = a[m * n_lanes];
   }
 };
 

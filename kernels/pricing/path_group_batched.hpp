@@ -1,18 +1,12 @@
-// The host's form of PathGroupKernel (path_group.hpp) for groups of GBM,
-// Heston and Merton assets on Philox draws (host only: not included from .cu
-// files).
-//
-// Index g covers the kBatch consecutive lanes g*kBatch.., which read
-// consecutive samples: the batch simulates sample s of each of them
-// together, every step in `omp simd` loops across the lanes (normals from
-// rng::philox_normals_batch, libmvec's log/cos/sin), then evaluates each
-// payoff on the batch's paths, and every lane adds its own values in the
-// same order as in PathGroupKernel. The draws are those of PathGroupKernel
-// (subsequence sample + replicate * 2^53; per step one normal per asset,
-// then each asset's own; the antithetic path negates them), so the estimates
-// agree with it up to libmvec's last bits; a run that qualifies computes
-// every sample here (PathGroupRun picks the kernel once per run), so its
-// prices are bitwise the same for any chunk or rank count.
+// PathGroupKernel::host_for (path_group.hpp), host only: index g covers
+// the kBatch consecutive lanes g*kBatch.., which read consecutive samples.
+// The batch simulates sample s of each of them together, every step in
+// `omp simd` loops across the lanes over asset_models.hpp's formulas (with
+// rng::LaneMath: libmvec), then evaluates each payoff on the batch's paths,
+// and every lane adds its own values in PathGroupKernel's order. The draws
+// are PathGroupKernel's (subsequence sample + replicate * 2^53; per step
+// one normal per asset, then each asset's own; the antithetic path negates
+// them), so the estimates agree with it up to libmvec's last bits.
 //
 // Payoffs: the Asian and the European (the hot kinds, and the Asian's
 // geometric control) in vector loops with libmvec's exp; every other kind
@@ -32,16 +26,14 @@
 
 namespace strata::kernels::pricing {
 
-// One copy of one asset over one step for the batch's lanes, each model's
-// formulas (asset_models.hpp) in `omp simd` loops: prev/next are the lanes'
-// log prices before and after the step, w their Brownian increments
-// (already correlated) and e, j the model's own normals, all three to be
-// multiplied by `sign` (-1: the antithetic path); var receives the step
-// variance, v is the lanes' variance (Heston), updated in place. The
-// asset's fields are read from a local copy: stores through next or v could
-// alias the caller's, and reloading them stops the vectoriser. A vector
-// call (erfc, log) runs in a loop of its own, as does a select next to one:
-// g++ would make the select a branch that stops the vectoriser.
+// One copy of one asset over one step for the batch's lanes: prev/next are
+// the lanes' log prices before and after it, w their (correlated) Brownian
+// increments and e, j the model's own normals, all times `sign` (-1: the
+// antithetic path); var gets the step variance, v (Heston) is updated in
+// place. The asset is read from a local copy (stores through next or v could
+// alias the caller's, and reloads stop the vectoriser); a vector call (erfc,
+// log), and a select next to one, run in loops of their own (g++ would make
+// the select a branch that stops the vectoriser).
 template <int kBatch, class Real>
 inline void gbm_lanes(const AssetStep<Real>& asset, Real dt, Real sqrt_dt, const Real* w, Real sign, const Real* prev,
                       Real* next, Real* var) {
@@ -66,11 +58,7 @@ inline void merton_lanes(const AssetStep<Real>& asset, Real dt, Real sqrt_dt, co
 #pragma omp simd
   for (int l = 0; l < kBatch; ++l) u[l] = normal_cdf_r<Real, rng::LaneMath>(sign * e[l]);
 #pragma omp simd
-  for (int l = 0; l < kBatch; ++l) {
-    p[l] = p0;
-    cdf[l] = p0;
-    count[l] = Real(0);
-  }
+  for (int l = 0; l < kBatch; ++l) { p[l] = cdf[l] = p0; count[l] = Real(0); }
   for (int n = 1; n <= 64; ++n) {
     const Real mean_over_n = mean / static_cast<Real>(n), rn = static_cast<Real>(n);
     int active = 0;
@@ -120,7 +108,7 @@ inline void heston_qe_lanes(const AssetStep<Real>& a, Real dt, const Real* w, co
 #pragma omp simd
   for (int l = 0; l < kBatch; ++l) tail[l] = Qe::template tail<rng::LaneMath>(zv[l]);
 #pragma omp simd
-  for (int l = 0; l < kBatch; ++l) lg[l] = rng::LaneMath::log(Qe::exponential_ratio(p[l], tail[l]));
+  for (int l = 0; l < kBatch; ++l) lg[l] = rng::LaneMath::log(Qe::ratio(p[l], tail[l]));
   Real next_v[kBatch];
 #pragma omp simd
   for (int l = 0; l < kBatch; ++l) next_v[l] = Qe::exponential(m[l], p[l], tail[l], lg[l]);
@@ -159,10 +147,8 @@ struct PathGroupBatched {
     const int copies = paths.antithetic ? 2 : 1;
     Real* x = paths.paths + g * copies * cells();
     Real* var = paths.variance + g * copies * cells();
-    for (int q = 0; q < payoffs.n_payoffs * paths.replicates && paths.slice_begin == 0; ++q) {
-      for (int m = 0; m < kMoments; ++m) {
-        for (int w = 0; w < kBatch; ++w) payoffs.lanes[(kMoments * q + m) * paths.n_lanes + i0 + w] = 0.0;
-      }
+    for (int w = 0; w < kBatch && paths.slice_begin == 0; ++w) {
+      payoffs.clear(payoffs.n_payoffs * paths.replicates, paths.n_lanes, i0 + w);
     }
     for (std::int64_t s = win.first(i0 % kLanes); s < end; s += kLanes) {
       const int live = end - s < kBatch ? static_cast<int>(end - s) : kBatch;
@@ -313,20 +299,13 @@ struct PathGroupBatched {
     double value[kBatch], control[kBatch];
     for (int p = 0; p < payoffs.n_payoffs; ++p) {
       sample_values(payoffs.specs[p], x, var, value);
-      if (payoffs.beta != nullptr && payoffs.beta[p] != 0.0) {
+      if (payoffs.has_control(p)) {
         sample_values(payoffs.controls[p], x, var, control);
-        const double beta = payoffs.beta[p], mean = payoffs.control_mean[p];
+        const GroupPayoffs<Real> own = payoffs;   // a local: stores to value[] cannot alias it
 #pragma omp simd
-        for (int w = 0; w < kBatch; ++w) value[w] -= beta * (control[w] - mean);
+        for (int w = 0; w < kBatch; ++w) value[w] = own.controlled(p, value[w], control[w]);
       }
-      const std::int64_t q = p * paths.replicates + r;
-      double* s1 = payoffs.lanes + (kMoments * q) * paths.n_lanes + i0;
-      double* s2 = payoffs.lanes + (kMoments * q + 1) * paths.n_lanes + i0;
-      for (int w = 0; w < live; ++w) {
-        const double d = value[w] - payoffs.shifts[p];
-        s1[w] += d;
-        s2[w] += d * d;
-      }
+      for (int w = 0; w < live; ++w) payoffs.add(p * paths.replicates + r, paths.n_lanes, i0 + w, value[w] - payoffs.shifts[p]);
     }
   }
 };

@@ -78,14 +78,12 @@ struct LaneMoments {
   }
 };
 
-// LaneMoments with a vectorised host launch, for a sampler with a
-// batch(first, out) form (EuropeanGbm); operator() (CUDA) is LaneMoments'.
-// Batch g covers the kBatch consecutive lanes g*kBatch.., which read
-// consecutive samples, so one batch() call gives each of them its next
-// sample. Every lane still adds its own samples in the same order as in
-// LaneMoments, so the moments equal LaneMoments' whenever the sample values
-// are equal. Samples past the end of a short last block are computed and
-// dropped: each sample's bits never depend on where a chunk or a block ends.
+// LaneMoments with a vectorised host launch for a sampler with a
+// batch(first, out) form (EuropeanGbm): batch g covers the kBatch lanes
+// g*kBatch.., which read consecutive samples, one batch() call each; every
+// lane adds its samples in LaneMoments' order. Samples past the end of a
+// short last block are computed and dropped: a sample's bits never depend
+// on where a chunk or a block ends.
 template <class Sampler>
 struct LaneMomentsBatched : LaneMoments<Sampler> {
   static constexpr int kBatch = Sampler::kBatch;
@@ -125,19 +123,26 @@ struct LaneMomentsBatched : LaneMoments<Sampler> {
   }
 };
 
-// Combines the kLanes lane moments of each block of a chunk by a pairwise
-// tree, in place, and writes the block's moments to blocks[kMoments * b + m].
+// The pairwise tree over one block's kLanes lane moments, in place: lane
+// l's moment m at a[l * lane_stride + m * moment_stride]; lane 0 ends with
+// the block's sums.
+STRATA_HD inline void lane_tree(double* a, std::int64_t lane_stride, std::int64_t moment_stride) {
+  for (std::int64_t half = kLanes / 2; half > 0; half /= 2) {
+    for (std::int64_t l = 0; l < half; ++l) {
+      for (int m = 0; m < kMoments; ++m) a[l * lane_stride + m * moment_stride] += a[(l + half) * lane_stride + m * moment_stride];
+    }
+  }
+}
+
+// Each block's lane moments of a chunk ([lane][moment]) into
+// blocks[kMoments * b + m].
 struct LaneTree {
   double* lanes;
   double* blocks;
 
   STRATA_HD void operator()(std::int64_t b) const {
     double* a = lanes + b * kLanes * kMoments;
-    for (std::int64_t half = kLanes / 2; half > 0; half /= 2) {
-      for (std::int64_t l = 0; l < half; ++l) {
-        for (int m = 0; m < kMoments; ++m) a[kMoments * l + m] += a[kMoments * (l + half) + m];
-      }
-    }
+    lane_tree(a, kMoments, 1);
     for (int m = 0; m < kMoments; ++m) blocks[kMoments * b + m] = a[m];
   }
 };

@@ -28,11 +28,10 @@
 
 namespace strata::rng {
 
-// The transcendentals of a formula written once for two callers: ScalarMath
-// is libm's (host) or CUDA's (device); LaneMath is libmvec's when the
-// formula runs inside an `omp simd` loop over a batch of lanes on the host
-// (kernels/core/vector_math.hpp), libm's elsewhere. The two differ in the
-// last bits, so a kernel draws every sample of a run through one of them.
+// The transcendentals of a formula written once: ScalarMath's are libm's
+// (host) or CUDA's; LaneMath's libmvec's inside an `omp simd` loop on the
+// host (vector_math.hpp). They differ in the last bits: a kernel draws
+// every sample of a run through one of them.
 struct ScalarMath {
   template <class R> STRATA_HD static R exp(R x) { return std::exp(x); }
   template <class R> STRATA_HD static R log(R x) { return std::log(x); }
@@ -125,11 +124,9 @@ STRATA_HD inline Real philox_normal(PhiloxKey key, std::uint64_t subsequence, st
   constexpr unsigned per_call = NormalsPerCall<Real>::value;
   const PhiloxCounter w = philox4x32_10(philox_counter(subsequence, index / per_call), key);
   const unsigned component = static_cast<unsigned>(index % per_call);
-  Real u1, u2;
-  detail::box_muller_uniforms(w, component / 2u, u1, u2);
-  const Real r = detail::box_muller_radius(u1);
-  const Real theta = detail::box_muller_angle(u2);
-  return component % 2u == 0u ? r * std::cos(theta) : r * std::sin(theta);
+  Real z0, z1;
+  detail::box_muller_pair<Real>(w, component / 2u, z0, z1);
+  return component % 2u == 0u ? z0 : z1;
 }
 
 }  // namespace strata::rng

@@ -224,52 +224,23 @@ HostPayoffs host_payoffs(const Portfolio& p, const PathGroup& g, const std::vect
   return h;
 }
 
-// Pathwise tangents of the base assets (pathwise.hpp) and each scenario's
-// first term.
-struct HostGreeks {
-  std::vector<PathTangent<double>> tangents;
-  std::vector<int> term_begin;
-};
-
-HostGreeks host_greeks(const GreekPlan& plan, const HostPaths& paths) {
-  HostGreeks h;
+// Pathwise tangents of the base assets (pathwise.hpp).
+std::vector<PathTangent<double>> host_tangents(const GreekPlan& plan, const HostPaths& paths) {
+  std::vector<PathTangent<double>> out;
   for (const Tangent& t : plan.tangents) {
     const AssetStep<double>& a = paths.assets[static_cast<std::size_t>(t.asset)];
-    h.tangents.push_back({.asset = t.asset, .vol = t.vol, .score = t.score, .inv_spot = 1.0 / std::exp(a.log_spot),
-                          .carry_plus = a.carry + 0.5 * a.vol * a.vol, .sigma = a.vol});
+    out.push_back({.asset = t.asset, .vol = t.vol, .score = t.score, .inv_spot = 1.0 / std::exp(a.log_spot),
+                   .carry_plus = a.carry + 0.5 * a.vol * a.vol, .sigma = a.vol});
   }
-  h.term_begin.assign(plan.scenarios.size() + 2, 0);
-  for (const GreekTerm& t : plan.terms) ++h.term_begin[static_cast<std::size_t>(t.scenario) + 1];
-  for (std::size_t c = 1; c < h.term_begin.size(); ++c) h.term_begin[c] += h.term_begin[c - 1];
-  return h;
-}
-
-// Sobol': direction numbers, each replicate's Owen seeds, the bridge plan.
-struct HostSobol {
-  std::vector<std::uint32_t> directions, scramble;
-  std::vector<BridgeStep> bridge;
-};
-
-HostSobol host_sobol(const Portfolio& p, const PathGroup& g) {
-  HostSobol h;
-  if (!p.sobol) return h;
-  const int dims = static_cast<int>(g.grid.size() * g.assets.size());
-  for (int r = 0; r < p.replicates; ++r) {
-    for (int d = 0; d < dims; ++d) {
-      const auto ctr = rng::philox_counter(static_cast<std::uint64_t>(r), static_cast<std::uint64_t>(d));
-      h.scramble.push_back(rng::philox4x32_10(ctr, rng::philox_key(p.seed)).v[0]);
-    }
-  }
-  h.directions = sobol_direction_table(dims);
-  h.bridge = brownian_bridge_plan(g.grid);
-  return h;
+  return out;
 }
 
 // Shifts: each payoff (Greek) on the path of all-zero normals (of each
 // scenario), in double on the host, so every backend and precision
 // shifts by the same values.
-std::vector<double> zero_path_shifts(const HostPaths& paths, const HostPayoffs& payoffs, const HostGreeks& greeks,
-                                     const GreekPlan& plan, const std::vector<double>& times) {
+std::vector<double> zero_path_shifts(const HostPaths& paths, const HostPayoffs& payoffs,
+                                     const std::vector<PathTangent<double>>& tangents, const GreekPlan& plan,
+                                     const std::vector<double>& times) {
   const int steps = paths.steps, n_assets = paths.n_assets;
   const std::size_t cells = static_cast<std::size_t>(steps + 1) * static_cast<std::size_t>(n_assets);
   std::vector<double> x(cells), var(cells);
@@ -306,7 +277,7 @@ std::vector<double> zero_path_shifts(const HostPaths& paths, const HostPayoffs& 
     shifts[n_payoffs + static_cast<std::size_t>(t.greek)] +=
         t.coef * (t.tangent < 0 ? kernels::pricing::path_payoff(spec, zv)
                                 : kernels::pricing::pathwise_payoff(spec, zv, times.data(),
-                                                                    greeks.tangents[static_cast<std::size_t>(t.tangent)]));
+                                                                    tangents[static_cast<std::size_t>(t.tangent)]));
   }
   return shifts;
 }
@@ -360,26 +331,39 @@ struct DeviceGreeks {
   Buffer<PathTangent<Real>> tangents;
   Buffer<Real> times;
 
-  GroupGreeks<Real> build(const Device& d, const GreekPlan& plan, const HostGreeks& h,
+  GroupGreeks<Real> build(const Device& d, const GreekPlan& plan, const std::vector<PathTangent<double>>& host,
                           const std::vector<double>& grid) {
+    // Scenario c's terms are [term_begin[c], term_begin[c + 1]).
+    std::vector<int> begin(plan.scenarios.size() + 2, 0);
+    for (const GreekTerm& t : plan.terms) ++begin[static_cast<std::size_t>(t.scenario) + 1];
+    for (std::size_t c = 1; c < begin.size(); ++c) begin[c] += begin[c - 1];
     terms = upload(d, plan.terms);
-    term_begin = upload(d, h.term_begin);
-    tangents = upload(d, as<Real>(h.tangents));
+    term_begin = upload(d, begin);
+    tangents = upload(d, as<Real>(host));
     times = upload(d, as<Real>(grid));
     return {.n_scenarios = static_cast<int>(plan.scenarios.size()), .n_greeks = static_cast<int>(plan.slots.size()),
             .terms = terms.data(), .term_begin = term_begin.data(), .tangents = tangents.data(), .times = times.data()};
   }
 };
 
+// Sobol': direction numbers, each replicate's Owen seeds, the bridge plan.
 struct DeviceSobol {
   Buffer<std::uint32_t> directions, scramble;
   Buffer<BridgeStep> bridge;
 
-  GroupSobol build(const Device& d, const HostSobol& h) {
-    if (h.directions.empty()) return GroupSobol{};
-    directions = upload(d, h.directions);
-    scramble = upload(d, h.scramble);
-    bridge = upload(d, h.bridge);
+  GroupSobol build(const Device& d, const Portfolio& p, const PathGroup& g) {
+    if (!p.sobol) return GroupSobol{};
+    const int dims = static_cast<int>(g.grid.size() * g.assets.size());
+    std::vector<std::uint32_t> seeds;
+    for (int r = 0; r < p.replicates; ++r) {
+      for (int k = 0; k < dims; ++k) {
+        const auto ctr = rng::philox_counter(static_cast<std::uint64_t>(r), static_cast<std::uint64_t>(k));
+        seeds.push_back(rng::philox4x32_10(ctr, rng::philox_key(p.seed)).v[0]);
+      }
+    }
+    directions = upload(d, sobol_direction_table(dims));
+    scramble = upload(d, seeds);
+    bridge = upload(d, brownian_bridge_plan(g.grid));
     return GroupSobol{directions.data(), scramble.data(), bridge.data()};
   }
 };
@@ -398,8 +382,7 @@ struct PathGroupRun::Data {
   std::int64_t max_blocks = 0;
 };
 
-std::size_t PathGroupRun::bytes_per_block(
-const PathGroup& g, bool antithetic, Precision precision, int replicates,
+std::size_t PathGroupRun::bytes_per_block(const PathGroup& g, bool antithetic, Precision precision, int replicates,
                                           int greek_slots) {
   const std::size_t real = precision == Precision::fp32 ? sizeof(float) : sizeof(double);
   // Log prices and step variances of every asset, and each Greek's value
@@ -425,9 +408,8 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
   if (!pilot) greeks_ = plan_greeks(p, g);
   const HostPaths paths = host_paths(p, g, greeks_.scenarios);
   const HostPayoffs payoffs = host_payoffs(p, g, betas, pilot, exercise, greeks_.scenarios);
-  const HostGreeks greeks = host_greeks(greeks_, paths);
-  const HostSobol sobol = host_sobol(p, g);
-  shifts_ = zero_path_shifts(paths, payoffs, greeks, greeks_, g.grid);
+  const std::vector<PathTangent<double>> tangents = host_tangents(greeks_, paths);
+  shifts_ = zero_path_shifts(paths, payoffs, tangents, greeks_, g.grid);
   americans_ = payoffs.americans;
   exercise_row_ = payoffs.exercise_row;
   controlled_ = payoffs.controlled;
@@ -448,8 +430,8 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
     data->max_blocks = max_blocks;
     data->kernel.paths = data->paths.build(device, paths);
     data->kernel.payoffs = data->payoffs.build(device, payoffs, shifts_);
-    data->kernel.greeks = data->greeks.build(device, greeks_, greeks, g.grid);
-    data->kernel.sobol = data->sobol.build(device, sobol);
+    data->kernel.greeks = data->greeks.build(device, greeks_, tangents, g.grid);
+    data->kernel.sobol = data->sobol.build(device, p, g);
     data->americans = upload(device, americans_);
   };
   if (precision == Precision::fp32) {
