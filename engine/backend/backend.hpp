@@ -2,6 +2,8 @@
 // Chosen once per run; models pass the Device to parallel_for/_reduce.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -27,6 +29,13 @@ struct Device {
   // where a caller waits on the device: before timing a phase, before the
   // host reads what a kernel wrote without a copy.
   void fence() const;
+
+  // How big a model's launches should be here: the working memory of one
+  // launch (within the host's caches and memory; enough to fill a GPU), and
+  // the independent work items of one chunk (a lively progress line on the
+  // host; about 1M threads in flight on a GPU).
+  std::size_t launch_bytes() const { return on_cuda() ? std::size_t{1} << 30 : std::size_t{64} << 20; }
+  std::int64_t chunk_items() const { return on_cuda() ? std::int64_t{1} << 28 : std::int64_t{1} << 22; }
 };
 
 // An ordered queue of launches and copies on a Device, so that a copy can

@@ -29,11 +29,18 @@ struct EuropeanGbm {
   Real diffusion;        // sigma sqrt(T)
   double discount;       // exp(-r T)
 
-  STRATA_HD Real payoff(Real z) const {
-    const Real st = spot * std::exp(drift + diffusion * z);
-    const Real intrinsic = call ? st - strike : strike - st;
-    return intrinsic > Real(0) ? intrinsic : Real(0);
+  // S_T / S_0 for the normal z.
+  template <class Math = rng::ScalarMath>
+  STRATA_HD Real growth(Real z) const {
+    return Math::exp(drift + diffusion * z);
   }
+  // The undiscounted payoff at S_T = spot * growth; a put's strike - S_T
+  // written -(S_T - strike), the same number (rounding is symmetric in sign).
+  STRATA_HD Real intrinsic(Real growth) const {
+    const Real v = (call ? Real(1) : Real(-1)) * (spot * growth - strike);
+    return v > Real(0) ? v : Real(0);
+  }
+  STRATA_HD Real payoff(Real z) const { return intrinsic(growth(z)); }
 
   STRATA_HD double operator()(std::int64_t sample) const {
     const Real z = rng::philox_normal<Real>(key, static_cast<std::uint64_t>(sample), asset);
@@ -79,40 +86,35 @@ struct EuropeanGbm {
           rng::philox4x32_10(rng::philox_counter(static_cast<std::uint64_t>(first + w), philox_call), key);
       Real u1, u2;
       rng::detail::box_muller_uniforms(bits, kPair, u1, u2);
-      const Real r = std::sqrt(Real(-2) * vmath::log(u1));
+      const Real r = rng::detail::box_muller_radius<Real, rng::LaneMath>(u1);
       const Real theta = rng::detail::box_muller_angle(u2);
       z[w] = r * (kSine ? vmath::sin(theta) : vmath::cos(theta));
     }
-    // S_T / spot for Z (and -Z), the payoffs in Real, then in double. The
-    // put's strike - S_T is written -(S_T - strike), the same number
-    // (rounding is symmetric in sign).
-    const Real sign = call ? Real(1) : Real(-1);
-    auto intrinsic = [&](Real* s) {
-#pragma omp simd
-      for (int w = 0; w < kBatch; ++w) s[w] = positive(sign * (spot * s[w] - strike));
-    };
+    // Exp and the payoff's select in loops of their own (see above).
     if (antithetic) {
 #pragma omp simd
       for (int w = 0; w < kBatch; ++w) {
-        up[w] = vmath::exp(drift + diffusion * z[w]);
-        down[w] = vmath::exp(drift + diffusion * -z[w]);
+        up[w] = growth<rng::LaneMath>(z[w]);
+        down[w] = growth<rng::LaneMath>(-z[w]);
       }
-      intrinsic(up);
-      intrinsic(down);
+#pragma omp simd
+      for (int w = 0; w < kBatch; ++w) {
+        up[w] = intrinsic(up[w]);
+        down[w] = intrinsic(down[w]);
+      }
 #pragma omp simd
       for (int w = 0; w < kBatch; ++w) {
         out[w] = discount * (0.5 * (static_cast<double>(up[w]) + static_cast<double>(down[w])));
       }
     } else {
 #pragma omp simd
-      for (int w = 0; w < kBatch; ++w) up[w] = vmath::exp(drift + diffusion * z[w]);
-      intrinsic(up);
+      for (int w = 0; w < kBatch; ++w) up[w] = growth<rng::LaneMath>(z[w]);
+#pragma omp simd
+      for (int w = 0; w < kBatch; ++w) up[w] = intrinsic(up[w]);
 #pragma omp simd
       for (int w = 0; w < kBatch; ++w) out[w] = discount * static_cast<double>(up[w]);
     }
   }
-
-  static Real positive(Real v) { return v > Real(0) ? v : Real(0); }
 };
 
 }  // namespace strata::kernels::pricing

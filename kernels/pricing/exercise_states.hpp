@@ -13,22 +13,23 @@ namespace strata::kernels::pricing {
 
 template <class Real>
 struct ExerciseStates {
-  PathGroupKernel<Real> paths;  // simulate() and view() only; copy 0, replicate 0
-  const int* americans;         // indices into paths.payoffs of the group's American instruments
+  PathGroupKernel<Real> group;  // simulate() and view() only; copy 0, replicate 0
+  const int* americans;         // indices into group.payoffs.specs of the group's American instruments
   int n_americans;
   int row;                    // doubles per sample: the sum of their exercise dates
   std::int64_t first_sample;  // global sample of out's row 0
   double* out;                // [sample - first_sample][american's dates, in order]
 
   STRATA_HD void operator()(std::int64_t i) const {
+    const GroupPaths<Real>& paths = group.paths;
     const SampleWindow w = slice_window(paths.first_block + i / kLanes, paths.n_samples, paths.slice_begin,
                                         paths.slice_end);
     for (std::int64_t s = w.first(i % kLanes); s < w.hi; s += kLanes) {
-      paths.simulate(s, i, 0, 0);
-      const PathView<Real> v = paths.view(i, 0);
+      group.simulate(s, i, 0, 0);
+      const PathView<Real> v = group.view(i, 0);
       double* o = out + (s - first_sample) * row;
       for (int a = 0; a < n_americans; ++a) {
-        const PayoffSpec<Real>& p = paths.payoffs[americans[a]];
+        const PayoffSpec<Real>& p = group.payoffs.specs[americans[a]];
         for (int f = 0; f < p.fixings; ++f)
           *o++ = static_cast<double>(average_underlying(p, v, v.fix_steps[p.fix_begin + f]));
       }

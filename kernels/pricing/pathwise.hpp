@@ -29,6 +29,12 @@ struct PathTangent {
   double inv_spot;      // 1 / S0
   double carry_plus;    // b + sigma^2 / 2
   double sigma;
+
+  // The same tangent for paths in another precision.
+  template <class To>
+  STRATA_HD PathTangent<To> as() const {
+    return {.asset = asset, .vol = vol, .score = score, .inv_spot = inv_spot, .carry_plus = carry_plus, .sigma = sigma};
+  }
 };
 
 // d x(k, a) / d theta; times[k - 1] = t_k.

@@ -38,6 +38,16 @@ struct PayoffSpec {
   int coef_begin;
   int degree;
   bool laguerre;
+
+  // The same payoff in another precision.
+  template <class To>
+  STRATA_HD PayoffSpec<To> as() const {
+    return {.kind = kind, .asset = asset, .basket = basket, .weight_begin = weight_begin, .call = call,
+            .geometric = geometric, .up = up, .knock_in = knock_in, .continuous = continuous, .floating = floating,
+            .fix_begin = fix_begin, .fixings = fixings, .strike = To(strike), .cash = To(cash), .rebate = To(rebate),
+            .log_barrier = To(log_barrier), .lookback_shift = To(lookback_shift), .discount = discount,
+            .coef_begin = coef_begin, .degree = degree, .laguerre = laguerre};
+  }
 };
 
 // The path of one lane, and what the group knows about its grid.

@@ -78,67 +78,71 @@ struct LaneMoments {
   }
 };
 
-// LaneMoments for the host, over a sampler with a batch(first, out) form
-// (EuropeanGbm): index g runs over blocks_in_chunk * kLanes / kBatch and
-// covers the kBatch consecutive lanes g*kBatch.., which read consecutive
-// samples, so one batch() call gives each of them its next sample. Every
-// lane still adds its own samples in the same order as in LaneMoments, so
-// the moments equal LaneMoments' whenever the sample values are equal.
-// Samples past the end of a short last block are computed and dropped:
-// each sample's bits never depend on where a chunk or a block ends.
+// LaneMoments with a vectorised host launch for a sampler with a
+// batch(first, out) form (EuropeanGbm): batch g covers the kBatch lanes
+// g*kBatch.., which read consecutive samples, one batch() call each; every
+// lane adds its samples in LaneMoments' order. Samples past the end of a
+// short last block are computed and dropped: a sample's bits never depend
+// on where a chunk or a block ends.
 template <class Sampler>
-struct LaneMomentsBatched {
+struct LaneMomentsBatched : LaneMoments<Sampler> {
   static constexpr int kBatch = Sampler::kBatch;
   static_assert(kLanes % kBatch == 0, "a batch of lanes must not straddle two blocks");
   static_assert(kSliceSamples % kBatch == 0, "a batch of lanes must not straddle two slices");
 
-  Sampler sampler;
-  std::int64_t first_block;
-  std::int64_t n_samples;
-  double shift;
-  double* lanes;
-  int slice_begin = 0, slice_end = kSlicesPerBlock;
+  void host_for(std::int64_t n) const {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t g = 0; g < n / kBatch; ++g) batch_lanes(g * kBatch);
+  }
 
-  void operator()(std::int64_t g) const {
-    const std::int64_t i0 = g * kBatch;
-    const SampleWindow win = slice_window(first_block + i0 / kLanes, n_samples, slice_begin, slice_end);
+ private:
+  void batch_lanes(std::int64_t i0) const {
+    const LaneMoments<Sampler>& k = *this;
+    const SampleWindow win = slice_window(k.first_block + i0 / kLanes, k.n_samples, k.slice_begin, k.slice_end);
     const std::int64_t end = win.hi;
     double s1[kBatch] = {}, s2[kBatch] = {}, x[kBatch];
-    if (slice_begin > 0) {
+    if (k.slice_begin > 0) {
       for (int w = 0; w < kBatch; ++w) {
-        s1[w] = lanes[kMoments * (i0 + w)];
-        s2[w] = lanes[kMoments * (i0 + w) + 1];
+        s1[w] = k.lanes[kMoments * (i0 + w)];
+        s2[w] = k.lanes[kMoments * (i0 + w) + 1];
       }
     }
     for (std::int64_t s = win.first(i0 % kLanes); s < end; s += kLanes) {
-      sampler.batch(s, x);
+      k.sampler.batch(s, x);
       const std::int64_t live = end - s < kBatch ? end - s : kBatch;
       for (std::int64_t w = 0; w < live; ++w) {
-        const double d = x[w] - shift;
+        const double d = x[w] - k.shift;
         s1[w] += d;
         s2[w] += d * d;
       }
     }
     for (int w = 0; w < kBatch; ++w) {
-      lanes[kMoments * (i0 + w)] = s1[w];
-      lanes[kMoments * (i0 + w) + 1] = s2[w];
+      k.lanes[kMoments * (i0 + w)] = s1[w];
+      k.lanes[kMoments * (i0 + w) + 1] = s2[w];
     }
   }
 };
 
-// Combines the kLanes lane moments of each block of a chunk by a pairwise
-// tree, in place, and writes the block's moments to blocks[kMoments * b + m].
+// The pairwise tree over one block's kLanes lane moments, in place: lane
+// l's moment m at a[l * lane_stride + m * moment_stride]; lane 0 ends with
+// the block's sums.
+STRATA_HD inline void lane_tree(double* a, std::int64_t lane_stride, std::int64_t moment_stride) {
+  for (std::int64_t half = kLanes / 2; half > 0; half /= 2) {
+    for (std::int64_t l = 0; l < half; ++l) {
+      for (int m = 0; m < kMoments; ++m) a[l * lane_stride + m * moment_stride] += a[(l + half) * lane_stride + m * moment_stride];
+    }
+  }
+}
+
+// Each block's lane moments of a chunk ([lane][moment]) into
+// blocks[kMoments * b + m].
 struct LaneTree {
   double* lanes;
   double* blocks;
 
   STRATA_HD void operator()(std::int64_t b) const {
     double* a = lanes + b * kLanes * kMoments;
-    for (std::int64_t half = kLanes / 2; half > 0; half /= 2) {
-      for (std::int64_t l = 0; l < half; ++l) {
-        for (int m = 0; m < kMoments; ++m) a[kMoments * l + m] += a[kMoments * (l + half) + m];
-      }
-    }
+    lane_tree(a, kMoments, 1);
     for (int m = 0; m < kMoments; ++m) blocks[kMoments * b + m] = a[m];
   }
 };

@@ -23,9 +23,29 @@
 #include <cstdint>
 
 #include "kernels/core/hd.hpp"
+#include "kernels/core/vector_math.hpp"
 #include "kernels/rng/philox.hpp"
 
 namespace strata::rng {
+
+// The transcendentals of a formula written once: ScalarMath's are libm's
+// (host) or CUDA's; LaneMath's libmvec's inside an `omp simd` loop on the
+// host (vector_math.hpp). They differ in the last bits: a kernel draws
+// every sample of a run through one of them.
+struct ScalarMath {
+  template <class R> STRATA_HD static R exp(R x) { return std::exp(x); }
+  template <class R> STRATA_HD static R log(R x) { return std::log(x); }
+  template <class R> STRATA_HD static R cos(R x) { return std::cos(x); }
+  template <class R> STRATA_HD static R sin(R x) { return std::sin(x); }
+  template <class R> STRATA_HD static R erfc(R x) { return std::erfc(x); }
+};
+struct LaneMath {
+  template <class R> static R exp(R x) { return vmath::exp(x); }
+  template <class R> static R log(R x) { return vmath::log(x); }
+  template <class R> static R cos(R x) { return vmath::cos(x); }
+  template <class R> static R sin(R x) { return vmath::sin(x); }
+  template <class R> static R erfc(R x) { return vmath::erfc(x); }
+};
 
 // How many normals philox_normals<Real> writes per Philox call.
 template <class Real>
@@ -45,9 +65,9 @@ namespace detail {
 
 // r = sqrt(-2 ln u1) and theta = 2 pi u2 in Real arithmetic (std::log etc.
 // pick the float overloads for float on host and device).
-template <class Real>
+template <class Real, class Math = ScalarMath>
 STRATA_HD STRATA_FORCEINLINE Real box_muller_radius(Real u1) {
-  return std::sqrt(static_cast<Real>(-2) * std::log(u1));
+  return std::sqrt(static_cast<Real>(-2) * Math::log(u1));
 }
 
 template <class Real>
@@ -67,6 +87,17 @@ STRATA_HD STRATA_FORCEINLINE void box_muller_uniforms(const PhiloxCounter& w, un
   u2 = uniform_double(w.v[2], w.v[3]);
 }
 
+// Box-Muller pair `pair` of one Philox output: z0 = r cos(theta), z1 = r sin(theta).
+template <class Real, class Math = ScalarMath>
+STRATA_HD STRATA_FORCEINLINE void box_muller_pair(const PhiloxCounter& w, unsigned pair, Real& z0, Real& z1) {
+  Real u1, u2;
+  box_muller_uniforms(w, pair, u1, u2);
+  const Real r = box_muller_radius<Real, Math>(u1);
+  const Real theta = box_muller_angle(u2);
+  z0 = r * Math::cos(theta);
+  z1 = r * Math::sin(theta);
+}
+
 }  // namespace detail
 
 // Writes NormalsPerCall<Real>::value normals to out[0..value-1], computed from
@@ -78,12 +109,7 @@ template <class Real>
 STRATA_HD inline void philox_normals(PhiloxKey key, std::uint64_t subsequence, std::uint64_t call, Real* out) {
   const PhiloxCounter w = philox4x32_10(philox_counter(subsequence, call), key);
   for (unsigned pair = 0; pair < NormalsPerCall<Real>::value / 2; ++pair) {
-    Real u1, u2;
-    detail::box_muller_uniforms(w, pair, u1, u2);
-    const Real r = detail::box_muller_radius(u1);
-    const Real theta = detail::box_muller_angle(u2);
-    out[2 * pair] = r * std::cos(theta);
-    out[2 * pair + 1] = r * std::sin(theta);
+    detail::box_muller_pair<Real>(w, pair, out[2 * pair], out[2 * pair + 1]);
   }
 }
 
@@ -98,11 +124,9 @@ STRATA_HD inline Real philox_normal(PhiloxKey key, std::uint64_t subsequence, st
   constexpr unsigned per_call = NormalsPerCall<Real>::value;
   const PhiloxCounter w = philox4x32_10(philox_counter(subsequence, index / per_call), key);
   const unsigned component = static_cast<unsigned>(index % per_call);
-  Real u1, u2;
-  detail::box_muller_uniforms(w, component / 2u, u1, u2);
-  const Real r = detail::box_muller_radius(u1);
-  const Real theta = detail::box_muller_angle(u2);
-  return component % 2u == 0u ? r * std::cos(theta) : r * std::sin(theta);
+  Real z0, z1;
+  detail::box_muller_pair<Real>(w, component / 2u, z0, z1);
+  return component % 2u == 0u ? z0 : z1;
 }
 
 }  // namespace strata::rng

@@ -9,6 +9,7 @@
 
 #define STRATA_PRICING_KERNELS(M, Real)                                                                     \
   STRATA_FOR(M, strata::kernels::pricing::LaneMoments<strata::kernels::pricing::EuropeanGbm<Real>>)         \
+  STRATA_FOR(M, strata::kernels::pricing::LaneMomentsBatched<strata::kernels::pricing::EuropeanGbm<Real>>)  \
   STRATA_FOR(M, strata::kernels::pricing::PathGroupKernel<Real>)                                            \
   STRATA_FOR(M, strata::kernels::pricing::ExerciseStates<Real>)                                             \
   STRATA_ONCE(Real, STRATA_FOR(M, strata::kernels::pricing::LaneTree)                                       \

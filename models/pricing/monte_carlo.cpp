@@ -26,7 +26,6 @@ using kernels::pricing::kLanes;
 using kernels::pricing::kMoments;
 using kernels::pricing::kSlicesPerBlock;
 using kernels::pricing::kSamplesPerBlock;
-using kernels::pricing::LaneMoments;
 using kernels::pricing::LaneMomentsBatched;
 using kernels::pricing::LaneTree;
 
@@ -44,10 +43,9 @@ SamplePlan plan_samples(const Portfolio& p, const Device& device, const MpiConte
   plan.first_block = r.first;
   plan.last_block = r.last;
 
-  // A chunk is what one launch computes. The GPU wants ~1M lanes in flight;
-  // the host wants chunks small enough for a lively progress line.
+  // A chunk is what one launch computes; its size by default is the backend's.
   std::int64_t chunk_samples = p.chunk_paths;
-  if (chunk_samples == 0) chunk_samples = device.backend == Backend::cuda ? (std::int64_t{1} << 28) : (std::int64_t{1} << 22);
+  if (chunk_samples == 0) chunk_samples = device.chunk_items();
   if (p.antithetic) chunk_samples = std::max<std::int64_t>(1, chunk_samples / 2);
   plan.chunk_blocks = std::clamp<std::int64_t>(chunk_samples / kSamplesPerBlock, 1, std::max<std::int64_t>(1, r.size()));
   plan.device_bytes = static_cast<std::size_t>(plan.chunk_blocks) * (kLanes + 1) * kMoments * sizeof(double);
@@ -286,15 +284,8 @@ template <class Real>
 void PortfolioRun::compute_piece(std::int64_t first, std::int64_t nb) {
   for (std::size_t i : terminal_) {
     const EuropeanGbm<Real> sampler = sampler_for<Real>(p_, p_.instruments[i]);
-    if (device_.backend == Backend::host) {
-      // Vectorised across lanes (host only: no CUDA instantiation needed).
-      using Batched = LaneMomentsBatched<EuropeanGbm<Real>>;
-      host::parallel_for(nb * kLanes / Batched::kBatch,
-                         Batched{sampler, first, plan_.samples, shifts_[i], lanes_.data()});
-    } else {
-      parallel_for(device_, nb * kLanes,
-                   LaneMoments<EuropeanGbm<Real>>{sampler, first, plan_.samples, shifts_[i], lanes_.data()});
-    }
+    parallel_for(device_, nb * kLanes,
+                 LaneMomentsBatched<EuropeanGbm<Real>>{{sampler, first, plan_.samples, shifts_[i], lanes_.data()}});
     fold_terminal(i, first, nb);
   }
   // Every instrument of a group from the same paths.
@@ -315,14 +306,9 @@ void PortfolioRun::compute_slices(std::int64_t block, int begin, int end) {
     double* lanes = state.lanes.data() + lane_offset_[t];
     if (begin > 0) lanes_.copy_from_host(lanes, lane_doubles);
     const EuropeanGbm<Real> sampler = sampler_for<Real>(p_, p_.instruments[i]);
-    if (device_.backend == Backend::host) {
-      using Batched = LaneMomentsBatched<EuropeanGbm<Real>>;
-      host::parallel_for(kLanes / Batched::kBatch,
-                         Batched{sampler, block, plan_.samples, shifts_[i], lanes_.data(), begin, end});
-    } else {
-      parallel_for(device_, kLanes,
-                   LaneMoments<EuropeanGbm<Real>>{sampler, block, plan_.samples, shifts_[i], lanes_.data(), begin, end});
-    }
+    parallel_for(device_, kLanes,
+                 LaneMomentsBatched<EuropeanGbm<Real>>{
+                     {sampler, block, plan_.samples, shifts_[i], lanes_.data(), begin, end}});
     if (last) {
       fold_terminal(i, block, 1);
     } else {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "engine/backend/buffer.hpp"
 #include "models/pricing/kernels.hpp"
@@ -23,9 +24,12 @@ using kernels::pricing::BasketKind;
 using kernels::pricing::ExerciseStates;
 using kernels::pricing::GreekTerm;
 using kernels::pricing::GroupLaneTree;
+using kernels::pricing::GroupGreeks;
+using kernels::pricing::GroupPaths;
+using kernels::pricing::GroupPayoffs;
+using kernels::pricing::GroupSobol;
 using kernels::pricing::kLanes;
 using kernels::pricing::kMoments;
-using kernels::pricing::PathGroupBatched;
 using kernels::pricing::PathGroupKernel;
 using kernels::pricing::PathTangent;
 using kernels::pricing::PathView;
@@ -33,10 +37,6 @@ using kernels::pricing::PayoffKind;
 using kernels::pricing::PayoffSpec;
 
 namespace {
-
-// Working memory per launch: small enough for the host's caches and memory,
-// large enough to fill a GPU.
-std::size_t budget(const Device& d) { return d.backend == Backend::cuda ? (std::size_t{1} << 30) : (std::size_t{64} << 20); }
 
 PayoffKind kind_of(const std::string& type) {
   if (type == "digital") return PayoffKind::digital;
@@ -48,27 +48,6 @@ PayoffKind kind_of(const std::string& type) {
   return PayoffKind::european;
 }
 
-template <class Real>
-PayoffSpec<Real> spec_as(const PayoffSpec<double>& d) {
-  return {d.kind,      d.asset,    d.basket,     d.weight_begin, d.call,
-          d.geometric, d.up,       d.knock_in,   d.continuous,   d.floating,
-          d.fix_begin, d.fixings,  static_cast<Real>(d.strike), static_cast<Real>(d.cash),
-          static_cast<Real>(d.rebate), static_cast<Real>(d.log_barrier), static_cast<Real>(d.lookback_shift),
-          d.discount,  d.coef_begin, d.degree,   d.laguerre};
-}
-
-template <class Real>
-AssetStep<Real> step_as(const AssetStep<double>& d) {
-  auto r = [](double x) { return static_cast<Real>(x); };
-  return {d.model, r(d.log_spot), r(d.carry), r(d.vol), r(d.v0), r(d.kappa), r(d.theta), r(d.xi), r(d.rho),
-          r(d.jump_intensity), r(d.jump_mean), r(d.jump_vol)};
-}
-
-template <class Real>
-std::vector<Real> as(const std::vector<double>& v) {
-  return std::vector<Real>(v.begin(), v.end());
-}
-
 template <class T>
 Buffer<T> upload(const Device& d, const std::vector<T>& v) {
   Buffer<T> b(d, std::max<std::size_t>(1, v.size()));
@@ -77,40 +56,16 @@ Buffer<T> upload(const Device& d, const std::vector<T>& v) {
 }
 
 AssetStep<double> asset_step(const Portfolio& p, const Asset& a) {
-  AssetStep<double> s{};
-  s.model = a.model == "heston" ? (a.qe ? AssetModel::heston_qe : AssetModel::heston_full_truncation)
-            : a.model == "merton" ? AssetModel::merton
-                                  : AssetModel::gbm;
-  s.log_spot = std::log(a.spot);
-  s.carry = p.rate - a.dividend;
-  s.vol = a.vol;
-  s.v0 = a.v0;
-  s.kappa = a.kappa;
-  s.theta = a.theta;
-  s.xi = a.xi;
-  s.rho = a.rho;
-  s.jump_intensity = a.jump_intensity;
-  s.jump_mean = a.jump_mean;
-  s.jump_vol = a.jump_vol;
-  if (s.model == AssetModel::merton) {
-    // Compensated drift: E[S_T] = S_0 e^{(r - q) T}.
-    s.carry -= a.jump_intensity * (std::exp(a.jump_mean + 0.5 * a.jump_vol * a.jump_vol) - 1.0);
-  }
-  return s;
-}
-
-// Whether a group runs the host's batched kernel (path_group_batched.hpp)
-// rather than PathGroupKernel: what it covers, host backend, Philox draws,
-// GBM, Heston and Merton assets (correlated or not). Decided once per run, never per chunk:
-// the two kernels' results differ in libmvec's last bits, and a run's
-// samples must all come from one kernel to stay bitwise reproducible.
-// (Greeks: see the constructor.)
-bool batched_kernel(const Device& d, bool sobol, const std::vector<AssetStep<double>>& assets) {
-  if (d.backend != Backend::host || sobol) return false;
-  return std::all_of(assets.begin(), assets.end(), [](const AssetStep<double>& a) {
-    return a.model == AssetModel::gbm || a.model == AssetModel::heston_qe ||
-           a.model == AssetModel::heston_full_truncation || a.model == AssetModel::merton;
-  });
+  const AssetModel model = a.model == "heston" ? (a.qe ? AssetModel::heston_qe : AssetModel::heston_full_truncation)
+                           : a.model == "merton" ? AssetModel::merton
+                                                 : AssetModel::gbm;
+  // Merton's compensated drift: E[S_T] = S_0 e^{(r - q) T}.
+  const double jumps = model == AssetModel::merton
+                           ? a.jump_intensity * (std::exp(a.jump_mean + 0.5 * a.jump_vol * a.jump_vol) - 1.0)
+                           : 0.0;
+  return {.model = model, .log_spot = std::log(a.spot), .carry = p.rate - a.dividend - jumps, .vol = a.vol,
+          .v0 = a.v0, .kappa = a.kappa, .theta = a.theta, .xi = a.xi, .rho = a.rho,
+          .jump_intensity = a.jump_intensity, .jump_mean = a.jump_mean, .jump_vol = a.jump_vol};
 }
 
 // A typical volatility for the lookback's continuity correction.
@@ -119,28 +74,19 @@ double typical_vol(const Asset& a) { return a.model == "heston" ? std::sqrt(a.th
 // An instrument's payoff but for its places in the group's weight and
 // fixing tables (weight_begin, fix_begin, fixings), which the caller sets.
 PayoffSpec<double> payoff_spec(const Portfolio& p, const Instrument& in, int steps) {
-  PayoffSpec<double> s{};
-  s.kind = kind_of(in.type);
-  s.asset = 0;   // single-asset instruments have single-asset groups
-  s.basket = in.basket == "max" ? BasketKind::max : in.basket == "min" ? BasketKind::min : BasketKind::average;
-  s.call = in.call;
-  s.geometric = in.geometric;
-  s.up = in.kind.up;
-  s.knock_in = in.kind.knock_in;
-  s.continuous = in.continuous;
-  s.floating = in.floating;
-  s.strike = in.strike;
-  s.cash = in.cash;
-  s.rebate = in.rebate;
-  s.log_barrier = in.barrier > 0 ? std::log(in.barrier) : 0.0;
-  s.discount = std::exp(-p.rate * in.maturity);
   // BGK shift with the grid's mean step (the grid is uniform unless
   // fixings refine it).
-  s.lookback_shift = in.type == "lookback" && in.continuous
-                         ? kernels::kBgkBeta * typical_vol(p.assets[static_cast<std::size_t>(in.asset)]) *
-                               std::sqrt(in.maturity / steps)
-                         : 0.0;
-  return s;
+  const double lookback_shift = in.type == "lookback" && in.continuous
+                                    ? kernels::kBgkBeta * typical_vol(p.assets[static_cast<std::size_t>(in.asset)]) *
+                                          std::sqrt(in.maturity / steps)
+                                    : 0.0;
+  return {.kind = kind_of(in.type), .asset = 0,   // single-asset instruments have single-asset groups
+          .basket = in.basket == "max" ? BasketKind::max : in.basket == "min" ? BasketKind::min : BasketKind::average,
+          .weight_begin = 0, .call = in.call, .geometric = in.geometric, .up = in.kind.up,
+          .knock_in = in.kind.knock_in, .continuous = in.continuous, .floating = in.floating, .fix_begin = 0,
+          .fixings = 0, .strike = in.strike, .cash = in.cash, .rebate = in.rebate,
+          .log_barrier = in.barrier > 0 ? std::log(in.barrier) : 0.0, .lookback_shift = lookback_shift,
+          .discount = std::exp(-p.rate * in.maturity), .coef_begin = 0, .degree = 0, .laguerre = false};
 }
 
 // Per step of a grid: dt, sqrt(dt) and the discount factor e^{-r t_k}.
@@ -160,24 +106,279 @@ GridSteps grid_steps(const std::vector<double>& grid, double rate) {
   return out;
 }
 
-}  // namespace
+// One precision's copy of a host vector: numbers converted, kernel structs
+// by their own as<Real>() (no field copied by position).
+template <class Real, class T>
+auto as(const std::vector<T>& v) {
+  if constexpr (std::is_arithmetic_v<T>) {
+    return std::vector<Real>(v.begin(), v.end());
+  } else {
+    std::vector<decltype(v.front().template as<Real>())> out;
+    for (const T& x : v) out.push_back(x.template as<Real>());
+    return out;
+  }
+}
 
-// The group as double on the host, then as Real on the device.
+// The group on the host in double, one struct per part of PathGroupKernel
+// (path_group.hpp), each from its own builder; bumped scenario c's assets,
+// grid and payoffs follow the base's.
+struct HostPaths {
+  std::uint64_t seed = 0;
+  int steps = 0, n_assets = 0, replicates = 1;
+  bool antithetic = false, correlated = false;
+  std::vector<AssetStep<double>> assets;   // [scenario][asset]
+  std::vector<double> cholesky;
+  GridSteps grid;                          // [scenario][step]
+};
+
+HostPaths host_paths(const Portfolio& p, const PathGroup& g, const std::vector<Bump>& scenarios) {
+  HostPaths h;
+  h.seed = p.seed;
+  h.steps = static_cast<int>(g.grid.size());
+  h.n_assets = static_cast<int>(g.assets.size());
+  h.replicates = p.replicates;
+  h.antithetic = p.antithetic;
+  h.cholesky = cholesky_of(p, g.assets);
+  for (int i = 0; i < h.n_assets; ++i) {
+    for (int j = 0; j < i; ++j) h.correlated = h.correlated || h.cholesky[static_cast<std::size_t>(i * h.n_assets + j)] != 0.0;
+  }
+  for (int a : g.assets) h.assets.push_back(asset_step(p, p.assets[static_cast<std::size_t>(a)]));
+  h.grid = grid_steps(g.grid, p.rate);
+  for (const Bump& b : scenarios) {
+    const Portfolio q = bumped_portfolio(p, g, b);
+    for (int a : g.assets) h.assets.push_back(asset_step(q, q.assets[static_cast<std::size_t>(a)]));
+    const GridSteps bumped = grid_steps(bumped_grid(g, b), q.rate);
+    h.grid.dt.insert(h.grid.dt.end(), bumped.dt.begin(), bumped.dt.end());
+    h.grid.sqrt_dt.insert(h.grid.sqrt_dt.end(), bumped.sqrt_dt.begin(), bumped.sqrt_dt.end());
+    h.grid.discount_at.insert(h.grid.discount_at.end(), bumped.discount_at.begin(), bumped.discount_at.end());
+  }
+  return h;
+}
+
+// One moment slot per payoff (times the replicates): an instrument's, or
+// in the pilot three per controlled instrument (control_variates.hpp).
+struct HostPayoffs {
+  std::vector<PayoffSpec<double>> specs;   // [scenario][slot]
+  std::vector<PayoffSpec<double>> controls;
+  std::vector<double> beta, control_mean;
+  std::vector<int> fix_steps;
+  std::vector<double> weights, exercise;
+  std::vector<int> americans;   // slots of the group's Americans
+  int exercise_row = 0;         // their exercise dates, summed
+  std::vector<bool> controlled;   // per instrument
+};
+
+HostPayoffs host_payoffs(const Portfolio& p, const PathGroup& g, const std::vector<double>& betas, bool pilot,
+                         const std::vector<double>& exercise, const std::vector<Bump>& scenarios) {
+  HostPayoffs h;
+  const std::vector<int> offsets = exercise_offsets(p, g);
+  h.exercise = exercise.empty() ? std::vector<double>(static_cast<std::size_t>(offsets.back()), 0.0) : exercise;
+  const int steps = static_cast<int>(g.grid.size());
+  for (std::size_t j = 0; j < g.instruments.size(); ++j) {
+    const Instrument& in = p.instruments[g.instruments[j]];
+    PayoffSpec<double> s = payoff_spec(p, in, steps);
+    s.weight_begin = static_cast<int>(h.weights.size());
+    h.weights.insert(h.weights.end(), in.weights.begin(), in.weights.end());
+    if (uses_fixings(in)) {
+      s.fix_begin = static_cast<int>(h.fix_steps.size());
+      s.fixings = in.fixings;
+      for (int k : fixing_steps(in, g.grid)) h.fix_steps.push_back(k);
+    }
+    s.coef_begin = std::max(0, offsets[j]);
+    s.degree = in.degree;
+    s.laguerre = in.laguerre;
+    if (!pilot && s.kind == PayoffKind::american) {
+      h.americans.push_back(static_cast<int>(h.specs.size()));
+      h.exercise_row += in.fixings;
+    }
+    const std::optional<ControlVariate> c = control_for(p, in, s, h.weights);
+    h.controlled.push_back(c.has_value());
+    auto slot = [&](const PayoffSpec<double>& payoff, const PayoffSpec<double>& control, double beta, double mean) {
+      h.specs.push_back(payoff);
+      h.controls.push_back(control);
+      h.beta.push_back(beta);
+      h.control_mean.push_back(mean);
+    };
+    if (!pilot) {
+      slot(s, c ? c->spec : s, c && j < betas.size() ? betas[j] : 0.0, c ? c->mean : 0.0);
+    } else if (c) {
+      slot(s, s, 0.0, 0.0);
+      slot(c->spec, c->spec, 0.0, 0.0);
+      slot(s, c->spec, -1.0, c->mean);
+    }
+  }
+  // Each scenario's payoffs: the base's with what the bump moves in them
+  // (the discount: rate, maturity; the lookback's shift: vol, maturity);
+  // all else, tables and policies, held fixed.
+  const std::size_t n_payoffs = h.specs.size();
+  for (const Bump& b : scenarios) {
+    const Portfolio q = bumped_portfolio(p, g, b);
+    for (std::size_t j = 0; j < n_payoffs; ++j) {
+      const PayoffSpec<double> moved = payoff_spec(q, q.instruments[g.instruments[j]], steps);
+      PayoffSpec<double> s = h.specs[j];
+      s.discount = moved.discount;
+      s.lookback_shift = moved.lookback_shift;
+      h.specs.push_back(s);
+    }
+  }
+  return h;
+}
+
+// Pathwise tangents of the base assets (pathwise.hpp).
+std::vector<PathTangent<double>> host_tangents(const GreekPlan& plan, const HostPaths& paths) {
+  std::vector<PathTangent<double>> out;
+  for (const Tangent& t : plan.tangents) {
+    const AssetStep<double>& a = paths.assets[static_cast<std::size_t>(t.asset)];
+    out.push_back({.asset = t.asset, .vol = t.vol, .score = t.score, .inv_spot = 1.0 / std::exp(a.log_spot),
+                   .carry_plus = a.carry + 0.5 * a.vol * a.vol, .sigma = a.vol});
+  }
+  return out;
+}
+
+// Shifts: each payoff (Greek) on the path of all-zero normals (of each
+// scenario), in double on the host, so every backend and precision
+// shifts by the same values.
+std::vector<double> zero_path_shifts(const HostPaths& paths, const HostPayoffs& payoffs,
+                                     const std::vector<PathTangent<double>>& tangents, const GreekPlan& plan,
+                                     const std::vector<double>& times) {
+  const int steps = paths.steps, n_assets = paths.n_assets;
+  const std::size_t cells = static_cast<std::size_t>(steps + 1) * static_cast<std::size_t>(n_assets);
+  std::vector<double> x(cells), var(cells);
+  auto zero = [] { return 0.0; };
+  auto zero_path = [&](int c) {
+    for (int a = 0; a < n_assets; ++a) {
+      const AssetStep<double>& as = paths.assets[static_cast<std::size_t>(c * n_assets + a)];
+      double xa = as.log_spot, va = as.v0;
+      x[static_cast<std::size_t>(a)] = xa;
+      for (int k = 0; k < steps; ++k) {
+        const auto kk = static_cast<std::size_t>(k), ck = static_cast<std::size_t>(c * steps + k);
+        var[kk * static_cast<std::size_t>(n_assets) + static_cast<std::size_t>(a)] =
+            kernels::pricing::step_asset(as, paths.grid.dt[ck], paths.grid.sqrt_dt[ck], 0.0, xa, va, zero);
+        x[(kk + 1) * static_cast<std::size_t>(n_assets) + static_cast<std::size_t>(a)] = xa;
+      }
+    }
+    return PathView<double>{x.data(), var.data(), 1, n_assets, steps, payoffs.fix_steps.data(), payoffs.weights.data(),
+                            paths.grid.discount_at.data() + c * steps, payoffs.exercise.data()};
+  };
+  const std::size_t n_payoffs = payoffs.beta.size();
+  std::vector<double> shifts;
+  const PathView<double> mv = zero_path(0);
+  for (std::size_t q = 0; q < n_payoffs; ++q) {
+    double shift = kernels::pricing::path_payoff(payoffs.specs[q], mv);
+    if (payoffs.beta[q] != 0.0)
+      shift -= payoffs.beta[q] * (kernels::pricing::path_payoff(payoffs.controls[q], mv) - payoffs.control_mean[q]);
+    shifts.push_back(shift);
+  }
+  shifts.resize(n_payoffs + plan.slots.size(), 0.0);
+  for (const GreekTerm& t : plan.terms) {
+    const PayoffSpec<double>& spec =
+        payoffs.specs[static_cast<std::size_t>(t.scenario) * n_payoffs + static_cast<std::size_t>(t.payoff)];
+    const PathView<double> zv = zero_path(t.scenario);
+    shifts[n_payoffs + static_cast<std::size_t>(t.greek)] +=
+        t.coef * (t.tangent < 0 ? kernels::pricing::path_payoff(spec, zv)
+                                : kernels::pricing::pathwise_payoff(spec, zv, times.data(),
+                                                                    tangents[static_cast<std::size_t>(t.tangent)]));
+  }
+  return shifts;
+}
+
+// Each part on the run's device in Real: its buffers and the kernel's view
+// of them.
 template <class Real>
-struct PathGroupRun::Data {
-  PathGroupKernel<Real> kernel{};
-  Buffer<Real> cholesky, dt, sqrt_dt, weights;
+struct DevicePaths {
   Buffer<AssetStep<Real>> assets;
-  Buffer<int> fix_steps, americans;
-  Buffer<double> discount_at, shifts, exercise;
-  Buffer<PayoffSpec<Real>> payoffs, controls;
-  Buffer<double> beta, control_mean;
+  Buffer<Real> cholesky, dt, sqrt_dt;
+  Buffer<double> discount_at;
+
+  GroupPaths<Real> build(const Device& d, const HostPaths& h) {
+    assets = upload(d, as<Real>(h.assets));
+    cholesky = upload(d, as<Real>(h.cholesky));
+    dt = upload(d, as<Real>(h.grid.dt));
+    sqrt_dt = upload(d, as<Real>(h.grid.sqrt_dt));
+    discount_at = upload(d, h.grid.discount_at);
+    return {.key = rng::philox_key(h.seed), .steps = h.steps, .n_assets = h.n_assets, .antithetic = h.antithetic,
+            .correlated = h.correlated, .replicates = h.replicates, .assets = assets.data(),
+            .cholesky = cholesky.data(), .dt = dt.data(), .sqrt_dt = sqrt_dt.data(), .discount_at = discount_at.data()};
+  }
+};
+
+template <class Real>
+struct DevicePayoffs {
+  Buffer<PayoffSpec<Real>> specs, controls;
+  Buffer<int> fix_steps;
+  Buffer<Real> weights;
+  Buffer<double> exercise, shifts, beta, control_mean;
+
+  GroupPayoffs<Real> build(const Device& d, const HostPayoffs& h, const std::vector<double>& all_shifts) {
+    specs = upload(d, as<Real>(h.specs));
+    controls = upload(d, as<Real>(h.controls));
+    fix_steps = upload(d, h.fix_steps);
+    weights = upload(d, as<Real>(h.weights));
+    exercise = upload(d, h.exercise);
+    shifts = upload(d, all_shifts);
+    beta = upload(d, h.beta);
+    control_mean = upload(d, h.control_mean);
+    return {.specs = specs.data(), .n_payoffs = static_cast<int>(h.beta.size()), .fix_steps = fix_steps.data(),
+            .weights = weights.data(), .exercise = exercise.data(), .shifts = shifts.data(), .beta = beta.data(),
+            .controls = controls.data(), .control_mean = control_mean.data()};
+  }
+};
+
+template <class Real>
+struct DeviceGreeks {
   Buffer<GreekTerm> terms;
   Buffer<int> term_begin;
   Buffer<PathTangent<Real>> tangents;
   Buffer<Real> times;
+
+  GroupGreeks<Real> build(const Device& d, const GreekPlan& plan, const std::vector<PathTangent<double>>& host,
+                          const std::vector<double>& grid) {
+    // Scenario c's terms are [term_begin[c], term_begin[c + 1]).
+    std::vector<int> begin(plan.scenarios.size() + 2, 0);
+    for (const GreekTerm& t : plan.terms) ++begin[static_cast<std::size_t>(t.scenario) + 1];
+    for (std::size_t c = 1; c < begin.size(); ++c) begin[c] += begin[c - 1];
+    terms = upload(d, plan.terms);
+    term_begin = upload(d, begin);
+    tangents = upload(d, as<Real>(host));
+    times = upload(d, as<Real>(grid));
+    return {.n_scenarios = static_cast<int>(plan.scenarios.size()), .n_greeks = static_cast<int>(plan.slots.size()),
+            .terms = terms.data(), .term_begin = term_begin.data(), .tangents = tangents.data(), .times = times.data()};
+  }
+};
+
+// Sobol': direction numbers, each replicate's Owen seeds, the bridge plan.
+struct DeviceSobol {
   Buffer<std::uint32_t> directions, scramble;
   Buffer<BridgeStep> bridge;
+
+  GroupSobol build(const Device& d, const Portfolio& p, const PathGroup& g) {
+    if (!p.sobol) return GroupSobol{};
+    const int dims = static_cast<int>(g.grid.size() * g.assets.size());
+    std::vector<std::uint32_t> seeds;
+    for (int r = 0; r < p.replicates; ++r) {
+      for (int k = 0; k < dims; ++k) {
+        const auto ctr = rng::philox_counter(static_cast<std::uint64_t>(r), static_cast<std::uint64_t>(k));
+        seeds.push_back(rng::philox4x32_10(ctr, rng::philox_key(p.seed)).v[0]);
+      }
+    }
+    directions = upload(d, sobol_direction_table(dims));
+    scramble = upload(d, seeds);
+    bridge = upload(d, brownian_bridge_plan(g.grid));
+    return GroupSobol{directions.data(), scramble.data(), bridge.data()};
+  }
+};
+
+}  // namespace
+
+// The group on the run's device in Real.
+template <class Real>
+struct PathGroupRun::Data {
+  DevicePaths<Real> paths;
+  DevicePayoffs<Real> payoffs;
+  DeviceGreeks<Real> greeks;
+  DeviceSobol sobol;
+  Buffer<int> americans;
+  PathGroupKernel<Real> kernel{};
   std::int64_t max_blocks = 0;
 };
 
@@ -196,7 +397,7 @@ std::size_t PathGroupRun::bytes_per_block(const PathGroup& g, bool antithetic, P
 std::int64_t PathGroupRun::launch_blocks(const PathGroup& g, bool antithetic, Precision precision, int replicates,
                                          const Device& device, std::int64_t chunk_blocks, int greek_slots) {
   const auto fit =
-      static_cast<std::int64_t>(budget(device) / bytes_per_block(g, antithetic, precision, replicates, greek_slots));
+      static_cast<std::int64_t>(device.launch_bytes() / bytes_per_block(g, antithetic, precision, replicates, greek_slots));
   return std::clamp<std::int64_t>(fit, 1, std::max<std::int64_t>(1, chunk_blocks));
 }
 
@@ -204,221 +405,39 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
                            std::int64_t max_blocks, const std::vector<double>& betas, bool pilot,
                            const std::vector<double>& exercise)
     : device_(device) {
-  const std::vector<int> offsets = exercise_offsets(p, g);
-  const std::vector<double> table =
-      exercise.empty() ? std::vector<double>(static_cast<std::size_t>(offsets.back()), 0.0) : exercise;
-  const int steps = static_cast<int>(g.grid.size());
-  const int n_assets = static_cast<int>(g.assets.size());
-  std::vector<AssetStep<double>> assets;
-  for (int a : g.assets) assets.push_back(asset_step(p, p.assets[static_cast<std::size_t>(a)]));
-  batched_ = batched_kernel(device, p.sobol, assets);
-  const std::vector<double> chol = cholesky_of(p, g.assets);
-  bool correlated = false;
-  for (int i = 0; i < n_assets; ++i) {
-    for (int j = 0; j < i; ++j) correlated = correlated || chol[static_cast<std::size_t>(i * n_assets + j)] != 0.0;
-  }
-  GridSteps grid = grid_steps(g.grid, p.rate);
-  std::vector<int> fix_steps;
-  std::vector<double> weights;
-  // One moment slot per payoff (times the replicates): an instrument's, or
-  // in the pilot three per controlled instrument (control_variates.hpp).
-  std::vector<PayoffSpec<double>> specs, controls;
-  std::vector<double> slot_beta, control_mean;
-  for (std::size_t j = 0; j < g.instruments.size(); ++j) {
-    const Instrument& in = p.instruments[g.instruments[j]];
-    PayoffSpec<double> s = payoff_spec(p, in, steps);
-    s.weight_begin = static_cast<int>(weights.size());
-    weights.insert(weights.end(), in.weights.begin(), in.weights.end());
-    if (uses_fixings(in)) {
-      s.fix_begin = static_cast<int>(fix_steps.size());
-      s.fixings = in.fixings;
-      for (int k : fixing_steps(in, g.grid)) fix_steps.push_back(k);
-    }
-    s.coef_begin = std::max(0, offsets[j]);
-    s.degree = in.degree;
-    s.laguerre = in.laguerre;
-    if (!pilot && s.kind == PayoffKind::american) {
-      americans_.push_back(static_cast<int>(specs.size()));
-      exercise_row_ += in.fixings;
-    }
-    const std::optional<ControlVariate> c = control_for(p, in, s, weights);
-    controlled_.push_back(c.has_value());
-    auto slot = [&](const PayoffSpec<double>& payoff, const PayoffSpec<double>& control, double beta, double mean) {
-      specs.push_back(payoff);
-      controls.push_back(control);
-      slot_beta.push_back(beta);
-      control_mean.push_back(mean);
-    };
-    if (!pilot) {
-      slot(s, c ? c->spec : s, c && j < betas.size() ? betas[j] : 0.0, c ? c->mean : 0.0);
-    } else if (c) {
-      slot(s, s, 0.0, 0.0);
-      slot(c->spec, c->spec, 0.0, 0.0);
-      slot(s, c->spec, -1.0, c->mean);
-    }
-  }
-
-  // Greeks: each scenario's assets, grid and payoffs after the base's.
-  const std::size_t n_payoffs = specs.size();
   if (!pilot) greeks_ = plan_greeks(p, g);
-  // The batched kernel has no scenarios: a group with Greeks (all its
-  // samples) runs PathGroupKernel.
-  batched_ = batched_ && greeks_.slots.empty();
-  for (const Bump& b : greeks_.scenarios) {
-    const Portfolio q = bumped_portfolio(p, g, b);
-    for (int a : g.assets) assets.push_back(asset_step(q, q.assets[static_cast<std::size_t>(a)]));
-    const GridSteps bumped = grid_steps(bumped_grid(g, b), q.rate);
-    grid.dt.insert(grid.dt.end(), bumped.dt.begin(), bumped.dt.end());
-    grid.sqrt_dt.insert(grid.sqrt_dt.end(), bumped.sqrt_dt.begin(), bumped.sqrt_dt.end());
-    grid.discount_at.insert(grid.discount_at.end(), bumped.discount_at.begin(), bumped.discount_at.end());
-    // The base payoff with what the bump moves in it (the discount:
-    // rate, maturity; the lookback's shift: vol, maturity); all else,
-    // tables and policies, held fixed.
-    for (std::size_t j = 0; j < n_payoffs; ++j) {
-      const PayoffSpec<double> moved = payoff_spec(q, q.instruments[g.instruments[j]], steps);
-      PayoffSpec<double> s = specs[j];
-      s.discount = moved.discount;
-      s.lookback_shift = moved.lookback_shift;
-      specs.push_back(s);
-    }
-  }
-  // Pathwise tangents of the base assets (pathwise.hpp).
-  std::vector<PathTangent<double>> tangents;
-  for (const Tangent& t : greeks_.tangents) {
-    const AssetStep<double>& a = assets[static_cast<std::size_t>(t.asset)];
-    tangents.push_back({t.asset, t.vol, t.score, 1.0 / std::exp(a.log_spot), a.carry + 0.5 * a.vol * a.vol, a.vol});
-  }
-  std::vector<int> term_begin(greeks_.scenarios.size() + 2, 0);
-  for (const GreekTerm& t : greeks_.terms) ++term_begin[static_cast<std::size_t>(t.scenario) + 1];
-  for (std::size_t c = 1; c < term_begin.size(); ++c) term_begin[c] += term_begin[c - 1];
+  const HostPaths paths = host_paths(p, g, greeks_.scenarios);
+  const HostPayoffs payoffs = host_payoffs(p, g, betas, pilot, exercise, greeks_.scenarios);
+  const std::vector<PathTangent<double>> tangents = host_tangents(greeks_, paths);
+  shifts_ = zero_path_shifts(paths, payoffs, tangents, greeks_, g.grid);
+  americans_ = payoffs.americans;
+  exercise_row_ = payoffs.exercise_row;
+  controlled_ = payoffs.controlled;
 
-  // Shifts: each payoff (Greek) on the path of all-zero normals (of each
-  // scenario), in double on the host, so every backend and precision
-  // shifts by the same values.
-  {
-    const std::size_t cells = static_cast<std::size_t>(steps + 1) * static_cast<std::size_t>(n_assets);
-    std::vector<double> x(cells), var(cells);
-    auto zero = [] { return 0.0; };
-    auto zero_path = [&](int c) {
-      for (int a = 0; a < n_assets; ++a) {
-        const AssetStep<double>& as = assets[static_cast<std::size_t>(c * n_assets + a)];
-        double xa = as.log_spot, va = as.v0;
-        x[static_cast<std::size_t>(a)] = xa;
-        for (int k = 0; k < steps; ++k) {
-          const auto kk = static_cast<std::size_t>(k), ck = static_cast<std::size_t>(c * steps + k);
-          var[kk * static_cast<std::size_t>(n_assets) + static_cast<std::size_t>(a)] =
-              kernels::pricing::step_asset(as, grid.dt[ck], grid.sqrt_dt[ck], 0.0, xa, va, zero);
-          x[(kk + 1) * static_cast<std::size_t>(n_assets) + static_cast<std::size_t>(a)] = xa;
-        }
-      }
-      return PathView<double>{x.data(), var.data(), 1, n_assets, steps, fix_steps.data(), weights.data(),
-                              grid.discount_at.data() + c * steps, table.data()};
-    };
-    const PathView<double> mv = zero_path(0);
-    for (std::size_t q = 0; q < n_payoffs; ++q) {
-      double shift = kernels::pricing::path_payoff(specs[q], mv);
-      if (slot_beta[q] != 0.0) shift -= slot_beta[q] * (kernels::pricing::path_payoff(controls[q], mv) - control_mean[q]);
-      shifts_.push_back(shift);
-    }
-    shifts_.resize(n_payoffs + greeks_.slots.size(), 0.0);
-    for (const GreekTerm& t : greeks_.terms) {
-      const PayoffSpec<double>& spec = specs[static_cast<std::size_t>(t.scenario) * n_payoffs + static_cast<std::size_t>(t.payoff)];
-      const PathView<double> zv = zero_path(t.scenario);
-      shifts_[n_payoffs + static_cast<std::size_t>(t.greek)] +=
-          t.coef * (t.tangent < 0 ? kernels::pricing::path_payoff(spec, zv)
-                                  : kernels::pricing::pathwise_payoff(spec, zv, g.grid.data(),
-                                                                      tangents[static_cast<std::size_t>(t.tangent)]));
-    }
-  }
+  const std::size_t lanes = static_cast<std::size_t>(max_blocks * kLanes);
+  const std::size_t real = precision == Precision::fp32 ? sizeof(float) : sizeof(double);
+  cells_ = lanes * (static_cast<std::size_t>(paths.steps) + 1) * static_cast<std::size_t>(paths.n_assets) *
+           (p.antithetic ? 2 : 1);
+  path_doubles_ = (2 * cells_ * real + sizeof(double) - 1) / sizeof(double);
+  work_doubles_ = path_doubles_ + lanes * greeks_.slots.size();
+  const std::size_t slots = (payoffs.beta.size() + greeks_.slots.size()) * static_cast<std::size_t>(p.replicates);
+  lane_doubles_ = lanes * slots * kMoments;
+  block_lane_doubles_ = static_cast<std::size_t>(kLanes) * slots * kMoments;
+  block_doubles_ = static_cast<std::size_t>(max_blocks) * slots * kMoments;
 
-  auto build = [&](auto& data, auto zero) {
-    using Real = decltype(zero);
-    using D = std::remove_reference_t<decltype(*data)>;
-    data = std::make_unique<D>();
+  auto build = [&](auto& data) {
+    data = std::make_unique<typename std::remove_reference_t<decltype(data)>::element_type>();
     data->max_blocks = max_blocks;
-    std::vector<AssetStep<Real>> real_assets;
-    for (const auto& a : assets) real_assets.push_back(step_as<Real>(a));
-    data->assets = upload(device, real_assets);
-    data->cholesky = upload(device, as<Real>(chol));
-    data->dt = upload(device, as<Real>(grid.dt));
-    data->sqrt_dt = upload(device, as<Real>(grid.sqrt_dt));
-    data->weights = upload(device, as<Real>(weights));
-    data->fix_steps = upload(device, fix_steps);
-    data->discount_at = upload(device, grid.discount_at);
-    data->terms = upload(device, greeks_.terms);
-    data->term_begin = upload(device, term_begin);
-    std::vector<PathTangent<Real>> real_tangents;
-    for (const auto& t : tangents) real_tangents.push_back({t.asset, t.vol, t.score, t.inv_spot, t.carry_plus, t.sigma});
-    data->tangents = upload(device, real_tangents);
-    data->times = upload(device, as<Real>(g.grid));
-    data->shifts = upload(device, shifts_);
-    data->exercise = upload(device, table);
+    data->kernel.paths = data->paths.build(device, paths);
+    data->kernel.payoffs = data->payoffs.build(device, payoffs, shifts_);
+    data->kernel.greeks = data->greeks.build(device, greeks_, tangents, g.grid);
+    data->kernel.sobol = data->sobol.build(device, p, g);
     data->americans = upload(device, americans_);
-    std::vector<PayoffSpec<Real>> real_specs;
-    for (const auto& s : specs) real_specs.push_back(spec_as<Real>(s));
-    data->payoffs = upload(device, real_specs);
-    real_specs.clear();
-    for (const auto& s : controls) real_specs.push_back(spec_as<Real>(s));
-    data->controls = upload(device, real_specs);
-    data->beta = upload(device, slot_beta);
-    data->control_mean = upload(device, control_mean);
-    const std::size_t lanes = static_cast<std::size_t>(max_blocks * kLanes);
-    cells_ = lanes * (static_cast<std::size_t>(steps) + 1) * static_cast<std::size_t>(n_assets) * (p.antithetic ? 2 : 1);
-    path_doubles_ = (2 * cells_ * sizeof(Real) + sizeof(double) - 1) / sizeof(double);
-    work_doubles_ = path_doubles_ + lanes * greeks_.slots.size();
-    const std::size_t slots = (n_payoffs + greeks_.slots.size()) * static_cast<std::size_t>(p.replicates);
-    lane_doubles_ = lanes * slots * kMoments;
-    block_lane_doubles_ = static_cast<std::size_t>(kLanes) * slots * kMoments;
-    block_doubles_ = static_cast<std::size_t>(max_blocks) * slots * kMoments;
-    auto& k = data->kernel;
-    k.key = rng::philox_key(p.seed);
-    k.steps = steps;
-    k.n_assets = n_assets;
-    k.antithetic = p.antithetic;
-    k.correlated = correlated;
-    k.assets = data->assets.data();
-    k.cholesky = data->cholesky.data();
-    k.dt = data->dt.data();
-    k.sqrt_dt = data->sqrt_dt.data();
-    k.fix_steps = data->fix_steps.data();
-    k.weights = data->weights.data();
-    k.discount_at = data->discount_at.data();
-    k.exercise = data->exercise.data();
-    k.payoffs = data->payoffs.data();
-    k.shifts = data->shifts.data();
-    k.n_payoffs = static_cast<int>(n_payoffs);
-    k.n_scenarios = static_cast<int>(greeks_.scenarios.size());
-    k.n_greeks = static_cast<int>(greeks_.slots.size());
-    k.terms = data->terms.data();
-    k.term_begin = data->term_begin.data();
-    k.tangents = data->tangents.data();
-    k.times = data->times.data();
-    k.replicates = p.replicates;
-    k.controls = data->controls.data();
-    k.beta = data->beta.data();
-    k.control_mean = data->control_mean.data();
-    if (p.sobol) {
-      const int dims = steps * n_assets;
-      std::vector<std::uint32_t> seeds;
-      for (int r = 0; r < p.replicates; ++r) {
-        for (int d = 0; d < dims; ++d) {
-          const auto ctr = rng::philox_counter(static_cast<std::uint64_t>(r), static_cast<std::uint64_t>(d));
-          seeds.push_back(rng::philox4x32_10(ctr, rng::philox_key(p.seed)).v[0]);
-        }
-      }
-      data->directions = upload(device, sobol_direction_table(dims));
-      data->scramble = upload(device, seeds);
-      data->bridge = upload(device, brownian_bridge_plan(g.grid));
-      k.sobol = true;
-      k.directions = data->directions.data();
-      k.scramble = data->scramble.data();
-      k.bridge = data->bridge.data();
-    }
   };
   if (precision == Precision::fp32) {
-    build(fp32_, 0.0f);
+    build(fp32_);
   } else {
-    build(fp64_, 0.0);
+    build(fp64_);
   }
 }
 
@@ -428,32 +447,29 @@ PathGroupRun::PathGroupRun(PathGroupRun&&) noexcept = default;
 namespace {
 
 template <class Real, class Data>
-void compute_group(Data& data, const Device& device, bool batched, std::int64_t first, std::int64_t nb,
+void compute_group(Data& data, const Device& device, std::int64_t first, std::int64_t nb,
                    std::int64_t n_samples, std::size_t cells, std::size_t path_doubles, GroupScratch& scratch,
                    std::vector<double>& out, const GroupSlices& slices, std::size_t block_lanes) {
   auto kernel = data.kernel;
-  kernel.paths = reinterpret_cast<Real*>(scratch.work.data());
-  kernel.variance = kernel.paths + cells;
-  kernel.greek_acc = scratch.work.data() + path_doubles;
-  kernel.lanes = scratch.lanes.data();
-  kernel.slice_begin = slices.begin;
-  kernel.slice_end = slices.end;
+  kernel.paths.paths = reinterpret_cast<Real*>(scratch.work.data());
+  kernel.paths.variance = kernel.paths.paths + cells;
+  kernel.greeks.acc = scratch.work.data() + path_doubles;
+  kernel.payoffs.lanes = scratch.lanes.data();
+  kernel.paths.slice_begin = slices.begin;
+  kernel.paths.slice_end = slices.end;
   // One moment slot per payoff (then Greek) and replicate.
-  const std::int64_t n_payoffs = std::int64_t{kernel.n_payoffs + kernel.n_greeks} * kernel.replicates;
+  const std::int64_t n_payoffs =
+      std::int64_t{kernel.payoffs.n_payoffs + kernel.greeks.n_greeks} * kernel.paths.replicates;
   // A cut block continues the lane moments of its earlier slices.
   if (slices.lanes != nullptr && slices.begin > 0) scratch.lanes.copy_from_host(slices.lanes, block_lanes);
   out.assign(slices.last ? static_cast<std::size_t>(n_payoffs * nb * kMoments) : 0, 0.0);
   std::vector<double> piece_out;
   for (std::int64_t off = 0; off < nb; off += data.max_blocks) {
     const std::int64_t n = std::min(data.max_blocks, nb - off);
-    kernel.first_block = first + off;
-    kernel.n_samples = n_samples;
-    kernel.n_lanes = n * kLanes;
-    if (batched) {
-      host::parallel_for(n * kLanes / PathGroupBatched<Real>::kBatch, PathGroupBatched<Real>{kernel});
-    } else {
-      parallel_for(device, n * kLanes, kernel);
-    }
+    kernel.paths.first_block = first + off;
+    kernel.paths.n_samples = n_samples;
+    kernel.paths.n_lanes = n * kLanes;
+    parallel_for(device, n * kLanes, kernel);   // the host's batched kernel: PathGroupKernel::host_for
     if (!slices.last) {
       scratch.lanes.copy_to_host(slices.lanes, block_lanes);
       return;
@@ -479,15 +495,16 @@ void states_of(Data& data, const Device& device, Buffer<double>& work, Buffer<do
   if (work.size() == 0) work = Buffer<double>(device, (2 * cells * sizeof(Real) + sizeof(double) - 1) / sizeof(double));
   if (states.size() == 0) states = Buffer<double>(device, static_cast<std::size_t>(per_launch * row));
   ExerciseStates<Real> k{data.kernel, data.americans.data(), n_americans, row, 0, states.data()};
-  k.paths.paths = reinterpret_cast<Real*>(work.data());
-  k.paths.variance = k.paths.paths + cells;
-  k.paths.n_samples = n_samples;
-  k.paths.slice_begin = rb;
-  k.paths.slice_end = re;
+  GroupPaths<Real>& paths = k.group.paths;
+  paths.paths = reinterpret_cast<Real*>(work.data());
+  paths.variance = paths.paths + cells;
+  paths.n_samples = n_samples;
+  paths.slice_begin = rb;
+  paths.slice_end = re;
   for (std::int64_t off = 0; off < nb; off += data.max_blocks) {
     const std::int64_t n = std::min(data.max_blocks, nb - off);
-    k.paths.first_block = first + off;
-    k.paths.n_lanes = n * kLanes;
+    paths.first_block = first + off;
+    paths.n_lanes = n * kLanes;
     // Whole blocks (or the slices of one): their samples are contiguous.
     k.first_sample = slice_window(first + off, n_samples, rb, re).lo;
     const std::int64_t last = slice_window(first + off + n - 1, n_samples, rb, re).hi;
@@ -515,10 +532,10 @@ void PathGroupRun::exercise_states(std::int64_t first, std::int64_t nb, std::int
 void PathGroupRun::compute(std::int64_t first, std::int64_t nb, std::int64_t n_samples, GroupScratch& scratch,
                            std::vector<double>& out, const GroupSlices& slices) {
   if (fp32_) {
-    compute_group<float>(*fp32_, device_, batched_, first, nb, n_samples, cells_, path_doubles_, scratch, out, slices,
+    compute_group<float>(*fp32_, device_, first, nb, n_samples, cells_, path_doubles_, scratch, out, slices,
                          block_lane_doubles_);
   } else {
-    compute_group<double>(*fp64_, device_, batched_, first, nb, n_samples, cells_, path_doubles_, scratch, out, slices,
+    compute_group<double>(*fp64_, device_, first, nb, n_samples, cells_, path_doubles_, scratch, out, slices,
                           block_lane_doubles_);
   }
 }

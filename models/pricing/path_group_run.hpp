@@ -89,7 +89,6 @@ class PathGroupRun {
   int exercise_row_ = 0;         // their exercise dates, summed
   GreekPlan greeks_;
   Device device_;
-  bool batched_ = false;    // the host's batched kernel (path_group_batched.hpp)
   std::size_t cells_ = 0;   // path cells of a launch (the variances follow them)
   std::size_t path_doubles_ = 0;   // of work: the paths; the Greeks' lane values follow
   std::size_t work_doubles_ = 0, lane_doubles_ = 0, block_doubles_ = 0, block_lane_doubles_ = 0;

@@ -328,11 +328,7 @@ class PricingModel final : public Model {
     std::size_t regression = 0;
     for (const PathGroup& g : path_groups(p)) regression = std::max(regression, regression_bytes(p, g, ctx.mpi.size()));
     m.host_bytes += regression;
-    if (ctx.device.backend == Backend::cuda) {
-      m.device_bytes = plan.device_bytes;
-    } else {
-      m.host_bytes += plan.device_bytes;
-    }
+    m.add(ctx.device, plan.device_bytes);
     m.hint = "lower pricing.chunk_paths (now " + std::to_string(p.chunk_paths) +
              (p.chunk_paths == 0 ? ", chosen by the backend" : "") +
              ") or run on more ranks: memory per rank grows with the chunk, never with pricing.paths";

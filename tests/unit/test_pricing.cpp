@@ -220,8 +220,7 @@ TEST_CASE("batched lane moments equal lane moments up to the samples' rounding",
   const std::int64_t n = kSamplesPerBlock + 1000;
   std::vector<double> scalar(2 * kLanes * kMoments), batched(2 * kLanes * kMoments);
   host::parallel_for(2 * kLanes, LaneMoments<EuropeanGbm<double>>{g, 0, n, 8.0, scalar.data()});
-  using Batched = LaneMomentsBatched<EuropeanGbm<double>>;
-  host::parallel_for(2 * kLanes / Batched::kBatch, Batched{g, 0, n, 8.0, batched.data()});
+  LaneMomentsBatched<EuropeanGbm<double>>{{g, 0, n, 8.0, batched.data()}}.host_for(2 * kLanes);
   for (std::size_t k = 0; k < scalar.size(); ++k) {
     // A lane sums 64 samples of size ~10: 1e-9 is ~1e4 ulp of the sums.
     CHECK(batched[k] == Approx(scalar[k]).epsilon(1e-9).margin(1e-9));
