@@ -122,8 +122,6 @@ Grid::Grid(const MpiContext& mpi, const GridSpec& spec) : mpi_(mpi), spec_(spec)
   }
 }
 
-Grid::~Grid() = default;
-
 std::array<index_t, 3> Grid::extent() const {
   return {count_[0] + 2 * halo(0), count_[1] + 2 * halo(1), count_[2] + 2 * halo(2)};
 }

@@ -59,7 +59,6 @@ class Grid {
   // decomposition does not match the ranks or leaves a rank fewer cells on
   // an axis than the halo is wide.
   Grid(const MpiContext& mpi, const GridSpec& spec);
-  ~Grid();
   Grid(const Grid&) = delete;
   Grid& operator=(const Grid&) = delete;
 

@@ -101,8 +101,6 @@ void H5mdOutput::write_static(const HostParticles& p) {
 
   const HostParticles share = to_even_share(mpi_, p, n_);
   const Share mine = even_share(n_, mpi_.rank(), mpi_.size());
-  if (static_cast<std::int64_t>(share.size()) != mine.count)
-    throw std::logic_error("H5mdOutput::create: the particles do not cover the global indices 0..N-1");
   o.rows(std::string(kAll) + "/id", share.id.empty() ? share.index : share.id, mine.first, n_);
   o.attribute(std::string(kAll) + "/id", "long_name", std::string("particle id"));
   has_mass_ = Record::of(share).agreed(mpi_.comm()).mass;
@@ -169,8 +167,6 @@ void H5mdOutput::frame(std::int64_t step, double time, const HostParticles& p) {
   if (out_ == nullptr) return;
   const HostParticles share = to_even_share(mpi_, p, n_);
   const Share mine = even_share(n_, mpi_.rank(), mpi_.size());
-  if (static_cast<std::int64_t>(share.size()) != mine.count)
-    throw std::logic_error("H5mdOutput::frame: the particles do not cover the global indices 0..N-1");
   const std::int64_t start[2] = {mine.first, 0}, count[2] = {mine.count, 3};
   for (const char* e : {"position", "velocity"}) {
     const std::string path = std::string(kAll) + "/" + e;

@@ -144,7 +144,10 @@ HostParticles route(const MpiContext& mpi, const HostParticles& local, const std
 HostParticles to_even_share(const MpiContext& mpi, const HostParticles& local, std::int64_t n) {
   std::vector<int> dest(local.size());
   for (std::size_t k = 0; k < local.size(); ++k) dest[k] = owner_of(local.index[k], n, mpi.size());
-  return route(mpi, local, dest);
+  HostParticles share = route(mpi, local, dest);
+  if (static_cast<std::int64_t>(share.size()) != even_share(n, mpi.rank(), mpi.size()).count)
+    throw std::logic_error("particles: the particles do not cover the global indices 0..N-1 once");
+  return share;
 }
 
 }  // namespace strata::particles

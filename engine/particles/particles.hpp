@@ -90,7 +90,8 @@ int owner_of(std::int64_t i, std::int64_t n, int ranks);
 // carry the same optional arrays (mass, image, id present or not).
 HostParticles route(const MpiContext& mpi, const HostParticles& local, const std::vector<int>& dest);
 // Collective: route() to the even share of the global index (what output
-// and checkpoints write: rank r then holds exactly even_share(n, r) rows).
+// and checkpoints write: rank r then holds exactly even_share(n, r) rows; a
+// logic error when `local` of all ranks is not 0..N-1 once).
 HostParticles to_even_share(const MpiContext& mpi, const HostParticles& local, std::int64_t n);
 
 }  // namespace strata::particles
