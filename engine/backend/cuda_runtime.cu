@@ -88,6 +88,19 @@ void* allocate(std::size_t bytes) {
 
 void release(void* p) noexcept { (void)cudaFree(p); }
 
+void* allocate_pinned(std::size_t bytes) {
+  void* p = nullptr;
+  cudaError_t e = cudaMallocHost(&p, bytes);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw ResourceError("pinned host memory: cannot allocate " + std::to_string(bytes) + " bytes (" +
+                        cudaGetErrorString(e) + ")");
+  }
+  return p;
+}
+
+void release_pinned(void* p) noexcept { (void)cudaFreeHost(p); }
+
 namespace {
 void copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, void* stream, const char* what) {
   check(stream == nullptr ? cudaMemcpy(dst, src, bytes, kind)
@@ -102,6 +115,10 @@ void copy_to_host(void* dst, const void* src, std::size_t bytes, void* stream) {
 
 void copy_to_device(void* dst, const void* src, std::size_t bytes, void* stream) {
   copy(dst, src, bytes, cudaMemcpyHostToDevice, stream, "cudaMemcpy host-to-device");
+}
+
+void copy_on_device(void* dst, const void* src, std::size_t bytes) {
+  check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, cudaStreamLegacy), "cudaMemcpy device-to-device");
 }
 
 void synchronize() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }

@@ -31,12 +31,17 @@ std::size_t free_memory();          // on the current device
 
 void* allocate(std::size_t bytes);  // throws ResourceError with the size on failure
 void release(void* p) noexcept;
+// Page-locked host memory (a copy to it on a stream runs beside kernels).
+void* allocate_pinned(std::size_t bytes);   // throws ResourceError with the size on failure
+void release_pinned(void* p) noexcept;
 // Streams (Stream in backend.hpp) are non-blocking cudaStream_t as void*.
 // A copy without a stream is done when it returns; one on a stream is
 // ordered there and done at stream_synchronize (beside kernels only from
 // and to pinned host memory: from pageable memory the driver stages it).
 void copy_to_host(void* dst, const void* src, std::size_t bytes, void* stream = nullptr);
 void copy_to_device(void* dst, const void* src, std::size_t bytes, void* stream = nullptr);
+// Device to device, queued on the default stream after the kernels before it.
+void copy_on_device(void* dst, const void* src, std::size_t bytes);
 void synchronize();
 void* stream_create();
 void stream_destroy(void* stream) noexcept;

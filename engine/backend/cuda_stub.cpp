@@ -18,8 +18,11 @@ int runtime_version() { return 0; }
 std::size_t free_memory() { unavailable(); }
 void* allocate(std::size_t) { unavailable(); }
 void release(void*) noexcept {}
+void* allocate_pinned(std::size_t) { unavailable(); }
+void release_pinned(void*) noexcept {}
 void copy_to_host(void*, const void*, std::size_t, void*) { unavailable(); }
 void copy_to_device(void*, const void*, std::size_t, void*) { unavailable(); }
+void copy_on_device(void*, const void*, std::size_t) { unavailable(); }
 void synchronize() {}
 void* stream_create() { unavailable(); }
 void stream_destroy(void*) noexcept {}

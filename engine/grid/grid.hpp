@@ -263,6 +263,9 @@ void restore_field(StateReader& r, const Grid& g, Field<T>& f);
 // halos (for output and checkpoints).
 template <class T>
 std::vector<double> owned_values(const Grid& g, const Field<T>& f, int c = 0);
+// The same from a host copy of a field's storage (ncomp components).
+template <class T>
+std::vector<double> owned_values(const Grid& g, const T* stored, int ncomp, int c);
 
 // Whether Open MPI was built CUDA-aware and says so at run time.
 bool mpi_cuda_aware();

@@ -197,10 +197,8 @@ double global_sum(const Grid& g, const Device& device, const F& f) {
 }
 
 template <class T>
-std::vector<double> owned_values(const Grid& g, const Field<T>& f, int c) {
-  std::vector<T> all(static_cast<std::size_t>(g.storage()) * static_cast<std::size_t>(f.ncomp()));
-  f.buffer().copy_to_host(all.data(), all.size());
-  const FieldView<T> v = host_view(g, all, f.ncomp());
+std::vector<double> owned_values(const Grid& g, const T* stored, int ncomp, int c) {
+  const FieldView<const T> v = kernels::grid::field_view(stored, g.stored(), ncomp);
   const auto n = g.count();
   std::vector<double> out;
   out.reserve(static_cast<std::size_t>(g.owned_cells()));
@@ -208,6 +206,13 @@ std::vector<double> owned_values(const Grid& g, const Field<T>& f, int c) {
     for (index_t j = 0; j < n[1]; ++j)
       for (index_t i = 0; i < n[0]; ++i) out.push_back(static_cast<double>(v(i, j, k, c)));
   return out;
+}
+
+template <class T>
+std::vector<double> owned_values(const Grid& g, const Field<T>& f, int c) {
+  std::vector<T> all(static_cast<std::size_t>(g.storage()) * static_cast<std::size_t>(f.ncomp()));
+  f.buffer().copy_to_host(all.data(), all.size());
+  return owned_values(g, all.data(), f.ncomp(), c);
 }
 
 namespace detail {

@@ -16,11 +16,14 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "engine/backend/host_copy.hpp"
 #include "engine/grid/grid.hpp"
 #include "engine/grid/grid_output.hpp"
 #include "engine/io/background_writer.hpp"
@@ -195,14 +198,20 @@ class GridSimulation : public Simulation {
   virtual void step(T dt) = 0;
   // The fields that make up the state: checkpointed, health-checked.
   virtual std::vector<Field<T>*> state() = 0;
-  // This rank's owned values of each output field (GridOutput's order);
-  // by default the state fields.
-  virtual std::vector<std::vector<double>> frame_values() {
-    std::vector<std::vector<double>> v;
-    for (Field<T>* f : state())
-      for (int c = 0; c < f->ncomp(); ++c) v.push_back(owned_values(*grid_, *f, c));
-    return v;
+  // The fields of an output frame, every component of each in turn
+  // (GridOutput's order); by default the state fields. Called on every
+  // rank at an output step: a model may compute a derived field here, on
+  // the device.
+  virtual std::vector<const Field<T>*> frame_fields() {
+    const std::vector<Field<T>*> s = state();
+    return {s.begin(), s.end()};
   }
+  // Turns the frame fields' owned values (one vector per component, in
+  // order) into what the frame writes; none: the values as they are. It
+  // runs on the background writer beside the next steps, so it may use
+  // only what it holds.
+  using FrameTransform = std::function<void(std::vector<std::vector<double>>&)>;
+  virtual FrameTransform frame_transform() const { return {}; }
   // The diagnostics row (GridOutput's order). Collective; every rank gets
   // the same values. May throw unstable() when a CFL limit is broken.
   virtual std::vector<double> diagnostics() = 0;
@@ -229,7 +238,9 @@ class GridSimulation : public Simulation {
   RunContext& ctx_;
   std::unique_ptr<Grid> grid_;
   std::unique_ptr<GridOutput> output_;
-  // After output_: its jobs write through output_, so it goes first.
+  // The frame fields on their way to the host, one per field.
+  std::vector<std::unique_ptr<HostCopy<T>>> frame_copies_;
+  // After output_ and frame_copies_: its jobs use them, so it goes first.
   std::unique_ptr<BackgroundWriter> writer_;
   std::vector<double> last_diagnostics_;
 
@@ -262,7 +273,23 @@ class GridSimulation : public Simulation {
     last_diagnostics_ = d;
     last_output_step_ = step_;
     auto t = ctx_.timers.scope("output");
-    writer_->submit([out = output_.get(), time = time_, d = std::move(d), values = frame_values()] {
+    // The fields leave the device beside the next steps; the writer waits
+    // for them and takes the owned cells out of the halos.
+    std::vector<std::pair<const HostCopy<T>*, int>> copies;
+    for (const Field<T>* f : frame_fields()) {
+      if (copies.size() == frame_copies_.size()) frame_copies_.push_back(std::make_unique<HostCopy<T>>(ctx_.device));
+      HostCopy<T>& copy = *frame_copies_[copies.size()];
+      copy.start(f->buffer(), static_cast<std::size_t>(grid_->storage()) * static_cast<std::size_t>(f->ncomp()));
+      copies.emplace_back(&copy, f->ncomp());
+    }
+    writer_->submit([out = output_.get(), g = grid_.get(), time = time_, d = std::move(d), copies = std::move(copies),
+                     transform = frame_transform()] {
+      std::vector<std::vector<double>> values;
+      for (const auto& [copy, ncomp] : copies) {
+        const T* stored = copy->wait();
+        for (int c = 0; c < ncomp; ++c) values.push_back(owned_values(*g, stored, ncomp, c));
+      }
+      if (transform) transform(values);
       out->diagnostics(time, d);
       out->frame(time, values);
     });

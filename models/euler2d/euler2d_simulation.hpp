@@ -75,7 +75,26 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
 
   std::vector<Field<T>*> state() override { return {&q_}; }
 
-  std::vector<std::vector<double>> frame_values() override { return primitives(); }
+  // The frames hold the primitives (density perturbation, u, w, theta
+  // perturbation) of the conserved state.
+  typename grid::GridSimulation<T>::FrameTransform frame_transform() const override {
+    const auto n = this->grid_->count();
+    std::vector<double> hr, hrt;   // the hydrostatic density and density x theta of each local row
+    for (index_t j = 0; j < n[1]; ++j) {
+      const std::size_t kc = static_cast<std::size_t>(start_z_ + j + k::kHalo);
+      hr.push_back(prof_.dens_cell[kc]);
+      hrt.push_back(prof_.dens_theta_cell[kc]);
+    }
+    return [nx = static_cast<std::size_t>(n[0]), hr = std::move(hr), hrt = std::move(hrt)](auto& q) {
+      for (std::size_t c = 0; c < q[0].size(); ++c) {
+        const std::size_t j = c / nx;
+        const double rho = hr[j] + q[0][c];
+        q[1][c] = q[1][c] / rho;
+        q[2][c] = q[2][c] / rho;
+        q[3][c] = (q[3][c] + hrt[j]) / rho - hrt[j] / hr[j];
+      }
+    };
+  }
 
   std::vector<double> diagnostics() override {
     const double m = mass(), e = energy();
@@ -304,23 +323,10 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
 
   // This rank's owned rho', u, w and theta', as miniWeather's output writes them.
   std::vector<std::vector<double>> primitives() {
-    const grid::Grid& g = *this->grid_;
     std::vector<std::vector<double>> q;
-    for (int v = 0; v < k::kVars; ++v) q.push_back(grid::owned_values(g, q_, v));
-    std::vector<std::vector<double>> out(4, std::vector<double>(q[0].size()));
-    const auto n = g.count();
-    std::size_t c = 0;
-    for (index_t j = 0; j < n[1]; ++j) {
-      const std::size_t kc = static_cast<std::size_t>(start_z_ + j + k::kHalo);
-      const double hr = prof_.dens_cell[kc], hrt = prof_.dens_theta_cell[kc];
-      for (index_t i = 0; i < n[0]; ++i, ++c) {
-        out[0][c] = q[0][c];
-        out[1][c] = q[1][c] / (hr + q[0][c]);
-        out[2][c] = q[2][c] / (hr + q[0][c]);
-        out[3][c] = (q[3][c] + hrt) / (hr + q[0][c]) - hrt / hr;
-      }
-    }
-    return out;
+    for (int v = 0; v < k::kVars; ++v) q.push_back(grid::owned_values(*this->grid_, q_, v));
+    frame_transform()(q);
+    return q;
   }
 
   Params p_;

@@ -104,13 +104,11 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
 
   std::vector<Field<T>*> state() override { return {&h_, &u_, &v_}; }
 
-  std::vector<std::vector<double>> frame_values() override {
-    const grid::Grid& g = *this->grid_;
+  std::vector<const Field<T>*> frame_fields() override {
     refresh(h_, u_, v_);
     Field<T>& vorticity = stage_[0][0];  // scratch between steps
-    grid::for_box(this->ctx_.device, g.owned(), ks::VorticityAtCentres<T>{rhs(h_, u_, v_), vorticity.view()});
-    return {grid::owned_values(g, h_), grid::owned_values(g, u_), grid::owned_values(g, v_),
-            grid::owned_values(g, vorticity)};
+    grid::for_box(this->ctx_.device, this->grid_->owned(), ks::VorticityAtCentres<T>{rhs(h_, u_, v_), vorticity.view()});
+    return {&h_, &u_, &v_, &vorticity};
   }
 
   std::vector<double> diagnostics() override {

@@ -4,10 +4,12 @@
 #include <omp.h>
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <random>
 
+#include "engine/backend/host_copy.hpp"
 #include "engine/backend/parallel.hpp"
 #include "engine/runtime/tree_sum.hpp"
 #include "kernels/core/exact_sum.hpp"
@@ -108,5 +110,26 @@ TEST_CASE("MaxOp keeps a NaN wherever it stands and is the maximum otherwise", "
       CHECK(std::isnan(m));
     }
     CHECK(parallel_reduce(d, 10'000, test::NaNAt{-1}, 0.0, kernels::MaxOp{}) == 9'999.0);
+  }
+}
+
+// An output frame leaves the device beside the next steps: the copy must
+// hold the values as they were at start(), though the source is written
+// again at once, and a larger frame after a smaller one must come whole.
+TEST_CASE("HostCopy returns the values at start() after the source is overwritten", "[backend]") {
+  for (const Device& d : test::devices()) {
+    INFO(to_string(d.backend));
+    HostCopy<double> copy(d);
+    for (const std::size_t n : {std::size_t{1000}, std::size_t{5000}}) {
+      std::vector<double> first(n), second(n, -1.0);
+      for (std::size_t i = 0; i < n; ++i) first[i] = static_cast<double>(i) + 0.25 * static_cast<double>(n);
+      Buffer<double> source(d, n);
+      source.copy_from_host(first.data(), n);
+      copy.start(source, n);
+      source.copy_from_host(second.data(), n);
+      const double* got = copy.wait();
+      REQUIRE(copy.size() == n);
+      CHECK(std::equal(first.begin(), first.end(), got));
+    }
   }
 }
