@@ -106,6 +106,12 @@ struct BuildNeighbours {
   }
 };
 
+// An atom's list length (the longest decides whether the rows overflowed).
+struct RowCount {
+  const int* count;
+  STRATA_HD double operator()(std::int64_t i) const { return count[i]; }
+};
+
 // Squared distance each owned atom has moved since the last build; the
 // largest, all-reduced, decides the rebuild (> (skin/2)^2).
 template <class Real>

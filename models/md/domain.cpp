@@ -29,13 +29,7 @@ double Domain::min_width() const {
 
 int Domain::coord_of(int axis, double v) const {
   if (!std::isfinite(v)) return 0;   // no owner; callers check finiteness where it matters
-  const int p = ranks()[axis];
-  int c = static_cast<int>(std::floor(v / length_[axis] * p));
-  c = std::clamp(c, 0, p - 1);
-  // The floor may be one off the bounds' own arithmetic: settle on them.
-  while (c > 0 && v < bound(axis, c)) --c;
-  while (c + 1 < p && v >= bound(axis, c + 1)) ++c;
-  return c;
+  return kernels::particles::axis_owner(v, length_[axis], ranks()[axis]);
 }
 
 int Domain::owner(const double* position) const {
