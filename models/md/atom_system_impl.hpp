@@ -79,8 +79,9 @@ int AtomSystem<T>::select(std::int64_t n, int mask, int* list) {
 template <class T>
 std::string AtomSystem<T>::check() {
   using namespace kernels::particles;
-  const RebuildCheck<T> f{x_.data(),  y_.data(),  z_.data(), x0_.data(), y0_.data(), z0_.data(),
-                          ghost_cutoff_ * ghost_cutoff_, {domain_.length()[0], domain_.length()[1], domain_.length()[2]}};
+  const auto& box = domain_.length();
+  const RebuildCheck<T> f{x_.data(), y_.data(), z_.data(), x0_.data(), y0_.data(), z0_.data(),
+                          ghost_cutoff_ * ghost_cutoff_, {box[0], box[1], box[2]}};
   const WorstAtom w = parallel_reduce(device_, n_local_, f, WorstAtom{}, WorstAtomOp{});
   const int i = w.worst >= 0 ? w.worst : w.unwrappable;
   if (i < 0) return {};
@@ -187,7 +188,8 @@ void AtomSystem<T>::sort_by_cell(const kernels::particles::CellGrid<T>& grid) {
   const int bits = std::bit_width(static_cast<std::uint64_t>(grid.cells())) + index_bits_;
   if (bits > 64)
     throw Error(ExitCode::resources, "md: " + std::to_string(grid.cells()) + " cells of rank " +
-                                         std::to_string(domain_.rank()) + " and the atom indices exceed a 64-bit sort key");
+                                         std::to_string(domain_.rank()) +
+                                         " and the atom indices exceed a 64-bit sort key (use more ranks)");
   for (Buffer<std::uint64_t>* b : {&sort_key_, &sorted_key_}) scratch(*b, static_cast<std::size_t>(n));
   for (Buffer<int>* b : {&sort_value_, &list_}) scratch(*b, static_cast<std::size_t>(n));
   parallel_for(device_, n, CellKeys<T>{kx_.data(), ky_.data(), kz_.data(), grid, index_.data(), index_bits_,
@@ -246,7 +248,8 @@ void AtomSystem<T>::find_ghosts() {
       pair[side].recv_count = counts[side];
       swaps_.push_back(pair[side]);
     }
-    scratch(records_, static_cast<std::size_t>(3 * std::max(pair[0].send_count + pair[1].send_count, counts[0] + counts[1])));
+    const int most = std::max(pair[0].send_count + pair[1].send_count, counts[0] + counts[1]);
+    scratch(records_, static_cast<std::size_t>(3 * most));
     swap_pair<double>(pair, {kx_.data(), ky_.data(), kz_.data()}, records_, records_, send_records_, recv_records_);
     all += counts[0] + counts[1];
     stage_out = std::max(stage_out, static_cast<std::size_t>(3 * (pair[0].send_count + pair[1].send_count)));
@@ -294,7 +297,8 @@ void AtomSystem<T>::bin_and_list(const kernels::particles::CellGrid<T>& grid) {
                                                        cutsq,              neighbours_.data(), count_.data(),
                                                        capacity_};
     parallel_for(device_, n_local_, build);
-    const int most = static_cast<int>(parallel_reduce(device_, n_local_, RowCount{count_.data()}, 0.0, kernels::MaxOp{}));
+    const int most = static_cast<int>(
+        parallel_reduce(device_, n_local_, RowCount{count_.data()}, 0.0, kernels::MaxOp{}));
     if (most <= capacity_) break;
     capacity_ = padded(most + most / 4 + 8);
   }

@@ -28,9 +28,7 @@ class Domain : public Cartesian {
   double lo(int axis) const { return bound(axis, coords()[axis]); }
   double hi(int axis) const { return bound(axis, coords()[axis] + 1); }
   double min_width() const;
-  // The grid coordinate along `axis` whose [lo, hi) holds v (v in [0, L)).
-  int coord_of(int axis, double v) const;
-  // The rank owning a position in [0, L)^3.
+  // The rank owning a position in [0, L)^3 (a non-finite coordinate: 0).
   int owner(const double* position) const;
 
  private:
