@@ -106,7 +106,8 @@ struct BuildNeighbours {
   }
 };
 
-// An atom's list length (the longest decides whether the rows overflowed).
+// An int per atom, for its largest: a list's length (did a row overflow?),
+// a migration code (was an atom lost?).
 struct RowCount {
   const int* count;
   STRATA_HD double operator()(std::int64_t i) const { return count[i]; }

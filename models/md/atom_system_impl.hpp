@@ -58,13 +58,13 @@ void AtomSystem<T>::reserve_owned(std::size_t n) {
 }
 
 // The indices of the atoms in [0, n) whose code_ is a bit of `mask`, in
-// order, into list (none: only counted); returns how many.
+// order, into list; returns how many.
 template <class T>
 int AtomSystem<T>::select(std::int64_t n, int mask, int* list) {
   using namespace kernels::particles;
   parallel_for(device_, n, FlagCodes{code_.data(), mask, flag_.data()});
   const int count = exclusive_scan(device_, flag_.data(), scan_.data(), n);
-  if (list != nullptr) parallel_for(device_, n, SelectFlagged{flag_.data(), scan_.data(), list});
+  parallel_for(device_, n, SelectFlagged{flag_.data(), scan_.data(), list});
   return count;
 }
 
@@ -147,7 +147,7 @@ void AtomSystem<T>::migrate() {
     const int down = select(n, 0b0010, list_.data());
     const int up = select(n, 0b0100, list_.data() + down);
     const int stay = select(n, 0b1001, list_.data() + down + up);
-    lost |= select(n, 0b1000, nullptr) > 0 ? 1 : 0;
+    lost |= parallel_reduce(device_, n, RowCount{code_.data()}, 0.0, kernels::MaxOp{}) == 3 ? 1 : 0;
     scratch(records_, static_cast<std::size_t>(n * w));
     parallel_for(device_, n, PackRecords<T>{atoms(), list_.data(), records_.data()});
     send_records_.resize(static_cast<std::size_t>((down + up) * w));
