@@ -67,10 +67,10 @@ class AtomSystem {
   std::int64_t rebuilds() const { return rebuilds_; }
   std::int64_t list_capacity() const { return capacity_; }
 
-  // Replaces the atoms by `atoms` (any owned set, no ids; positions in
-  // [0, L) unless from_reference; reference: x0, or empty) and rebuilds
-  // everything.
-  // The simulation keeps the user ids (output only); masses are 1 (LJ units).
+  // Replaces the atoms by `atoms` (any owned set; ids and masses are not
+  // kept: the simulation keeps the user ids, masses are 1 in LJ units;
+  // positions in [0, L) unless from_reference; reference: x0, or empty)
+  // and rebuilds everything.
   void load(HostParticles atoms, bool from_reference) {
     const std::size_t n = atoms.position.size() / 3;
     if (atoms.reference.empty()) atoms.reference = atoms.position;
