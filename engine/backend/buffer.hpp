@@ -46,12 +46,13 @@ class Buffer {
   const T* data() const { return data_; }
   std::size_t size() const { return size_; }
 
-  void copy_to_host(T* dst, std::size_t count, const Stream& stream = {}) const {
+  // Elements [first, first + count).
+  void copy_to_host(T* dst, std::size_t count, const Stream& stream = {}, std::size_t first = 0) const {
     if (count == 0) return;
     if (backend_ == Backend::cuda) {
-      cuda::copy_to_host(dst, data_, count * sizeof(T), stream.handle());
+      cuda::copy_to_host(dst, data_ + first, count * sizeof(T), stream.handle());
     } else {
-      std::memcpy(dst, data_, count * sizeof(T));
+      std::memcpy(dst, data_ + first, count * sizeof(T));
     }
   }
   void copy_from_host(const T* src, std::size_t count, const Stream& stream = {}) {

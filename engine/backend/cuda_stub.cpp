@@ -1,5 +1,6 @@
 // The CUDA runtime entry points of a host-only build: no devices.
 #include "engine/backend/cuda_runtime.hpp"
+#include "engine/backend/primitives.hpp"
 #include "engine/runtime/error.hpp"
 
 namespace strata::cuda {
@@ -32,5 +33,7 @@ void check_launch(const char*) {}
 DeviceProbe probe_device() { unavailable(); }
 void range_push(const char*) noexcept {}
 void range_pop() noexcept {}
+int exclusive_scan(const int*, int*, std::int64_t) { unavailable(); }
+void sort_pairs(std::uint64_t*, int*, std::uint64_t*, int*, std::int64_t, int) { unavailable(); }
 
 }  // namespace strata::cuda

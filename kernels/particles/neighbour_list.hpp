@@ -106,6 +106,13 @@ struct BuildNeighbours {
   }
 };
 
+// An int per atom, for its largest: a list's length (did a row overflow?),
+// a migration code (was an atom lost?).
+struct RowCount {
+  const int* count;
+  STRATA_HD double operator()(std::int64_t i) const { return count[i]; }
+};
+
 // Squared distance each owned atom has moved since the last build; the
 // largest, all-reduced, decides the rebuild (> (skin/2)^2).
 template <class Real>

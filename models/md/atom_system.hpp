@@ -5,15 +5,18 @@
 // wraps positions into the box, migrates atoms to the ranks owning them,
 // sorts them by cell, finds the ghosts (six swaps, x then y then z, each
 // forwarding the ghosts of the axes before it, so edges and corners arrive
-// too), bins owned and ghost atoms by counting sort and builds the
-// neighbour lists.
+// too), bins owned and ghost atoms by a stable sort and builds the
+// neighbour lists. Every step is a kernel on the atoms' device
+// (kernels/particles/rebuild.hpp); only the MPI messages (migrating
+// records, ghost positions) and a few counts cross to the host.
 //
 // Arrays (device buffers, structure of arrays): positions x, y, z of owned
 // atoms [0, n_local) then ghosts; velocities, forces, per-atom energy and
 // virial of owned atoms; x0, y0, z0 the positions at the last build (owned
 // and ghost), which the lists were built from; index, the global atom index
-// 0..N-1 (it keys the Langevin noise and orders the output). Host mirrors of
-// index and image counts stay in the owned atoms' order.
+// 0..N-1 (it keys the Langevin noise and orders the output); image counts
+// (3 per owned atom); kx, ky, kz the build positions in double (owned and
+// ghost), as wrapping left them before rounding to T.
 //
 // Restart: the checkpoint holds x, v and x0 of every atom, and a restored
 // run rebuilds from x0 exactly as the interrupted run built its lists from
@@ -28,6 +31,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
@@ -43,6 +47,8 @@
 #include "kernels/particles/neighbour_list.hpp"
 #include "kernels/particles/pair_forces.hpp"
 #include "kernels/particles/comm_kernels.hpp"
+#include "kernels/particles/rebuild.hpp"
+#include "engine/backend/primitives.hpp"
 #include "kernels/core/exact_sum.hpp"
 #include "models/md/domain.hpp"
 
@@ -61,16 +67,28 @@ class AtomSystem {
   std::int64_t rebuilds() const { return rebuilds_; }
   std::int64_t list_capacity() const { return capacity_; }
 
-  // Replaces the atoms by `atoms` (any owned set, no ids; positions in
-  // [0, L) unless from_reference; reference: x0, or empty) and rebuilds
-  // everything.
+  // Replaces the atoms by `atoms` (any owned set; ids and masses are not
+  // kept: the simulation keeps the user ids, masses are 1 in LJ units;
+  // positions in [0, L) unless from_reference; reference: x0, or empty)
+  // and rebuilds everything.
   void load(HostParticles atoms, bool from_reference) {
-    host_ = std::move(atoms);
-    host_.id.clear();     // the simulation keeps the user ids (output only)
-    host_.mass.clear();   // unit masses (LJ units)
-    if (host_.reference.empty()) host_.reference = host_.position;
-    if (host_.image.empty()) host_.image.assign(host_.position.size(), 0);
-    rebuild_from_host(from_reference);
+    const std::size_t n = atoms.position.size() / 3;
+    if (atoms.reference.empty()) atoms.reference = atoms.position;
+    if (atoms.image.empty()) atoms.image.assign(3 * n, 0);
+    std::int64_t top = 0, global = 0;   // the sort keys' index bits
+    for (const std::int64_t i : atoms.index) top = std::max(top, i);
+    MPI_Allreduce(&top, &global, 1, MPI_INT64_T, MPI_MAX, domain_.comm());
+    index_bits_ = std::bit_width(static_cast<std::uint64_t>(global));
+    n_local_ = static_cast<int>(n);
+    reserve_owned(n);
+    deinterleave(atoms.position, {&x_, &y_, &z_}, n);
+    deinterleave(atoms.velocity, {&vx_, &vy_, &vz_}, n);
+    deinterleave(atoms.reference, {&kx_, &ky_, &kz_}, n);
+    index_.copy_from_host(atoms.index.data(), n);
+    image_.copy_from_host(atoms.image.data(), 3 * n);
+    parallel_for(device_, n_local_, kernels::particles::RoundKeys<T>{kx_.data(), ky_.data(), kz_.data(), x0_.data(),
+                                                                     y0_.data(), z0_.data()});
+    rebuild_here(from_reference, true);
   }
 
   // Owned atoms to the host: positions, velocities, x0 (as reference), index, images.
@@ -80,8 +98,10 @@ class AtomSystem {
     h.position = interleave({&x_, &y_, &z_}, n);
     h.velocity = interleave({&vx_, &vy_, &vz_}, n);
     h.reference = interleave({&x0_, &y0_, &z0_}, n);
-    h.index = host_.index;
-    h.image = host_.image;
+    h.index.resize(n);
+    h.image.resize(3 * n);
+    index_.copy_to_host(h.index.data(), n);
+    image_.copy_to_host(h.image.data(), 3 * n);
     return h;
   }
 
@@ -123,48 +143,13 @@ class AtomSystem {
   // Collective; throws the same numerical Error on every rank, naming the
   // atom, the step and the rank, when an atom's position is not finite or
   // it moved farther than its neighbour list reaches since the last build.
-  void rebuild() {
-    host_ = download();
-    rebuild_from_host(false);
-  }
+  void rebuild() { rebuild_here(false, false); }
 
   // Sends the current positions of the ghosts' sources, axis by axis (a
   // later axis forwards the ghosts of the earlier ones).
   void forward_positions() {
-    using namespace kernels::particles;
-    for (std::size_t first = 0; first < swaps_.size(); first += 2) {
-      const Swap* pair = &swaps_[first];
-      int send_n[2] = {0, 0}, recv_n[2] = {0, 0};
-      for (int k = 0; k < 2; ++k) {
-        const Swap& s = pair[k];
-        const bool own = local(s);
-        const std::int64_t n = s.send_count, at = s.recv_first;
-        T* const msg = stage_out_.data() + send_n[0];   // a message: x, y, z blocks
-        parallel_for(device_, n,
-                     CopyPositions<T>{x_.data(), y_.data(), z_.data(), send_index_.data() + s.send_offset,
-                                      static_cast<T>(s.shift[0]), static_cast<T>(s.shift[1]),
-                                      static_cast<T>(s.shift[2]), own ? x_.data() + at : msg,
-                                      own ? y_.data() + at : msg + n, own ? z_.data() + at : msg + 2 * n});
-        send_n[k] = own ? 0 : 3 * s.send_count;
-        recv_n[k] = own ? 0 : 3 * s.recv_count;
-      }
-      const auto sent = static_cast<std::size_t>(send_n[0] + send_n[1]);
-      const auto received = static_cast<std::size_t>(recv_n[0] + recv_n[1]);
-      if (sent + received == 0) continue;
-      send_host_.resize(sent);
-      recv_host_.resize(received);
-      stage_out_.copy_to_host(send_host_.data(), sent);
-      exchange_pair<T>(pair, 0, mpi_type(), {send_host_.data(), send_host_.data() + send_n[0]}, send_n,
-                       {recv_host_.data(), recv_host_.data() + recv_n[0]}, recv_n);
-      stage_in_.copy_from_host(recv_host_.data(), received);
-      for (int k = 0; k < 2; ++k) {
-        const std::int64_t n = pair[k].recv_count, first = pair[k].recv_first;
-        const T* in = stage_in_.data() + (k == 0 ? 0 : recv_n[0]);
-        if (!local(pair[k]))
-          parallel_for(device_, n, CopyPositions<T>{in, in + n, in + 2 * n, nullptr, T(0), T(0), T(0),
-                                                    x_.data() + first, y_.data() + first, z_.data() + first});
-      }
-    }
+    for (std::size_t first = 0; first < swaps_.size(); first += 2)
+      swap_pair<T>(&swaps_[first], {x_.data(), y_.data(), z_.data()}, stage_out_, stage_in_, send_host_, recv_host_);
   }
 
   // The pair-force kernel over the current lists (parallel_for runs it:
@@ -209,9 +194,11 @@ class AtomSystem {
   // entries and `ghost_ratio` ghosts per owned atom (the memory plan).
   static double bytes_per_atom(double neighbours, double ghost_ratio) {
     const double all = 1 + ghost_ratio;
-    return all * (9 * sizeof(T) + sizeof(int) * 2)   // x, x0, binned x0, the cell sort
-           + 8 * sizeof(T) + sizeof(std::int64_t)   // v, f, energy, virial, index
-           + (neighbours + 1) * sizeof(int);        // list row and count
+    return all * (9 * sizeof(T) + 3 * sizeof(double)                // x, x0, binned x0, build positions
+                  + 6 * sizeof(int) + 2 * sizeof(std::uint64_t))   // cells, selections, sort keys
+           + 8 * sizeof(T) + sizeof(std::int64_t) + 3 * sizeof(int)   // v, f, energy, virial, index, image
+           + kernels::particles::kRecordWidth * sizeof(double)        // records to migrate and sort
+           + (neighbours + 1) * sizeof(int);                          // list row and count
   }
 
  private:
@@ -245,54 +232,116 @@ class AtomSystem {
     MPI_Waitall(pending, requests, MPI_STATUSES_IGNORE);
   }
 
-  static MPI_Datatype mpi_type() { return sizeof(T) == 8 ? MPI_DOUBLE : MPI_FLOAT; }
+  // An axis's two swaps of positions p (x, y, z of the sources, shifted)
+  // into the ghost slots: a swap with this rank itself copies on the
+  // device, the others' messages (x, y, z blocks) go through out, the host
+  // and in.
+  template <class V>
+  void swap_pair(const Swap* pair, std::array<V*, 3> p, Buffer<V>& out, Buffer<V>& in, std::vector<V>& send,
+                 std::vector<V>& recv) {
+    using kernels::particles::CopyPositions;
+    int send_n[2] = {0, 0}, recv_n[2] = {0, 0};
+    for (int k = 0; k < 2; ++k) {
+      const Swap& s = pair[k];
+      const bool own = local(s);
+      const std::int64_t n = s.send_count, at = s.recv_first;
+      V* const msg = out.data() + send_n[0];
+      parallel_for(device_, n,
+                   CopyPositions<V>{p[0], p[1], p[2], send_index_.data() + s.send_offset, static_cast<V>(s.shift[0]),
+                                    static_cast<V>(s.shift[1]), static_cast<V>(s.shift[2]), own ? p[0] + at : msg,
+                                    own ? p[1] + at : msg + n, own ? p[2] + at : msg + 2 * n});
+      send_n[k] = own ? 0 : 3 * s.send_count;
+      recv_n[k] = own ? 0 : 3 * s.recv_count;
+    }
+    const auto sent = static_cast<std::size_t>(send_n[0] + send_n[1]);
+    const auto received = static_cast<std::size_t>(recv_n[0] + recv_n[1]);
+    if (sent + received == 0) return;
+    send.resize(sent);
+    recv.resize(received);
+    out.copy_to_host(send.data(), sent);
+    exchange_pair<V>(pair, 0, sizeof(V) == 8 ? MPI_DOUBLE : MPI_FLOAT, {send.data(), send.data() + send_n[0]}, send_n,
+                     {recv.data(), recv.data() + recv_n[0]}, recv_n);
+    in.copy_from_host(recv.data(), received);
+    for (int k = 0; k < 2; ++k) {
+      const std::int64_t n = pair[k].recv_count, at = pair[k].recv_first;
+      const V* from = in.data() + (k == 0 ? 0 : recv_n[0]);
+      if (!local(pair[k]))
+        parallel_for(device_, n, CopyPositions<V>{from, from + n, from + 2 * n, nullptr, V(0), V(0), V(0), p[0] + at,
+                                                  p[1] + at, p[2] + at});
+    }
+  }
 
   // Atom i's values of k buffers as k doubles (x, y, z per atom), and back
   // (rounded to T).
-  std::vector<double> interleave(std::initializer_list<const Buffer<T>*> from, std::size_t n) const {
+  template <class V>
+  std::vector<double> interleave(std::initializer_list<const Buffer<V>*> from, std::size_t n) const {
     std::vector<double> out(from.size() * n);
-    std::vector<T> c(n);
+    std::vector<V> c(n);
     std::size_t a = 0;
-    for (const Buffer<T>* b : from) {
+    for (const Buffer<V>* b : from) {
       b->copy_to_host(c.data(), n);
       for (std::size_t i = 0; i < n; ++i) out[from.size() * i + a] = c[i];
       ++a;
     }
     return out;
   }
-  void deinterleave(const std::vector<double>& in, std::initializer_list<Buffer<T>*> to, std::size_t n) {
-    std::vector<T> c(n);
+  template <class V>
+  void deinterleave(const std::vector<double>& in, std::initializer_list<Buffer<V>*> to, std::size_t n) {
+    std::vector<V> c(n);
     std::size_t a = 0;
-    for (Buffer<T>* b : to) {
-      for (std::size_t i = 0; i < n; ++i) c[i] = static_cast<T>(in[to.size() * i + a]);
+    for (Buffer<V>* b : to) {
+      for (std::size_t i = 0; i < n; ++i) c[i] = static_cast<V>(in[to.size() * i + a]);
       b->copy_from_host(c.data(), n);
       ++a;
     }
   }
 
-  void rebuild_from_host(bool from_reference);
-  std::string check_and_wrap();
+  kernels::particles::AtomArrays<T> atoms() {
+    return {x_.data(),  y_.data(),  z_.data(),  vx_.data(),    vy_.data(),   vz_.data(),
+            kx_.data(), ky_.data(), kz_.data(), index_.data(), image_.data()};
+  }
+  // Room for n atoms, contents kept in [0, keep) (three arrays at once).
+  template <class V>
+  void grow(std::array<Buffer<V>*, 3> b, std::size_t n, std::size_t keep) {
+    if (b[0]->size() >= n) return;
+    std::array<Buffer<V>, 3> more;
+    for (Buffer<V>& m : more) m = Buffer<V>(device_, n + n / 4 + 16);
+    parallel_for(device_, static_cast<std::int64_t>(keep),
+                 kernels::particles::CopyPositions<V>{b[0]->data(), b[1]->data(), b[2]->data(), nullptr, V(0), V(0),
+                                                      V(0), more[0].data(), more[1].data(), more[2].data()});
+    for (int a = 0; a < 3; ++a) *b[static_cast<std::size_t>(a)] = std::move(more[static_cast<std::size_t>(a)]);
+  }
+  template <class V>
+  void scratch(Buffer<V>& b, std::size_t n) {
+    if (b.size() < n) b = Buffer<V>(device_, n + n / 4 + 16);
+  }
+  void reserve_owned(std::size_t n);
+  int select(std::int64_t n, int mask, int* list);
+  void rebuild_here(bool from_reference, bool keys_hold_positions);
+  std::string check();
   void agree_on(const std::string& local_failure) const;
   void migrate();
   void sort_by_cell(const kernels::particles::CellGrid<T>& grid);
-  void find_ghosts(std::vector<double>& keys);
-  void upload(const std::vector<double>& keys);
-  void bin_and_list(const std::vector<double>& keys, const kernels::particles::CellGrid<T>& grid);
+  void find_ghosts();
+  void bin_and_list(const kernels::particles::CellGrid<T>& grid);
   kernels::particles::CellGrid<T> cell_grid() const;
 
   Device device_;
   const Domain& domain_;
   double ghost_cutoff_;
-  HostParticles host_;   // owned atoms during a rebuild; index and image kept in device order after it
-  int n_local_ = 0, n_ghost_ = 0;
+  int n_local_ = 0, n_ghost_ = 0, index_bits_ = 0;
   std::int64_t capacity_ = 0, rebuilds_ = 0, step_ = 0;
   std::vector<Swap> swaps_;
   Buffer<T> x_, y_, z_, x0_, y0_, z0_, vx_, vy_, vz_, fx_, fy_, fz_, energy_, virial_;
+  Buffer<double> kx_, ky_, kz_, records_;
   Buffer<std::int64_t> index_;
-  Buffer<int> neighbours_, count_, cell_start_, cell_atoms_, send_index_;
+  Buffer<int> image_, neighbours_, count_, cell_start_, cell_atoms_, send_index_;
+  Buffer<int> code_, flag_, scan_, list_, sort_value_;   // selections and sorts
+  Buffer<std::uint64_t> sort_key_, sorted_key_;
   Buffer<T> binned_x_, binned_y_, binned_z_;   // build positions in cell order
   Buffer<T> stage_out_, stage_in_;
   std::vector<T> send_host_, recv_host_;
+  std::vector<double> send_records_, recv_records_;
 };
 
 }  // namespace strata::md

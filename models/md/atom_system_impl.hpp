@@ -1,4 +1,4 @@
-// AtomSystem's rebuild (host side: wrap, migrate, sort, ghosts, cells).
+// AtomSystem's rebuild: kernels on the atoms' device, MPI on staged messages.
 #pragma once
 
 #include <cmath>
@@ -28,79 +28,87 @@ kernels::particles::CellGrid<T> AtomSystem<T>::cell_grid() const {
 }
 
 template <class T>
-void AtomSystem<T>::rebuild_from_host(bool from_reference) {
+void AtomSystem<T>::rebuild_here(bool from_reference, bool keys_hold_positions) {
   ++rebuilds_;
   if (!from_reference) {
-    agree_on(check_and_wrap());
-    host_.reference = host_.position;
+    agree_on(check());
+    parallel_for(device_, n_local_, kernels::particles::WrapAtoms<T>{atoms(), {domain_.length()[0],
+                 domain_.length()[1], domain_.length()[2]}, keys_hold_positions});
   }
   migrate();
   const auto grid = cell_grid();
   sort_by_cell(grid);
-  std::vector<double> keys = host_.reference;   // owned then ghost positions at build
-  find_ghosts(keys);
-  upload(keys);
-  bin_and_list(keys, grid);
+  find_ghosts();
+  bin_and_list(grid);
   forward_positions();
 }
 
-// Positions into [0, L), counting images (the lists are built from these),
-// after checking that each is a place in the box the lists can follow: a
-// finite position, at most the list's reach (cutoff + skin) from where the
-// last build saw it (x0). An atom that went farther passed atoms whose
-// pairs were never in its list, so the forces of the steps since were
-// wrong: the run is unstable. Returns this rank's failure ("" when none),
-// the farthest-moved broken atom, positions untouched. A NaN is left as it
-// is, for the health check (it names the atom too).
+// The owned arrays for n atoms; contents are lost when they grow (the
+// callers restore them from records).
 template <class T>
-std::string AtomSystem<T>::check_and_wrap() {
-  const std::size_t n = host_.size();
-  std::size_t worst = n;
-  double worst_d2 = -1;
-  for (std::size_t i = 0; i < n; ++i) {
-    double d2 = 0;
-    for (int a = 0; a < 3; ++a) {
-      const double d = host_.position[3 * i + a] - host_.reference[3 * i + a];
-      d2 += d * d;
-    }
-    if (d2 > ghost_cutoff_ * ghost_cutoff_ && d2 > worst_d2) {
-      worst = i;
-      worst_d2 = d2;
-    }
+void AtomSystem<T>::reserve_owned(std::size_t n) {
+  if (vx_.size() >= n && vx_.size() != 0) return;
+  const std::size_t cap = n + n / 4 + 16;
+  for (Buffer<T>* b : {&x_, &y_, &z_, &x0_, &y0_, &z0_, &vx_, &vy_, &vz_, &fx_, &fy_, &fz_, &energy_, &virial_})
+    *b = Buffer<T>(device_, cap);
+  for (Buffer<double>* b : {&kx_, &ky_, &kz_}) *b = Buffer<double>(device_, cap);
+  index_ = Buffer<std::int64_t>(device_, cap);
+  image_ = Buffer<int>(device_, 3 * cap);
+  count_ = Buffer<int>(device_, cap);
+}
+
+// The indices of the atoms in [0, n) whose code_ is a bit of `mask`, in
+// order, into list; returns how many.
+template <class T>
+int AtomSystem<T>::select(std::int64_t n, int mask, int* list) {
+  using namespace kernels::particles;
+  parallel_for(device_, n, FlagCodes{code_.data(), mask, flag_.data()});
+  const int count = exclusive_scan(device_, flag_.data(), scan_.data(), n);
+  parallel_for(device_, n, SelectFlagged{flag_.data(), scan_.data(), list});
+  return count;
+}
+
+// Checks, before positions are wrapped into [0, L) with their images (the
+// lists are built from these), that each is a place in the box the lists
+// can follow: a finite position, at most the list's reach (cutoff + skin)
+// from where the last build saw it (x0). An atom that went farther passed
+// atoms whose pairs were never in its list, so the forces of the steps
+// since were wrong: the run is unstable. Returns this rank's failure (""
+// when none), the farthest-moved broken atom. A NaN is left as it is, for
+// the health check (it names the atom too).
+template <class T>
+std::string AtomSystem<T>::check() {
+  using namespace kernels::particles;
+  const auto& box = domain_.length();
+  const RebuildCheck<T> f{x_.data(), y_.data(), z_.data(), x0_.data(), y0_.data(), z0_.data(),
+                          ghost_cutoff_ * ghost_cutoff_, {box[0], box[1], box[2]}};
+  const WorstAtom w = parallel_reduce(device_, n_local_, f, WorstAtom{}, WorstAtomOp{});
+  const int i = w.worst >= 0 ? w.worst : w.unwrappable;
+  if (i < 0) return {};
+  double x[3], x0[3];
+  const Buffer<T>* from[6] = {&x_, &y_, &z_, &x0_, &y0_, &z0_};
+  for (int a = 0; a < 6; ++a) {
+    T v{};
+    from[a]->copy_to_host(&v, 1, {}, static_cast<std::size_t>(i));
+    (a < 3 ? x[a] : x0[a - 3]) = v;
   }
-  std::size_t unwrappable = n;
-  std::vector<int> image(3 * n);
-  for (std::size_t i = 0; i < n && worst == n && unwrappable == n; ++i)
-    for (int a = 0; a < 3; ++a) {
-      double v = host_.position[3 * i + a];
-      if (!std::isnan(v) && !wrap_periodic(v, domain_.length()[a], image[3 * i + a])) unwrappable = i;
-    }
-  if (worst != n || unwrappable != n) {
-    const std::size_t i = worst != n ? worst : unwrappable;
-    const double* x = &host_.position[3 * i];
-    const double* x0 = &host_.reference[3 * i];
-    char where[160];
-    if (worst != n) {
-      std::snprintf(where, sizeof where, "%.6g sigma from (%.6g, %.6g, %.6g) where the neighbour list last saw it",
-                    std::sqrt(worst_d2), x0[0], x0[1], x0[2]);
-    } else {
-      std::snprintf(where, sizeof where, "not a place in the periodic box (more than 2^30 box lengths out)");
-    }
-    char text[640];
-    std::snprintf(text, sizeof text,
-                  "rank %d: md: atom %lld is at (%.6g, %.6g, %.6g), %s, at step %lld (a neighbour list reaches "
-                  "cutoff + skin = %.6g): the run is unstable (md.dt too large for the forces or the temperature, "
-                  "or atoms on top of each other)",
-                  domain_.rank(), static_cast<long long>(host_.index[i]), x[0], x[1], x[2], where,
-                  static_cast<long long>(step_), ghost_cutoff_);
-    return text;
+  std::int64_t index = 0;
+  index_.copy_to_host(&index, 1, {}, static_cast<std::size_t>(i));
+  char where[160];
+  if (w.worst >= 0) {
+    std::snprintf(where, sizeof where, "%.6g sigma from (%.6g, %.6g, %.6g) where the neighbour list last saw it",
+                  std::sqrt(w.d2), x0[0], x0[1], x0[2]);
+  } else {
+    std::snprintf(where, sizeof where, "not a place in the periodic box (more than 2^30 box lengths out)");
   }
-  for (std::size_t k = 0; k < 3 * n; ++k) {
-    int crossed = 0;
-    (void)wrap_periodic(host_.position[k], domain_.length()[k % 3], crossed);
-    host_.image[k] += crossed;
-  }
-  return {};
+  char text[640];
+  std::snprintf(text, sizeof text,
+                "rank %d: md: atom %lld is at (%.6g, %.6g, %.6g), %s, at step %lld (a neighbour list reaches "
+                "cutoff + skin = %.6g): the run is unstable (md.dt too large for the forces or the temperature, "
+                "or atoms on top of each other)",
+                domain_.rank(), static_cast<long long>(index), x[0], x[1], x[2], where, static_cast<long long>(step_),
+                ghost_cutoff_);
+  return text;
 }
 
 // Every rank throws the lowest failing rank's message (collective).
@@ -120,44 +128,46 @@ void AtomSystem<T>::agree_on(const std::string& local_failure) const {
 
 // Atoms whose x0 left the sub-box go to the neighbour owning them, axis by
 // axis (an atom moves less than skin/2 between builds, so one hop suffices;
-// start-up and restarts place atoms on their owners before load()).
+// start-up and restarts place atoms on their owners before load()): the
+// records of those leaving for the lower neighbour, then the upper one,
+// then of those staying, are packed in order; the leaving ones travel, the
+// staying ones are unpacked first and the arrivals after them.
 template <class T>
 void AtomSystem<T>::migrate() {
-  const particles::Record record{false, false, true, true};   // index, position, velocity, image, x0
-  const int width = record.width();
+  using namespace kernels::particles;
+  const std::int64_t w = kRecordWidth;
   int lost = 0;   // atoms farther than one sub-box away: the run blew up
   for (int a = 0; a < 3; ++a) {
     if (domain_.ranks()[a] == 1) continue;
-    const int me = domain_.coords()[a], p = domain_.ranks()[a];
-    std::vector<double> to_lower, to_upper;
-    std::vector<std::size_t> stay;
-    for (std::size_t i = 0; i < host_.size(); ++i) {
-      const double v = host_.reference[3 * i + a];
-      int c = std::isfinite(v) ? domain_.coord_of(a, v) : me;   // NaN stays for the health check
-      if (c != me && c != (me + p - 1) % p && c != (me + 1) % p) {
-        lost = 1;
-        c = me;
-      }
-      if (c == me) {
-        stay.push_back(i);
-        continue;
-      }
-      std::vector<double>& out = c == (me + p - 1) % p ? to_lower : to_upper;
-      out.resize(out.size() + static_cast<std::size_t>(width));
-      record.pack(host_, i, out.data() + out.size() - width);
-    }
+    const std::int64_t n = n_local_;
+    for (Buffer<int>* b : {&code_, &flag_, &scan_, &list_}) scratch(*b, static_cast<std::size_t>(n));
+    const double* key[3] = {kx_.data(), ky_.data(), kz_.data()};
+    parallel_for(device_, n, MigrationCode{key[a], domain_.length()[a], domain_.ranks()[a], domain_.coords()[a],
+                                           code_.data()});
+    const int down = select(n, 0b0010, list_.data());
+    const int up = select(n, 0b0100, list_.data() + down);
+    const int stay = select(n, 0b1001, list_.data() + down + up);
+    lost |= parallel_reduce(device_, n, RowCount{code_.data()}, 0.0, kernels::MaxOp{}) == 3 ? 1 : 0;
+    scratch(records_, static_cast<std::size_t>(n * w));
+    parallel_for(device_, n, PackRecords<T>{atoms(), list_.data(), records_.data()});
+    send_records_.resize(static_cast<std::size_t>((down + up) * w));
+    records_.copy_to_host(send_records_.data(), send_records_.size());
     // Both directions at once, non-blocking: counts, then the records.
     Swap pair[2] = {{domain_.lower(a), domain_.upper(a), 100 + 4 * a},
                     {domain_.upper(a), domain_.lower(a), 102 + 4 * a}};
-    const int one[2] = {1, 1}, sizes[2] = {static_cast<int>(to_lower.size()), static_cast<int>(to_upper.size())};
+    const int one[2] = {1, 1}, sizes[2] = {static_cast<int>(down * w), static_cast<int>(up * w)};
     int counts[2] = {0, 0};
     exchange_pair<int>(pair, 0, MPI_INT, {&sizes[0], &sizes[1]}, one, {&counts[0], &counts[1]}, one);
-    std::vector<double> in(static_cast<std::size_t>(counts[0] + counts[1]));
-    exchange_pair<double>(pair, 1, MPI_DOUBLE, {to_lower.data(), to_upper.data()}, sizes,
-                          {in.data(), in.data() + counts[0]}, counts);
-    HostParticles keep = host_.permuted(stay);
-    for (std::size_t r = 0; r < in.size(); r += static_cast<std::size_t>(width)) record.unpack(in.data() + r, keep);
-    host_ = std::move(keep);
+    recv_records_.resize(static_cast<std::size_t>(counts[0] + counts[1]));
+    exchange_pair<double>(pair, 1, MPI_DOUBLE, {send_records_.data(), send_records_.data() + sizes[0]}, sizes,
+                          {recv_records_.data(), recv_records_.data() + counts[0]}, counts);
+    const int arrived = (counts[0] + counts[1]) / kRecordWidth;
+    reserve_owned(static_cast<std::size_t>(stay + arrived));
+    parallel_for(device_, stay, UnpackRecords<T>{atoms(), records_.data() + (down + up) * w, 0});
+    scratch(records_, recv_records_.size());
+    records_.copy_from_host(recv_records_.data(), recv_records_.size());
+    parallel_for(device_, arrived, UnpackRecords<T>{atoms(), records_.data(), stay});
+    n_local_ = stay + arrived;
   }
   int any = 0;
   MPI_Allreduce(&lost, &any, 1, MPI_INT, MPI_MAX, domain_.comm());
@@ -168,41 +178,54 @@ void AtomSystem<T>::migrate() {
                 true);
 }
 
-// Owned atoms in cell order (ties by index): neighbours in memory are
-// neighbours in space, and the order is fixed by the positions alone.
+// Owned atoms in cell order (ties by global index: the key is the cell
+// above the index's bits): neighbours in memory are neighbours in space,
+// and the order is fixed by the positions alone.
 template <class T>
 void AtomSystem<T>::sort_by_cell(const kernels::particles::CellGrid<T>& grid) {
-  const std::size_t n = host_.size();
-  std::vector<int> cell(n);
-  for (std::size_t i = 0; i < n; ++i)
-    cell[i] = grid.cell_of(static_cast<T>(host_.reference[3 * i]), static_cast<T>(host_.reference[3 * i + 1]),
-                           static_cast<T>(host_.reference[3 * i + 2]));
-  std::vector<std::size_t> order(n);
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return cell[a] != cell[b] ? cell[a] < cell[b] : host_.index[a] < host_.index[b];
-  });
-  host_ = host_.permuted(order);
-  n_local_ = static_cast<int>(n);
+  using namespace kernels::particles;
+  const std::int64_t n = n_local_;
+  const int bits = std::bit_width(static_cast<std::uint64_t>(grid.cells())) + index_bits_;
+  if (bits > 64)
+    throw Error(ExitCode::resources, "md: " + std::to_string(grid.cells()) + " cells of rank " +
+                                         std::to_string(domain_.rank()) +
+                                         " and the atom indices exceed a 64-bit sort key (use more ranks)");
+  for (Buffer<std::uint64_t>* b : {&sort_key_, &sorted_key_}) scratch(*b, static_cast<std::size_t>(n));
+  for (Buffer<int>* b : {&sort_value_, &list_}) scratch(*b, static_cast<std::size_t>(n));
+  parallel_for(device_, n, CellKeys<T>{kx_.data(), ky_.data(), kz_.data(), grid, index_.data(), index_bits_,
+                                       sort_key_.data(), sort_value_.data()});
+  sort_pairs(device_, sort_key_.data(), sort_value_.data(), sorted_key_.data(), list_.data(), n, bits);
+  scratch(records_, static_cast<std::size_t>(n * kRecordWidth));
+  parallel_for(device_, n, PackRecords<T>{atoms(), list_.data(), records_.data()});
+  parallel_for(device_, n, UnpackRecords<T>{atoms(), records_.data(), 0});
 }
 
 // Six swaps (LAMMPS's Comm::borders): along each axis, the atoms (owned and
 // ghosts of earlier axes) within the ghost cutoff of the lower face go to the
 // lower neighbour, those near the upper face to the upper one, shifted by
 // a box length across the periodic seam. An axis's two swaps travel at
-// once, non-blocking (receives posted first). Appends the ghosts' build
-// positions to `keys` and records each swap for forward_positions().
+// once, non-blocking (receives posted first); a swap with this rank itself
+// copies on the device. Appends the ghosts' build positions to the keys and
+// records each swap for forward_positions().
 template <class T>
-void AtomSystem<T>::find_ghosts(std::vector<double>& keys) {
+void AtomSystem<T>::find_ghosts() {
+  using namespace kernels::particles;
   swaps_.clear();
-  std::vector<int> sends;
   const double rg = ghost_cutoff_;
   std::size_t stage_out = 1, stage_in = 1;
+  int sends = 0, all = n_local_;
   for (int a = 0; a < 3; ++a) {
-    const std::size_t candidates = keys.size() / 3;
+    const int candidates = all;
+    for (Buffer<int>* b : {&code_, &flag_, &scan_}) scratch(*b, static_cast<std::size_t>(candidates));
+    if (send_index_.size() < static_cast<std::size_t>(sends + 2 * candidates)) {   // grown, kept
+      std::vector<int> kept(static_cast<std::size_t>(sends));
+      send_index_.copy_to_host(kept.data(), kept.size());
+      scratch(send_index_, static_cast<std::size_t>(sends + 2 * candidates));
+      send_index_.copy_from_host(kept.data(), kept.size());
+    }
+    const double* key[3] = {kx_.data(), ky_.data(), kz_.data()};
+    parallel_for(device_, candidates, GhostFaces{key[a], domain_.lo(a) + rg, domain_.hi(a) - rg, code_.data()});
     Swap pair[2];
-    std::vector<double> out[2], in[2];
-    int counts[2] = {0, 0};
     for (int side = 0; side < 2; ++side) {
       Swap& s = pair[side];
       s.to = side == 0 ? domain_.lower(a) : domain_.upper(a);
@@ -210,80 +233,55 @@ void AtomSystem<T>::find_ghosts(std::vector<double>& keys) {
       s.tag = 200 + 2 * a + side;
       const bool seam = side == 0 ? domain_.coords()[a] == 0 : domain_.coords()[a] == domain_.ranks()[a] - 1;
       s.shift[a] = seam ? (side == 0 ? domain_.length()[a] : -domain_.length()[a]) : 0.0;
-      s.send_offset = static_cast<int>(sends.size());
-      for (std::size_t i = 0; i < candidates; ++i) {
-        const double v = keys[3 * i + a];
-        if (side == 0 ? v < domain_.lo(a) + rg : v >= domain_.hi(a) - rg) {
-          sends.push_back(static_cast<int>(i));
-          for (int k = 0; k < 3; ++k) out[side].push_back(keys[3 * i + k] + s.shift[k]);
-        }
-      }
-      s.send_count = static_cast<int>(sends.size()) - s.send_offset;
+      s.send_offset = sends;
+      s.send_count = select(candidates, side == 0 ? 0b1010 : 0b1100, send_index_.data() + sends);
+      sends += s.send_count;
     }
-    const int one[2] = {1, 1}, sizes[2] = {static_cast<int>(out[0].size()), static_cast<int>(out[1].size())};
+    const int one[2] = {1, 1};
+    int counts[2] = {0, 0};
     exchange_pair<int>(pair, 0, MPI_INT, {&pair[0].send_count, &pair[1].send_count}, one, {&counts[0], &counts[1]},
                        one);
-    for (int side = 0; side < 2; ++side) in[side].resize(3 * static_cast<std::size_t>(counts[side]));
-    const int in_sizes[2] = {3 * counts[0], 3 * counts[1]};
-    exchange_pair<double>(pair, 10, MPI_DOUBLE, {out[0].data(), out[1].data()}, sizes, {in[0].data(), in[1].data()},
-                          in_sizes);
+    grow<double>({&kx_, &ky_, &kz_}, static_cast<std::size_t>(all + counts[0] + counts[1]),
+                 static_cast<std::size_t>(all));
     for (int side = 0; side < 2; ++side) {
-      Swap& s = pair[side];
-      s.recv_first = static_cast<int>(keys.size() / 3);
-      s.recv_count = counts[side];
-      keys.insert(keys.end(), in[side].begin(), in[side].end());
-      swaps_.push_back(s);
+      pair[side].recv_first = side == 0 ? all : all + counts[0];
+      pair[side].recv_count = counts[side];
+      swaps_.push_back(pair[side]);
     }
-    stage_out = std::max(stage_out, out[0].size() + out[1].size());
-    stage_in = std::max(stage_in, in[0].size() + in[1].size());
+    const int most = std::max(pair[0].send_count + pair[1].send_count, counts[0] + counts[1]);
+    scratch(records_, static_cast<std::size_t>(3 * most));
+    swap_pair<double>(pair, {kx_.data(), ky_.data(), kz_.data()}, records_, records_, send_records_, recv_records_);
+    all += counts[0] + counts[1];
+    stage_out = std::max(stage_out, static_cast<std::size_t>(3 * (pair[0].send_count + pair[1].send_count)));
+    stage_in = std::max(stage_in, static_cast<std::size_t>(3 * (counts[0] + counts[1])));
   }
-  n_ghost_ = static_cast<int>(keys.size() / 3) - n_local_;
-  send_index_ = Buffer<int>(device_, std::max<std::size_t>(sends.size(), 1));
-  send_index_.copy_from_host(sends.data(), sends.size());
+  n_ghost_ = all - n_local_;
+  const auto everyone = static_cast<std::size_t>(all);
+  grow<T>({&x_, &y_, &z_}, everyone, static_cast<std::size_t>(n_local_));
+  grow<T>({&x0_, &y0_, &z0_}, everyone, 0);
+  parallel_for(device_, all, RoundKeys<T>{kx_.data(), ky_.data(), kz_.data(), x0_.data(), y0_.data(), z0_.data()});
   if (stage_out_.size() < stage_out) stage_out_ = Buffer<T>(device_, stage_out + stage_out / 4);
   if (stage_in_.size() < stage_in) stage_in_ = Buffer<T>(device_, stage_in + stage_in / 4);
 }
 
+// Owned and ghost atoms sorted stably by the cell of their build position
+// (a cell's atoms in increasing local index), the cells' starts by binary
+// search, then the lists; grown and rebuilt while a row overflows.
 template <class T>
-void AtomSystem<T>::upload(const std::vector<double>& keys) {
-  const std::size_t n = static_cast<std::size_t>(n_local_), all = keys.size() / 3;
-  if (x_.size() < all || vx_.size() < n || vx_.size() == 0) {
-    const std::size_t cap_all = all + all / 4 + 16, cap = n + n / 4 + 16;
-    for (Buffer<T>* b : {&x_, &y_, &z_, &x0_, &y0_, &z0_}) *b = Buffer<T>(device_, cap_all);
-    for (Buffer<T>* b : {&vx_, &vy_, &vz_, &fx_, &fy_, &fz_, &energy_, &virial_}) *b = Buffer<T>(device_, cap);
-    index_ = Buffer<std::int64_t>(device_, cap);
-    count_ = Buffer<int>(device_, cap);
-    neighbours_ = Buffer<int>();
-  }
-  deinterleave(keys, {&x0_, &y0_, &z0_}, all);
-  deinterleave(host_.position, {&x_, &y_, &z_}, n);
-  deinterleave(host_.velocity, {&vx_, &vy_, &vz_}, n);
-  index_.copy_from_host(host_.index.data(), n);
-}
-
-// Counting sort of owned and ghost atoms by the cell of their build
-// position, then the lists; grown and rebuilt while a row overflows.
-template <class T>
-void AtomSystem<T>::bin_and_list(const std::vector<double>& keys, const kernels::particles::CellGrid<T>& grid) {
-  const std::size_t all = keys.size() / 3;
-  const std::int64_t cells = grid.cells();
-  std::vector<int> cell(all), start(static_cast<std::size_t>(cells) + 1, 0), atoms(all);
-  for (std::size_t i = 0; i < all; ++i) {
-    cell[i] = grid.cell_of(static_cast<T>(keys[3 * i]), static_cast<T>(keys[3 * i + 1]), static_cast<T>(keys[3 * i + 2]));
-    ++start[static_cast<std::size_t>(cell[i]) + 1];
-  }
-  for (std::int64_t c = 0; c < cells; ++c) start[static_cast<std::size_t>(c) + 1] += start[static_cast<std::size_t>(c)];
-  std::vector<int> fill(start.begin(), start.end() - 1);
-  for (std::size_t i = 0; i < all; ++i) atoms[static_cast<std::size_t>(fill[static_cast<std::size_t>(cell[i])]++)] = static_cast<int>(i);
-  cell_start_ = Buffer<int>(device_, start.size());
-  cell_start_.copy_from_host(start.data(), start.size());
-  cell_atoms_ = Buffer<int>(device_, std::max<std::size_t>(all, 1));
-  cell_atoms_.copy_from_host(atoms.data(), all);
-  for (Buffer<T>* b : {&binned_x_, &binned_y_, &binned_z_})
-    if (b->size() < all) *b = Buffer<T>(device_, all + all / 4 + 16);
-  parallel_for(device_, static_cast<std::int64_t>(all),
-               kernels::particles::BinPositions<T>{x0_.data(), y0_.data(), z0_.data(), cell_atoms_.data(),
-                                                   binned_x_.data(), binned_y_.data(), binned_z_.data()});
+void AtomSystem<T>::bin_and_list(const kernels::particles::CellGrid<T>& grid) {
+  using namespace kernels::particles;
+  const std::int64_t all = n_local_ + n_ghost_, cells = grid.cells();
+  for (Buffer<std::uint64_t>* b : {&sort_key_, &sorted_key_}) scratch(*b, static_cast<std::size_t>(all));
+  for (Buffer<int>* b : {&sort_value_, &cell_atoms_}) scratch(*b, static_cast<std::size_t>(all));
+  scratch(cell_start_, static_cast<std::size_t>(cells + 1));
+  parallel_for(device_, all, CellKeys<T>{kx_.data(), ky_.data(), kz_.data(), grid, nullptr, 0, sort_key_.data(),
+                                         sort_value_.data()});
+  sort_pairs(device_, sort_key_.data(), sort_value_.data(), sorted_key_.data(), cell_atoms_.data(), all,
+             std::bit_width(static_cast<std::uint64_t>(cells)));
+  parallel_for(device_, cells + 1, CellStarts{sorted_key_.data(), static_cast<int>(all), cell_start_.data()});
+  grow<T>({&binned_x_, &binned_y_, &binned_z_}, static_cast<std::size_t>(all), 0);
+  parallel_for(device_, all, BinPositions<T>{x0_.data(), y0_.data(), z0_.data(), cell_atoms_.data(),
+                                             binned_x_.data(), binned_y_.data(), binned_z_.data()});
 
   const T cutsq = static_cast<T>(ghost_cutoff_ * ghost_cutoff_);
   const auto padded = [](std::int64_t c) {
@@ -293,15 +291,14 @@ void AtomSystem<T>::bin_and_list(const std::vector<double>& keys, const kernels:
   for (;;) {
     const std::size_t need = static_cast<std::size_t>(std::max<std::int64_t>(capacity_ * std::max(n_local_, 1), 1));
     if (neighbours_.size() < need) neighbours_ = Buffer<int>(device_, need);
-    const kernels::particles::BuildNeighbours<T> build{x0_.data(),         y0_.data(),         z0_.data(),
+    const BuildNeighbours<T> build{x0_.data(),         y0_.data(),         z0_.data(),
                                                        binned_x_.data(),   binned_y_.data(),   binned_z_.data(),
                                                        grid,               cell_start_.data(), cell_atoms_.data(),
                                                        cutsq,              neighbours_.data(), count_.data(),
                                                        capacity_};
     parallel_for(device_, n_local_, build);
-    std::vector<int> counts(static_cast<std::size_t>(n_local_));
-    count_.copy_to_host(counts.data(), counts.size());
-    const int most = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
+    const int most = static_cast<int>(
+        parallel_reduce(device_, n_local_, RowCount{count_.data()}, 0.0, kernels::MaxOp{}));
     if (most <= capacity_) break;
     capacity_ = padded(most + most / 4 + 8);
   }

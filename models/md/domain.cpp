@@ -27,19 +27,11 @@ double Domain::min_width() const {
   return w;
 }
 
-int Domain::coord_of(int axis, double v) const {
-  if (!std::isfinite(v)) return 0;   // no owner; callers check finiteness where it matters
-  const int p = ranks()[axis];
-  int c = static_cast<int>(std::floor(v / length_[axis] * p));
-  c = std::clamp(c, 0, p - 1);
-  // The floor may be one off the bounds' own arithmetic: settle on them.
-  while (c > 0 && v < bound(axis, c)) --c;
-  while (c + 1 < p && v >= bound(axis, c + 1)) ++c;
-  return c;
-}
-
 int Domain::owner(const double* position) const {
-  return rank_of({coord_of(0, position[0]), coord_of(1, position[1]), coord_of(2, position[2])});
+  std::array<int, 3> c{};
+  for (int a = 0; a < 3; ++a)
+    c[a] = std::isfinite(position[a]) ? kernels::particles::axis_owner(position[a], length_[a], ranks()[a]) : 0;
+  return rank_of(c);
 }
 
 }  // namespace strata::md

@@ -8,6 +8,7 @@
 #include "kernels/particles/lennard_jones.hpp"
 #include "kernels/particles/neighbour_list.hpp"
 #include "kernels/particles/pair_forces.hpp"
+#include "kernels/particles/rebuild.hpp"
 
 #define STRATA_MD_KERNELS(M, Real) \
   STRATA_FOR(M, strata::kernels::particles::BinPositions<Real>) \
@@ -18,6 +19,19 @@
   STRATA_FOR(M, strata::kernels::particles::Kick<Real>) \
   STRATA_FOR(M, strata::kernels::particles::LangevinForce<Real>) \
   STRATA_FOR(M, strata::kernels::particles::CopyPositions<Real>) \
+  STRATA_FOR(M, strata::kernels::particles::PackRecords<Real>) \
+  STRATA_FOR(M, strata::kernels::particles::UnpackRecords<Real>) \
+  STRATA_FOR(M, strata::kernels::particles::WrapAtoms<Real>) \
+  STRATA_FOR(M, strata::kernels::particles::CellKeys<Real>) \
+  STRATA_FOR(M, strata::kernels::particles::RoundKeys<Real>) \
+  STRATA_REDUCE(M, strata::kernels::particles::WorstAtom, strata::kernels::particles::WorstAtomOp, \
+                strata::kernels::particles::RebuildCheck<Real>) \
+  STRATA_ONCE(Real, STRATA_FOR(M, strata::kernels::particles::MigrationCode) \
+                    STRATA_FOR(M, strata::kernels::particles::GhostFaces) \
+                    STRATA_FOR(M, strata::kernels::particles::FlagCodes) \
+                    STRATA_FOR(M, strata::kernels::particles::SelectFlagged) \
+                    STRATA_FOR(M, strata::kernels::particles::CellStarts) \
+                    STRATA_REDUCE(M, double, strata::kernels::MaxOp, strata::kernels::particles::RowCount)) \
   STRATA_REDUCE(M, double, strata::kernels::MaxOp, strata::kernels::particles::Displacement2<Real>) \
   STRATA_REDUCE(M, double, strata::kernels::MaxOp, strata::kernels::Magnitude<strata::kernels::particles::AtomValue<Real>>) \
   STRATA_REDUCE(M, strata::kernels::Fixed128, strata::kernels::Fixed128Plus, strata::kernels::Quantised<strata::kernels::particles::AtomValue<Real>>) \

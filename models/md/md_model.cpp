@@ -205,7 +205,7 @@ class MdModel final : public Model {
     const double bytes = n * bytes_per_atom(p, ctx.precision);
     MemoryPlan m;
     m.add(ctx.device, static_cast<std::size_t>(bytes));
-    m.host_bytes += static_cast<std::size_t>(n * 128);   // host mirrors during a rebuild
+    m.host_bytes += static_cast<std::size_t>(n * 128);   // host copies: start, checkpoints, frames
     m.hint = "use fewer atoms (md.cells) or more ranks";
     return m;
   }
