@@ -35,7 +35,7 @@ struct Box {
 
 // Some of one rank's particles, in any order: the one host form of a
 // particle set (HOOMD's ParticleData on the host side), what start-up,
-// output, checkpoints and md's rebuild work on. position and velocity hold
+// output and checkpoints work on. position and velocity hold
 // 3 values per particle (x, y, z); the optional arrays, when not empty:
 // id and mass 1, image 3 (periodic image counts, md's unwrapped
 // trajectories), reference 3 (md: the positions its neighbour lists were
@@ -59,8 +59,9 @@ struct HostParticles {
 // AtomVec::pack_exchange/unpack_exchange): doubles, index, [id], position,
 // velocity, [mass], [image], [reference]; the optional fields are those
 // the particles carry. Doubles hold ids, indices and image counts exactly
-// (below 2^53). route() and md's migration pack with it; ghosts travel as
-// positions only (kernels/particles/comm_kernels.hpp, pack_comm).
+// (below 2^53). route() packs with it; md's migration packs the same layout
+// on the device (kernels/particles/rebuild.hpp); ghosts travel as positions
+// only (kernels/particles/comm_kernels.hpp, pack_comm).
 struct Record {
   bool id = false, mass = false, image = false, reference = false;
 
