@@ -9,7 +9,6 @@
 #include "kernels/pricing/closed_forms.hpp"
 #include "kernels/pricing/exercise_states.hpp"
 #include "kernels/pricing/path_group.hpp"
-#include "kernels/pricing/path_group_batched.hpp"
 #include "kernels/rng/philox.hpp"
 #include "models/pricing/brownian_bridge_plan.hpp"
 #include "models/pricing/control_variates.hpp"
@@ -244,17 +243,17 @@ std::vector<double> zero_path_shifts(const HostPaths& paths, const HostPayoffs& 
   const int steps = paths.steps, n_assets = paths.n_assets;
   const std::size_t cells = static_cast<std::size_t>(steps + 1) * static_cast<std::size_t>(n_assets);
   std::vector<double> x(cells), var(cells);
-  auto zero = [] { return 0.0; };
+  const double zero = 0.0;
   auto zero_path = [&](int c) {
     for (int a = 0; a < n_assets; ++a) {
       const AssetStep<double>& as = paths.assets[static_cast<std::size_t>(c * n_assets + a)];
-      double xa = as.log_spot, va = as.v0;
-      x[static_cast<std::size_t>(a)] = xa;
+      double va = as.v0;
+      x[static_cast<std::size_t>(a)] = as.log_spot;
       for (int k = 0; k < steps; ++k) {
-        const auto kk = static_cast<std::size_t>(k), ck = static_cast<std::size_t>(c * steps + k);
-        var[kk * static_cast<std::size_t>(n_assets) + static_cast<std::size_t>(a)] =
-            kernels::pricing::step_asset(as, paths.grid.dt[ck], paths.grid.sqrt_dt[ck], 0.0, xa, va, zero);
-        x[(kk + 1) * static_cast<std::size_t>(n_assets) + static_cast<std::size_t>(a)] = xa;
+        const auto at = static_cast<std::size_t>(k * n_assets + a), next = at + static_cast<std::size_t>(n_assets);
+        const auto ck = static_cast<std::size_t>(c * steps + k);
+        kernels::pricing::step_lanes<1, rng::ScalarMath>(as, paths.grid.dt[ck], paths.grid.sqrt_dt[ck], &zero, &zero,
+                                                         &zero, 1.0, &x[at], &x[next], &va, &var[at]);
       }
     }
     return PathView<double>{x.data(), var.data(), 1, n_assets, steps, payoffs.fix_steps.data(), payoffs.weights.data(),
