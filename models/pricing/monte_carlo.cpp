@@ -21,13 +21,7 @@
 
 namespace strata::pricing {
 
-using kernels::pricing::EuropeanGbm;
-using kernels::pricing::kLanes;
-using kernels::pricing::kMoments;
-using kernels::pricing::kSlicesPerBlock;
-using kernels::pricing::kSamplesPerBlock;
-using kernels::pricing::LaneMomentsBatched;
-using kernels::pricing::LaneTree;
+using namespace kernels::pricing;
 
 // A tree node in a checkpoint: level, index, kMoments sums.
 constexpr int kNodeWidth = kMoments + 2;
@@ -280,48 +274,38 @@ void PortfolioRun::reset_ranges(std::vector<BlockRange> ranges, std::int64_t ste
   steps_done_ = steps_done;
 }
 
+// Slices [begin, end) of blocks [first, first + nb): whole blocks, or one
+// block cut into slices, whose lane moments wait in begun_ between calls.
 template <class Real>
-void PortfolioRun::compute_piece(std::int64_t first, std::int64_t nb) {
-  for (std::size_t i : terminal_) {
-    const EuropeanGbm<Real> sampler = sampler_for<Real>(p_, p_.instruments[i]);
-    parallel_for(device_, nb * kLanes,
-                 LaneMomentsBatched<EuropeanGbm<Real>>{{sampler, first, plan_.samples, shifts_[i], lanes_.data()}});
-    fold_terminal(i, first, nb);
-  }
-  // Every instrument of a group from the same paths.
-  for (std::size_t g = 0; g < groups_.size(); ++g) {
-    group_runs_[g].compute(first, nb, plan_.samples, scratch_, group_moments_);
-    fold_group(g, first, nb);
-  }
-}
-
-template <class Real>
-void PortfolioRun::compute_slices(std::int64_t block, int begin, int end) {
-  Begun& state = begun_[block];
-  if (state.lanes.empty()) state.lanes.assign(lane_width_, 0.0);
-  const bool last = end == slices_in(block);
+void PortfolioRun::compute_blocks(std::int64_t first, std::int64_t nb, int begin, int end) {
+  const bool cut = begin > 0 || end < kSlicesPerBlock;
+  Begun* state = cut ? &begun_[first] : nullptr;
+  if (cut && state->lanes.empty()) state->lanes.assign(lane_width_, 0.0);
+  const bool last = !cut || end == slices_in(first);
   constexpr auto lane_doubles = static_cast<std::size_t>(kLanes * kMoments);
   for (std::size_t t = 0; t < terminal_.size(); ++t) {
     const std::size_t i = terminal_[t];
-    double* lanes = state.lanes.data() + lane_offset_[t];
+    double* lanes = cut ? state->lanes.data() + lane_offset_[t] : nullptr;
     if (begin > 0) lanes_.copy_from_host(lanes, lane_doubles);
     const EuropeanGbm<Real> sampler = sampler_for<Real>(p_, p_.instruments[i]);
-    parallel_for(device_, kLanes,
+    parallel_for(device_, nb * kLanes,
                  LaneMomentsBatched<EuropeanGbm<Real>>{
-                     {sampler, block, plan_.samples, shifts_[i], lanes_.data(), begin, end}});
+                     {sampler, first, plan_.samples, shifts_[i], lanes_.data(), begin, end}});
     if (last) {
-      fold_terminal(i, block, 1);
+      fold_terminal(i, first, nb);
     } else {
       lanes_.copy_to_host(lanes, lane_doubles);
     }
   }
+  // Every instrument of a group from the same paths.
   for (std::size_t g = 0; g < groups_.size(); ++g) {
-    const GroupSlices slices{begin, end, state.lanes.data() + lane_offset_[terminal_.size() + g], last};
-    group_runs_[g].compute(block, 1, plan_.samples, scratch_, group_moments_, slices);
-    if (last) fold_group(g, block, 1);
+    double* lanes = cut ? state->lanes.data() + lane_offset_[terminal_.size() + g] : nullptr;
+    group_runs_[g].compute(first, nb, plan_.samples, scratch_, group_moments_, GroupSlices{begin, end, lanes, last});
+    if (last) fold_group(g, first, nb);
   }
-  state.slices = end;
-  if (last) begun_.erase(block);
+  if (!cut) return;
+  state->slices = end;
+  if (last) begun_.erase(first);
 }
 
 void PortfolioRun::fold_terminal(std::size_t i, std::int64_t first, std::int64_t nb) {
@@ -394,9 +378,9 @@ std::int64_t PortfolioRun::compute(std::int64_t slices) {
       std::int64_t nb = std::min({slices / kSlicesPerBlock, r.size() - offset_, plan_.chunk_blocks});
       if (const auto it = begun_.upper_bound(block); it != begun_.end() && it->first < block + nb) nb = it->first - block;
       if (precision_ == Precision::fp32) {
-        compute_piece<float>(block, nb);
+        compute_blocks<float>(block, nb, 0, kSlicesPerBlock);
       } else {
-        compute_piece<double>(block, nb);
+        compute_blocks<double>(block, nb, 0, kSlicesPerBlock);
       }
       samples_computed_ += kernels::pricing::slice_window(block + nb - 1, plan_.samples, 0, kSlicesPerBlock).hi -
                            block * kSamplesPerBlock;
@@ -406,9 +390,9 @@ std::int64_t PortfolioRun::compute(std::int64_t slices) {
     } else {
       const int end = static_cast<int>(std::min<std::int64_t>(slices_in(block), slice_ + slices));
       if (precision_ == Precision::fp32) {
-        compute_slices<float>(block, slice_, end);
+        compute_blocks<float>(block, 1, slice_, end);
       } else {
-        compute_slices<double>(block, slice_, end);
+        compute_blocks<double>(block, 1, slice_, end);
       }
       const auto window = kernels::pricing::slice_window(block, plan_.samples, slice_, end);
       samples_computed_ += std::max<std::int64_t>(0, window.hi - window.lo);

@@ -17,23 +17,7 @@
 
 namespace strata::pricing {
 
-using kernels::pricing::AssetModel;
-using kernels::pricing::AssetStep;
-using kernels::pricing::BasketKind;
-using kernels::pricing::ExerciseStates;
-using kernels::pricing::GreekTerm;
-using kernels::pricing::GroupLaneTree;
-using kernels::pricing::GroupGreeks;
-using kernels::pricing::GroupPaths;
-using kernels::pricing::GroupPayoffs;
-using kernels::pricing::GroupSobol;
-using kernels::pricing::kLanes;
-using kernels::pricing::kMoments;
-using kernels::pricing::PathGroupKernel;
-using kernels::pricing::PathTangent;
-using kernels::pricing::PathView;
-using kernels::pricing::PayoffKind;
-using kernels::pricing::PayoffSpec;
+using namespace kernels::pricing;
 
 namespace {
 
