@@ -159,11 +159,6 @@ struct GroupGreeks {
   double* acc = nullptr;                     // [greek][lane]: the sample's value so far
 };
 
-// The host's batch: whole vectors at every width up to AVX-512 floats.
-inline constexpr int kBatch = 16;
-static_assert(kLanes % kBatch == 0, "a batch of lanes must not straddle two blocks");
-static_assert(kSliceSamples % kBatch == 0, "a batch of lanes must not straddle two slices");
-
 // The kernel is written once for W lanes i0.. that read consecutive samples
 // (run<W, Math>): operator() runs one lane (CUDA, and the host where a
 // group has Sobol' points or Greeks), host_for batches of kBatch in `omp

@@ -185,9 +185,9 @@ void check_batch_matches_scalar(Real tolerance) {
         g.call = call;
         g.antithetic = antithetic;
         for (std::int64_t first : {std::int64_t{0}, std::int64_t{16}, std::int64_t{123'456'784}}) {
-          double out[EuropeanGbm<Real>::kBatch];
-          g.batch(first, out);
-          for (int w = 0; w < EuropeanGbm<Real>::kBatch; ++w) CHECK(std::abs(out[w] - g(first + w)) <= tolerance);
+          double out[kBatch];
+          g.template values<kBatch, rng::LaneMath>(first, out);
+          for (int w = 0; w < kBatch; ++w) CHECK(std::abs(out[w] - g(first + w)) <= tolerance);
         }
       }
     }
