@@ -236,8 +236,8 @@ std::vector<double> zero_path_shifts(const HostPaths& paths, const HostPayoffs& 
       for (int k = 0; k < steps; ++k) {
         const auto at = static_cast<std::size_t>(k * n_assets + a), next = at + static_cast<std::size_t>(n_assets);
         const auto ck = static_cast<std::size_t>(c * steps + k);
-        kernels::pricing::step_lanes<1, rng::ScalarMath>(as, paths.grid.dt[ck], paths.grid.sqrt_dt[ck], &zero, &zero,
-                                                         &zero, 1.0, &x[at], &x[next], &va, &var[at]);
+        step_lanes<1, rng::ScalarMath>(as, paths.grid.dt[ck], paths.grid.sqrt_dt[ck], &zero, &zero, &zero, 1.0, &x[at],
+                                       &x[next], &va, &var[at]);
       }
     }
     return PathView<double>{x.data(), var.data(), 1, n_assets, steps, payoffs.fix_steps.data(), payoffs.weights.data(),
@@ -472,8 +472,6 @@ template <class Real, class Data>
 void states_of(Data& data, const Device& device, Buffer<double>& work, Buffer<double>& states, std::int64_t first,
                std::int64_t nb, int rb, int re, std::int64_t n_samples, std::size_t cells, int n_americans, int row,
                double* out, std::int64_t out_first) {
-  using kernels::pricing::kSamplesPerBlock;
-  using kernels::pricing::slice_window;
   const std::int64_t per_launch = data.max_blocks * kSamplesPerBlock;
   if (work.size() == 0) work = Buffer<double>(device, (2 * cells * sizeof(Real) + sizeof(double) - 1) / sizeof(double));
   if (states.size() == 0) states = Buffer<double>(device, static_cast<std::size_t>(per_launch * row));
