@@ -140,11 +140,6 @@ struct GroupPayoffs {
     lanes[(kMoments * q) * n_lanes + i] += d;
     lanes[(kMoments * q + 1) * n_lanes + i] += d * d;
   }
-  // Payoff p's value less its control variate's, where it has one.
-  STRATA_HD bool has_control(int p) const { return beta != nullptr && beta[p] != 0.0; }
-  STRATA_HD double controlled(int p, double value, double control) const {
-    return value - beta[p] * (control - control_mean[p]);
-  }
 };
 
 // Greeks (greeks.hpp): bumped scenarios and their terms.
@@ -347,11 +342,11 @@ struct PathGroupKernel {
           simulate<W, Math>(s, i0, paths.antithetic ? 2 : 1, r, c);
           for (int p = 0; p < n_payoffs && c == 0; ++p) {
             sample_values<W, Math>(payoffs.specs[p], i0, 0, value);
-            if (payoffs.has_control(p)) {
+            if (payoffs.beta != nullptr && payoffs.beta[p] != 0.0) {
               sample_values<W, Math>(payoffs.controls[p], i0, 0, control);
-              const GroupPayoffs<Real> own = payoffs;   // a local: stores to value[] cannot alias it
+              const double beta = payoffs.beta[p], mean = payoffs.control_mean[p];   // locals: no aliasing value[]
               STRATA_LANES()
-              for (int l = 0; l < W; ++l) value[l] = own.controlled(p, value[l], control[l]);
+              for (int l = 0; l < W; ++l) value[l] = value[l] - beta * (control[l] - mean);
             }
             for (int l = 0; l < live; ++l) {
               payoffs.add(p * replicates + r, n_lanes, i0 + l, value[l] - payoffs.shifts[p]);

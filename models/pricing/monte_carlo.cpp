@@ -101,17 +101,10 @@ namespace {
 template <class Real>
 EuropeanGbm<Real> sampler_for(const Portfolio& p, const Instrument& in) {
   const Asset& a = p.assets[static_cast<std::size_t>(in.asset)];
-  EuropeanGbm<Real> g{};
-  g.key = rng::philox_key(p.seed);
-  g.asset = static_cast<std::uint32_t>(in.asset);
-  g.call = in.call;
-  g.antithetic = p.antithetic;
-  g.spot = static_cast<Real>(a.spot);
-  g.strike = static_cast<Real>(in.strike);
-  g.drift = static_cast<Real>((p.rate - a.dividend - 0.5 * a.vol * a.vol) * in.maturity);
-  g.diffusion = static_cast<Real>(a.vol * std::sqrt(in.maturity));
-  g.discount = std::exp(-p.rate * in.maturity);
-  return g;
+  return {.key = rng::philox_key(p.seed), .asset = static_cast<std::uint32_t>(in.asset), .call = in.call,
+          .antithetic = p.antithetic, .spot = static_cast<Real>(a.spot), .strike = static_cast<Real>(in.strike),
+          .drift = static_cast<Real>((p.rate - a.dividend - 0.5 * a.vol * a.vol) * in.maturity),
+          .diffusion = static_cast<Real>(a.vol * std::sqrt(in.maturity)), .discount = std::exp(-p.rate * in.maturity)};
 }
 
 // Discounted payoff of the median path (Z = 0), computed in double on the
@@ -362,6 +355,8 @@ std::int64_t PortfolioRun::compute(std::int64_t slices) {
     if (n > 0) pass_->simulate(n);
     return n;
   }
+  const auto blocks = precision_ == Precision::fp32 ? &PortfolioRun::compute_blocks<float>
+                                                     : &PortfolioRun::compute_blocks<double>;
   while (slices > 0 && range_ < ranges_.size()) {
     const BlockRange& r = ranges_[range_];
     if (offset_ >= r.size()) {   // an empty range (a rank without blocks)
@@ -377,24 +372,16 @@ std::int64_t PortfolioRun::compute(std::int64_t slices) {
     if (slice_ == 0 && slices >= kSlicesPerBlock) {
       std::int64_t nb = std::min({slices / kSlicesPerBlock, r.size() - offset_, plan_.chunk_blocks});
       if (const auto it = begun_.upper_bound(block); it != begun_.end() && it->first < block + nb) nb = it->first - block;
-      if (precision_ == Precision::fp32) {
-        compute_blocks<float>(block, nb, 0, kSlicesPerBlock);
-      } else {
-        compute_blocks<double>(block, nb, 0, kSlicesPerBlock);
-      }
-      samples_computed_ += kernels::pricing::slice_window(block + nb - 1, plan_.samples, 0, kSlicesPerBlock).hi -
+      (this->*blocks)(block, nb, 0, kSlicesPerBlock);
+      samples_computed_ += slice_window(block + nb - 1, plan_.samples, 0, kSlicesPerBlock).hi -
                            block * kSamplesPerBlock;
       offset_ += nb;
       blocks_computed_ += nb;
       slices -= nb * kSlicesPerBlock;
     } else {
       const int end = static_cast<int>(std::min<std::int64_t>(slices_in(block), slice_ + slices));
-      if (precision_ == Precision::fp32) {
-        compute_blocks<float>(block, 1, slice_, end);
-      } else {
-        compute_blocks<double>(block, 1, slice_, end);
-      }
-      const auto window = kernels::pricing::slice_window(block, plan_.samples, slice_, end);
+      (this->*blocks)(block, 1, slice_, end);
+      const auto window = slice_window(block, plan_.samples, slice_, end);
       samples_computed_ += std::max<std::int64_t>(0, window.hi - window.lo);
       slices -= end - slice_;
       slice_ = end;
@@ -589,7 +576,7 @@ void PortfolioRun::restore(StateReader& r) {
     state.slices = static_cast<int>(begun[k + 1]);
     state.lanes.assign(begun.begin() + static_cast<std::ptrdiff_t>(k + 2),
                        begun.begin() + static_cast<std::ptrdiff_t>(k + width));
-    const auto window = kernels::pricing::slice_window(block, plan_.samples, 0, state.slices);
+    const auto window = slice_window(block, plan_.samples, 0, state.slices);
     begun_samples += static_cast<double>(std::max<std::int64_t>(0, window.hi - window.lo));
   }
   restored_samples_ += mpi_.sum(begun_samples);

@@ -417,11 +417,7 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
     data->kernel.sobol = data->sobol.build(device, p, g);
     data->americans = upload(device, americans_);
   };
-  if (precision == Precision::fp32) {
-    build(fp32_);
-  } else {
-    build(fp64_);
-  }
+  precision == Precision::fp32 ? build(fp32_) : build(fp64_);
 }
 
 PathGroupRun::~PathGroupRun() = default;
@@ -429,8 +425,8 @@ PathGroupRun::PathGroupRun(PathGroupRun&&) noexcept = default;
 
 namespace {
 
-template <class Real, class Data>
-void compute_group(Data& data, const Device& device, std::int64_t first, std::int64_t nb,
+template <class Real, template <class> class Data>
+void compute_group(Data<Real>& data, const Device& device, std::int64_t first, std::int64_t nb,
                    std::int64_t n_samples, std::size_t cells, std::size_t path_doubles, GroupScratch& scratch,
                    std::vector<double>& out, const GroupSlices& slices, std::size_t block_lanes) {
   auto kernel = data.kernel;
@@ -468,8 +464,8 @@ void compute_group(Data& data, const Device& device, std::int64_t first, std::in
 
 // The regression states of slices [rb, re) of blocks [first, first + nb),
 // in launches of the group's size, copied to the host in sample order.
-template <class Real, class Data>
-void states_of(Data& data, const Device& device, Buffer<double>& work, Buffer<double>& states, std::int64_t first,
+template <class Real, template <class> class Data>
+void states_of(Data<Real>& data, const Device& device, Buffer<double>& work, Buffer<double>& states, std::int64_t first,
                std::int64_t nb, int rb, int re, std::int64_t n_samples, std::size_t cells, int n_americans, int row,
                double* out, std::int64_t out_first) {
   const std::int64_t per_launch = data.max_blocks * kSamplesPerBlock;
@@ -501,24 +497,20 @@ void states_of(Data& data, const Device& device, Buffer<double>& work, Buffer<do
 void PathGroupRun::exercise_states(std::int64_t first, std::int64_t nb, std::int64_t n_samples, int slice_begin,
                                    int slice_end, double* out, std::int64_t out_first) {
   const int n = static_cast<int>(americans_.size());
-  if (fp32_) {
-    states_of<float>(*fp32_, device_, state_work_, state_rows_, first, nb, slice_begin, slice_end, n_samples, cells_,
-                     n, exercise_row_, out, out_first);
-  } else {
-    states_of<double>(*fp64_, device_, state_work_, state_rows_, first, nb, slice_begin, slice_end, n_samples, cells_,
-                      n, exercise_row_, out, out_first);
-  }
+  auto states = [&](auto& data) {
+    states_of(data, device_, state_work_, state_rows_, first, nb, slice_begin, slice_end, n_samples, cells_, n,
+              exercise_row_, out, out_first);
+  };
+  fp32_ ? states(*fp32_) : states(*fp64_);
 }
 
 void PathGroupRun::compute(std::int64_t first, std::int64_t nb, std::int64_t n_samples, GroupScratch& scratch,
                            std::vector<double>& out, const GroupSlices& slices) {
-  if (fp32_) {
-    compute_group<float>(*fp32_, device_, first, nb, n_samples, cells_, path_doubles_, scratch, out, slices,
-                         block_lane_doubles_);
-  } else {
-    compute_group<double>(*fp64_, device_, first, nb, n_samples, cells_, path_doubles_, scratch, out, slices,
-                          block_lane_doubles_);
-  }
+  auto group = [&](auto& data) {
+    compute_group(data, device_, first, nb, n_samples, cells_, path_doubles_, scratch, out, slices,
+                  block_lane_doubles_);
+  };
+  fp32_ ? group(*fp32_) : group(*fp64_);
 }
 
 }  // namespace strata::pricing
