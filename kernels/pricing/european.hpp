@@ -43,7 +43,7 @@ struct EuropeanGbm {
   // The discounted payoffs of samples first .. first + W - 1 into out[],
   // in loops over the samples that the host vectorises (W = kBatch, Math =
   // rng::LaneMath: log, cos or sin and exp from libmvec, within a few ulp
-  // of libm's; the host computes every sample so, so its prices are bitwise
+  // of libm's; the host computes every sample here, so its prices are bitwise
   // the same for any chunk or rank count). Normal number `asset` of each
   // sample: word pair `pair` of Philox call `call`, its cosine or its sine
   // half (rng::philox_normal).
@@ -59,12 +59,6 @@ struct EuropeanGbm {
       case 2: values_with<W, Math, 1, false>(first, call, out); break;
       default: values_with<W, Math, 1, true>(first, call, out); break;
     }
-  }
-
-  STRATA_HD double operator()(std::int64_t sample) const {
-    double value;
-    values<1, rng::ScalarMath>(sample, &value);
-    return value;
   }
 
  private:

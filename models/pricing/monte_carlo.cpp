@@ -310,20 +310,15 @@ void PortfolioRun::fold_terminal(std::size_t i, std::int64_t first, std::int64_t
 }
 
 void PortfolioRun::fold_group(std::size_t g, std::int64_t first, std::int64_t nb) {
+  // The group's slots: its instruments, then its Greeks (after every instrument's in sums_).
   const auto reps = static_cast<std::size_t>(p_.replicates);
-  for (std::size_t j = 0; j < groups_[g].instruments.size(); ++j) {
+  const std::size_t n = groups_[g].instruments.size();
+  for (std::size_t j = 0; j < n + group_runs_[g].greek_slots().size(); ++j) {
+    const std::size_t greek = greek_offset_[g] + j - n;
+    const std::size_t slot = j < n ? groups_[g].instruments[j] : p_.instruments.size() + greek;
     for (std::size_t r = 0; r < reps; ++r) {
       const double* m = group_moments_.data() + static_cast<std::ptrdiff_t>(j * reps + r) * nb * kMoments;
-      scan(groups_[g].instruments[j], m, first, nb);
-      sums_[groups_[g].instruments[j] * reps + r].add(m, nb);
-    }
-  }
-  const std::size_t n = groups_[g].instruments.size();
-  for (std::size_t k = 0; k < group_runs_[g].greek_slots().size(); ++k) {
-    const std::size_t slot = p_.instruments.size() + greek_offset_[g] + k;
-    for (std::size_t r = 0; r < reps; ++r) {
-      const double* m = group_moments_.data() + static_cast<std::ptrdiff_t>((n + k) * reps + r) * nb * kMoments;
-      scan(greeks_[greek_offset_[g] + k].instrument, m, first, nb);
+      scan(j < n ? groups_[g].instruments[j] : greeks_[greek].instrument, m, first, nb);
       sums_[slot * reps + r].add(m, nb);
     }
   }
