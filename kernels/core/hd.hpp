@@ -10,3 +10,12 @@
 #define STRATA_HD
 #define STRATA_FORCEINLINE inline __attribute__((always_inline))
 #endif
+
+// `omp simd` on a host loop over lanes (kernels/pricing); nothing in device
+// code, where a lane is a thread.
+#define STRATA_PRAGMA(x) _Pragma(#x)
+#if defined(__CUDA_ARCH__)
+#define STRATA_LANES(...)
+#else
+#define STRATA_LANES(...) STRATA_PRAGMA(omp simd __VA_ARGS__)
+#endif

@@ -17,14 +17,15 @@
 // come from the path's normal stream after the assets' W.
 //
 // Each formula is written once, per lane, on Real and the transcendentals'
-// Math (rng::ScalarMath, rng::LaneMath): step_asset composes them for one
-// path, and the host's batched kernel (path_group_batched.hpp) runs them in
-// `omp simd` loops over lanes. A step's constants are computed once, in libm.
+// Math (rng::ScalarMath, rng::LaneMath), and composed once for W lanes
+// (step_lanes): one on the device, a batch of `omp simd` lanes on the host
+// (PathGroupKernel::run). A step's constants are computed once, in libm.
 #pragma once
 
 #include <cmath>
 
 #include "kernels/core/hd.hpp"
+#include "kernels/pricing/black_scholes.hpp"
 #include "kernels/rng/normal.hpp"
 
 namespace strata::kernels::pricing {
@@ -48,10 +49,6 @@ struct AssetStep {
             .jump_intensity = To(jump_intensity), .jump_mean = To(jump_mean), .jump_vol = To(jump_vol)};
   }
 };
-
-// Standard normal CDF in Real arithmetic (a uniform from a normal draw).
-template <class Real, class Math = rng::ScalarMath>
-STRATA_HD inline Real normal_cdf_r(Real z) { return Real(0.5) * Math::erfc(-z * Real(0.70710678118654752440)); }
 
 // GBM (and Merton's diffusion): advances x by W; returns the step variance.
 template <class Real>
@@ -142,7 +139,7 @@ struct HestonQe {
   // there), lg = log(ratio(p, tail)).
   STRATA_HD static Real point_mass(Real psi) { return (psi - Real(1)) / (psi + Real(1)); }
   template <class Math>
-  STRATA_HD static Real tail(Real zv) { return normal_cdf_r<Real, Math>(-zv); }
+  STRATA_HD static Real tail(Real zv) { return normal_cdf<Real, Math>(-zv); }
   STRATA_HD static Real ratio(Real p, Real tail) { return (Real(1) - p) / tail; }
   STRATA_HD static Real exponential(Real m, Real p, Real tail, Real lg) {
     return (tail >= Real(1) - p ? Real(0) : lg) / ((Real(1) - p) / m);
@@ -156,44 +153,127 @@ struct HestonQe {
   }
 };
 
-// Advances (x, v) of one asset over dt; returns the variance of x's
-// diffusion over the step (for the Brownian-bridge barrier correction).
-// `draw` yields the path's next normal.
-template <class Real, class Draw>
-STRATA_HD inline Real step_asset(const AssetStep<Real>& a, Real dt, Real sqrt_dt, Real w, Real& x, Real& v,
-                                 Draw& draw) {
-  switch (a.model) {
-    case AssetModel::gbm:
-      return gbm_step(a, dt, sqrt_dt, w, x);
-    case AssetModel::merton: {
-      const Real var = gbm_step(a, dt, sqrt_dt, w, x);
-      const Real u = normal_cdf_r(draw());
-      const Real zj = draw();
-      const Real n = poisson_count(a.jump_intensity * dt, u);
-      if (n > Real(0)) x += merton_jumps(a, n, zj);
-      return var;
-    }
-    case AssetModel::heston_full_truncation: {
-      const Real vp = truncated(v);
-      return heston_ft_step(a, std::sqrt(Real(1) - a.rho * a.rho), dt, sqrt_dt, w, draw(), vp, std::sqrt(vp), x, v);
-    }
-    case AssetModel::heston_qe: {
-      using Qe = HestonQe<Real>;
-      const Qe q(a, dt);
-      Real zv, zp;
-      q.normals(w, draw(), zv, zp);
-      const Real m = q.mean(v), psi = q.psi(v, m);
-      Real vn;
-      if (psi <= Real(1.5)) {
-        vn = Qe::quadratic(m, psi, zv);
-      } else {
-        const Real p = Qe::point_mass(psi), tail = Qe::template tail<rng::ScalarMath>(zv);
-        vn = Qe::exponential(m, p, tail, std::log(Qe::ratio(p, tail)));
-      }
-      return q.advance(vn, zp, x, v);
-    }
+// The steps of W lanes (one on a GPU thread, a batch on the host), in
+// loops over the lanes that the host runs under `omp simd` with Math =
+// rng::LaneMath (libmvec). prev/next are the lanes' log prices before and
+// after the step, w their (correlated) Brownian increments and e, j the
+// model's own normals, all times `sign` (-1: the antithetic path); var gets
+// the step variance, v (Heston) is updated in place. The asset is read from
+// a local copy (stores through next or v could alias the caller's, and
+// reloads stop the vectoriser); a vector call (erfc, log), and a select next
+// to one, run in loops of their own (g++ would make the select a branch
+// that stops the vectoriser).
+template <int W, class Math, class Real>
+STRATA_HD inline void gbm_lanes(const AssetStep<Real>& asset, Real dt, Real sqrt_dt, const Real* w, Real sign,
+                                const Real* prev, Real* next, Real* var) {
+  const AssetStep<Real> a = asset;
+  STRATA_LANES()
+  for (int l = 0; l < W; ++l) {
+    Real x = prev[l];
+    var[l] = gbm_step(a, dt, sqrt_dt, sign * w[l], x);
+    next[l] = x;
   }
-  return Real(0);
+}
+
+// Merton: Poisson's inversion runs in every lane until none is still below
+// its uniform: each lane takes the terms poisson_count would alone.
+template <int W, class Math, class Real>
+STRATA_HD inline void merton_lanes(const AssetStep<Real>& asset, Real dt, Real sqrt_dt, const Real* w, const Real* e,
+                                   const Real* j, Real sign, const Real* prev, Real* next, Real* var) {
+  const AssetStep<Real> a = asset;
+  gbm_lanes<W, Math>(a, dt, sqrt_dt, w, sign, prev, next, var);
+  const Real mean = a.jump_intensity * dt, p0 = std::exp(-mean);
+  Real u[W], p[W], cdf[W], count[W], jump[W];
+  STRATA_LANES()
+  for (int l = 0; l < W; ++l) u[l] = normal_cdf<Real, Math>(sign * e[l]);
+  STRATA_LANES()
+  for (int l = 0; l < W; ++l) { p[l] = cdf[l] = p0; count[l] = Real(0); }
+  for (int n = 1; n <= 64; ++n) {
+    const Real mean_over_n = mean / static_cast<Real>(n), rn = static_cast<Real>(n);
+    int active = 0;
+    STRATA_LANES(reduction(+ : active))
+    for (int l = 0; l < W; ++l) active += poisson_term(u[l], mean_over_n, rn, p[l], cdf[l], count[l]) ? 1 : 0;
+    if (active == 0) break;
+  }
+  STRATA_LANES()
+  for (int l = 0; l < W; ++l) jump[l] = merton_jumps(a, count[l], sign * j[l]);
+  STRATA_LANES()
+  for (int l = 0; l < W; ++l) next[l] = count[l] > Real(0) ? next[l] + jump[l] : next[l];
+}
+
+template <int W, class Math, class Real>
+STRATA_HD inline void heston_ft_lanes(const AssetStep<Real>& asset, Real dt, Real sqrt_dt, const Real* w,
+                                      const Real* e, Real sign, const Real* prev, Real* next, Real* v, Real* var) {
+  const AssetStep<Real> a = asset;
+  const Real c = std::sqrt(Real(1) - a.rho * a.rho);
+  Real positive[W], root[W];
+  STRATA_LANES()
+  for (int l = 0; l < W; ++l) positive[l] = truncated(v[l]);
+  STRATA_LANES()
+  for (int l = 0; l < W; ++l) root[l] = std::sqrt(positive[l]);
+  STRATA_LANES()
+  for (int l = 0; l < W; ++l) {
+    Real x = prev[l];
+    var[l] = heston_ft_step(a, c, dt, sqrt_dt, sign * w[l], sign * e[l], positive[l], root[l], x, v[l]);
+    next[l] = x;
+  }
+}
+
+// Andersen's QE: each branch in every lane where any lane takes it (one
+// lane: only its own), then a select.
+template <int W, class Math, class Real>
+STRATA_HD inline void heston_qe_lanes(const AssetStep<Real>& a, Real dt, const Real* w, const Real* e, Real sign,
+                                      const Real* prev, Real* next, Real* v, Real* var) {
+  using Qe = HestonQe<Real>;
+  const Qe q(a, dt);
+  Real zv[W], zp[W], m[W], psi[W], quad[W], p[W], tail[W], lg[W], next_v[W];
+  int quadratic = 0;
+  STRATA_LANES(reduction(+ : quadratic))
+  for (int l = 0; l < W; ++l) {
+    q.normals(sign * w[l], sign * e[l], zv[l], zp[l]);
+    m[l] = q.mean(v[l]);
+    psi[l] = q.psi(v[l], m[l]);
+    p[l] = Qe::point_mass(psi[l]);
+    quad[l] = next_v[l] = Real(0);
+    quadratic += psi[l] <= Real(1.5) ? 1 : 0;
+  }
+  if (quadratic > 0) {
+    STRATA_LANES()
+    for (int l = 0; l < W; ++l) quad[l] = Qe::quadratic(m[l], psi[l], zv[l]);
+  }
+  if (quadratic < W) {
+    STRATA_LANES()
+    for (int l = 0; l < W; ++l) tail[l] = Qe::template tail<Math>(zv[l]);
+    STRATA_LANES()
+    for (int l = 0; l < W; ++l) lg[l] = Math::log(Qe::ratio(p[l], tail[l]));
+    STRATA_LANES()
+    for (int l = 0; l < W; ++l) next_v[l] = Qe::exponential(m[l], p[l], tail[l], lg[l]);
+  }
+  STRATA_LANES()
+  for (int l = 0; l < W; ++l) next_v[l] = psi[l] <= Real(1.5) ? quad[l] : next_v[l];
+  STRATA_LANES()
+  for (int l = 0; l < W; ++l) {
+    Real x = prev[l];
+    var[l] = q.advance(next_v[l], zp[l], x, v[l]);
+    next[l] = x;
+  }
+}
+
+// One step of one asset for W lanes; own0/own1 are the model's own normals
+// (Heston one, Merton two).
+template <int W, class Math, class Real>
+STRATA_HD inline void step_lanes(const AssetStep<Real>& a, Real dt, Real sqrt_dt, const Real* w, const Real* own0,
+                                 const Real* own1, Real sign, const Real* prev, Real* next, Real* v, Real* var) {
+  switch (a.model) {
+    case AssetModel::heston_qe:
+      return heston_qe_lanes<W, Math>(a, dt, w, own0, sign, prev, next, v, var);
+    case AssetModel::heston_full_truncation:
+      return heston_ft_lanes<W, Math>(a, dt, sqrt_dt, w, own0, sign, prev, next, v, var);
+    case AssetModel::merton:
+      return merton_lanes<W, Math>(a, dt, sqrt_dt, w, own0, own1, sign, prev, next, var);
+    case AssetModel::gbm:
+      return gbm_lanes<W, Math>(a, dt, sqrt_dt, w, sign, prev, next, var);
+  }
 }
 
 }  // namespace strata::kernels::pricing

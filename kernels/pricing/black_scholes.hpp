@@ -9,11 +9,14 @@
 #include <cmath>
 
 #include "kernels/core/hd.hpp"
+#include "kernels/rng/normal.hpp"
 
 namespace strata::kernels {
 
-// Standard normal CDF through erfc, accurate in both tails.
-STRATA_HD inline double normal_cdf(double x) { return 0.5 * erfc(-x * 0.70710678118654752440); }
+// Standard normal CDF through erfc, accurate in both tails; in Real
+// arithmetic and Math's erfc (rng::LaneMath in the host's lanes).
+template <class Real, class Math = rng::ScalarMath>
+STRATA_HD inline Real normal_cdf(Real x) { return Real(0.5) * Math::erfc(-x * Real(0.70710678118654752440)); }
 
 STRATA_HD inline double black_scholes(bool call, double spot, double strike, double rate, double dividend,
                                       double vol, double maturity) {

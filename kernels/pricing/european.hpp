@@ -11,7 +11,6 @@
 #include <cstdint>
 
 #include "kernels/core/hd.hpp"
-#include "kernels/core/vector_math.hpp"
 #include "kernels/rng/normal.hpp"
 #include "kernels/rng/philox.hpp"
 
@@ -40,36 +39,25 @@ struct EuropeanGbm {
     const Real v = (call ? Real(1) : Real(-1)) * (spot * growth - strike);
     return v > Real(0) ? v : Real(0);
   }
-  STRATA_HD Real payoff(Real z) const { return intrinsic(growth(z)); }
 
-  STRATA_HD double operator()(std::int64_t sample) const {
-    const Real z = rng::philox_normal<Real>(key, static_cast<std::uint64_t>(sample), asset);
-    double value = static_cast<double>(payoff(z));
-    if (antithetic) value = 0.5 * (value + static_cast<double>(payoff(-z)));
-    return discount * value;
-  }
-
-  // The host's form: the discounted payoffs of samples first .. first +
-  // kBatch - 1 into out[], the same draws as operator() but in one `omp
-  // simd` loop that GCC vectorises across samples (Philox's 32-bit
-  // multiplies, Box-Muller, the payoff), with log, cos or sin and exp from
-  // libmvec (kernels/core/vector_math.hpp). The host computes every sample
-  // here, so its prices are bitwise the same for any chunk or rank count;
-  // they differ from operator()'s in the last bits of the transcendentals.
-  static constexpr int kBatch = 16;   // whole vectors at every width up to AVX-512 floats
-
-  void batch(std::int64_t first, double* out) const {
-    // Normal number `asset` of each sample: word pair `pair` of Philox
-    // call `call`, its cosine or its sine half (rng::philox_normal).
+  // The discounted payoffs of samples first .. first + W - 1 into out[],
+  // in loops over the samples that the host vectorises (W = kBatch, Math =
+  // rng::LaneMath: log, cos or sin and exp from libmvec, within a few ulp
+  // of libm's; the host computes every sample here, so its prices are bitwise
+  // the same for any chunk or rank count). Normal number `asset` of each
+  // sample: word pair `pair` of Philox call `call`, its cosine or its sine
+  // half (rng::philox_normal).
+  template <int W, class Math>
+  STRATA_HD void values(std::int64_t first, double* out) const {
     constexpr unsigned per_call = rng::NormalsPerCall<Real>::value;
     const std::uint64_t call = asset / per_call;
     // Constants in the loop: a runtime word choice there becomes a branch
     // that stops the vectoriser.
     switch (asset % per_call) {
-      case 0: batch_with<0, false>(first, call, out); break;
-      case 1: batch_with<0, true>(first, call, out); break;
-      case 2: batch_with<1, false>(first, call, out); break;
-      default: batch_with<1, true>(first, call, out); break;
+      case 0: values_with<W, Math, 0, false>(first, call, out); break;
+      case 1: values_with<W, Math, 0, true>(first, call, out); break;
+      case 2: values_with<W, Math, 1, false>(first, call, out); break;
+      default: values_with<W, Math, 1, true>(first, call, out); break;
     }
   }
 
@@ -77,42 +65,42 @@ struct EuropeanGbm {
   // Several loops, not one: g++ turns a select next to a vector call or a
   // conversion into a branch, which stops the vectoriser ("control flow in
   // loop").
-  template <unsigned kPair, bool kSine>
-  void batch_with(std::int64_t first, std::uint64_t philox_call, double* out) const {
-    Real z[kBatch], up[kBatch], down[kBatch];
-#pragma omp simd
-    for (int w = 0; w < kBatch; ++w) {
+  template <int W, class Math, unsigned kPair, bool kSine>
+  STRATA_HD void values_with(std::int64_t first, std::uint64_t philox_call, double* out) const {
+    Real z[W], up[W], down[W];
+    STRATA_LANES()
+    for (int w = 0; w < W; ++w) {
       const rng::PhiloxCounter bits =
           rng::philox4x32_10(rng::philox_counter(static_cast<std::uint64_t>(first + w), philox_call), key);
       Real u1, u2;
       rng::detail::box_muller_uniforms(bits, kPair, u1, u2);
-      const Real r = rng::detail::box_muller_radius<Real, rng::LaneMath>(u1);
+      const Real r = rng::detail::box_muller_radius<Real, Math>(u1);
       const Real theta = rng::detail::box_muller_angle(u2);
-      z[w] = r * (kSine ? vmath::sin(theta) : vmath::cos(theta));
+      z[w] = r * (kSine ? Math::sin(theta) : Math::cos(theta));
     }
     // Exp and the payoff's select in loops of their own (see above).
     if (antithetic) {
-#pragma omp simd
-      for (int w = 0; w < kBatch; ++w) {
-        up[w] = growth<rng::LaneMath>(z[w]);
-        down[w] = growth<rng::LaneMath>(-z[w]);
+      STRATA_LANES()
+      for (int w = 0; w < W; ++w) {
+        up[w] = growth<Math>(z[w]);
+        down[w] = growth<Math>(-z[w]);
       }
-#pragma omp simd
-      for (int w = 0; w < kBatch; ++w) {
+      STRATA_LANES()
+      for (int w = 0; w < W; ++w) {
         up[w] = intrinsic(up[w]);
         down[w] = intrinsic(down[w]);
       }
-#pragma omp simd
-      for (int w = 0; w < kBatch; ++w) {
+      STRATA_LANES()
+      for (int w = 0; w < W; ++w) {
         out[w] = discount * (0.5 * (static_cast<double>(up[w]) + static_cast<double>(down[w])));
       }
     } else {
-#pragma omp simd
-      for (int w = 0; w < kBatch; ++w) up[w] = growth<rng::LaneMath>(z[w]);
-#pragma omp simd
-      for (int w = 0; w < kBatch; ++w) up[w] = intrinsic(up[w]);
-#pragma omp simd
-      for (int w = 0; w < kBatch; ++w) out[w] = discount * static_cast<double>(up[w]);
+      STRATA_LANES()
+      for (int w = 0; w < W; ++w) up[w] = growth<Math>(z[w]);
+      STRATA_LANES()
+      for (int w = 0; w < W; ++w) up[w] = intrinsic(up[w]);
+      STRATA_LANES()
+      for (int w = 0; w < W; ++w) out[w] = discount * static_cast<double>(up[w]);
     }
   }
 };

@@ -13,7 +13,7 @@ namespace strata::kernels::pricing {
 
 template <class Real>
 struct ExerciseStates {
-  PathGroupKernel<Real> group;  // simulate() and view() only; copy 0, replicate 0
+  PathGroupKernel<Real> group;  // simulate() and view() only: one lane, copy 0, replicate 0
   const int* americans;         // indices into group.payoffs.specs of the group's American instruments
   int n_americans;
   int row;                    // doubles per sample: the sum of their exercise dates
@@ -25,8 +25,8 @@ struct ExerciseStates {
     const SampleWindow w = slice_window(paths.first_block + i / kLanes, paths.n_samples, paths.slice_begin,
                                         paths.slice_end);
     for (std::int64_t s = w.first(i % kLanes); s < w.hi; s += kLanes) {
-      group.simulate(s, i, 0, 0);
-      const PathView<Real> v = group.view(i, 0);
+      group.template simulate<1, rng::ScalarMath>(s, i, 1, 0, 0);
+      const PathView<Real> v = group.template view<1>(i, 0, 0);
       double* o = out + (s - first_sample) * row;
       for (int a = 0; a < n_americans; ++a) {
         const PayoffSpec<Real>& p = group.payoffs.specs[americans[a]];

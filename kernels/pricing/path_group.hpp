@@ -45,6 +45,7 @@
 #include "kernels/pricing/sample_blocks.hpp"
 #include "kernels/rng/inverse_normal.hpp"
 #include "kernels/rng/normal.hpp"
+#include "kernels/rng/normal_batch.hpp"
 #include "kernels/rng/philox.hpp"
 #include "kernels/rng/sobol.hpp"
 
@@ -52,25 +53,34 @@ namespace strata::kernels::pricing {
 
 inline constexpr int kMaxGroupAssets = 8;
 
-// Normals of one subsequence in draw order, a whole Philox call at a time,
-// times `sign` (-1: the antithetic path).
-template <class Real>
+// Normals of W consecutive subsequences (lane l: first + l) in draw order,
+// a whole Philox call at a time: philox_normals for one lane, the host's
+// philox_normals_batch (libmvec) for a batch.
+template <class Real, int W>
 struct NormalStream {
+  static constexpr unsigned kPerCall = rng::NormalsPerCall<Real>::value;
   rng::PhiloxKey key;
-  std::uint64_t subsequence;
-  Real sign;
+  std::uint64_t first;
   std::uint64_t call = 0;
-  unsigned used = rng::NormalsPerCall<Real>::value;
-  Real buffer[rng::NormalsPerCall<Real>::value] = {};
+  unsigned used = kPerCall;
+  // [component][lane]; aligned, so that g++ peels no lanes off the batch's
+  // loop (a peeled lane would call another libmvec variant: other bits).
+  alignas(64) Real buffer[kPerCall * W];
 
-  STRATA_HD NormalStream(rng::PhiloxKey k, std::uint64_t s, Real sg) : key(k), subsequence(s), sign(sg) {}
+  STRATA_HD NormalStream(rng::PhiloxKey k, std::uint64_t f) : key(k), first(f) {}
 
-  STRATA_HD Real operator()() {
-    if (used == rng::NormalsPerCall<Real>::value) {
-      rng::philox_normals<Real>(key, subsequence, call++, buffer);
+  STRATA_HD void operator()(Real* out) {
+    if (used == kPerCall) {
+      if constexpr (W == 1) {
+        rng::philox_normals<Real>(key, first, call++, buffer);
+      } else {
+        rng::philox_normals_batch<Real, W>(key, first, call++, reinterpret_cast<Real (*)[W]>(buffer));
+      }
       used = 0;
     }
-    return sign * buffer[used++];
+    const Real* z = buffer + used++ * W;
+    STRATA_LANES()
+    for (int l = 0; l < W; ++l) out[l] = z[l];
   }
 };
 
@@ -130,11 +140,6 @@ struct GroupPayoffs {
     lanes[(kMoments * q) * n_lanes + i] += d;
     lanes[(kMoments * q + 1) * n_lanes + i] += d * d;
   }
-  // Payoff p's value less its control variate's, where it has one.
-  STRATA_HD bool has_control(int p) const { return beta != nullptr && beta[p] != 0.0; }
-  STRATA_HD double controlled(int p, double value, double control) const {
-    return value - beta[p] * (control - control_mean[p]);
-  }
 };
 
 // Greeks (greeks.hpp): bumped scenarios and their terms.
@@ -149,6 +154,12 @@ struct GroupGreeks {
   double* acc = nullptr;                     // [greek][lane]: the sample's value so far
 };
 
+// The kernel is written once for W lanes i0.. that read consecutive samples
+// (run<W, Math>): operator() runs one lane (CUDA, and the host where a
+// group has Sobol' points or Greeks), host_for batches of kBatch in `omp
+// simd` loops with libmvec (rng::LaneMath). The two differ in libmvec's last
+// bits, so every sample of a group comes from one of them (bitwise the same
+// for any chunk or rank count).
 template <class Real>
 struct PathGroupKernel {
   GroupPaths<Real> paths;
@@ -156,137 +167,208 @@ struct PathGroupKernel {
   GroupPayoffs<Real> payoffs;
   GroupGreeks<Real> greeks;
 
+  // Where lanes i0.. keep copy `copy` of their paths, cell (k, a) at
+  // (k * n_assets + a) * stride<W>(): one lane strided across the launch
+  // (coalesced on a GPU), a batch in a contiguous piece of its own.
+  template <int W>
+  STRATA_HD std::int64_t stride() const { return W == 1 ? paths.n_lanes : W; }
+  template <int W>
+  STRATA_HD std::int64_t origin(std::int64_t i0, int copy) const {
+    const std::int64_t cells = static_cast<std::int64_t>(paths.steps + 1) * paths.n_assets;
+    if (W == 1) return copy * cells * paths.n_lanes + i0;
+    return (i0 / W * (paths.antithetic ? 2 : 1) + copy) * cells * W;
+  }
+
   // Sobol': the assets' Brownian motions at the grid times, W(t_j) of asset
   // a in the path's cell (j, a) (overwritten by x as the path advances).
-  STRATA_HD void sobol_bridge(std::int64_t sample, int replicate, Real sign, Real* x_out) const {
+  template <int W>
+  STRATA_HD void sobol_bridge(std::int64_t sample, int replicate, Real* x_out) const {
     const int n_assets = paths.n_assets;
-    const std::int64_t n_lanes = paths.n_lanes;
+    const std::int64_t stride = this->stride<W>();
     const int dims = paths.steps * n_assets;
-    for (int a = 0; a < n_assets; ++a) x_out[a * n_lanes] = Real(0);
-    for (int k = 0; k < paths.steps; ++k) {
-      const ::strata::pricing::BridgeStep& b = sobol.bridge[k];
-      for (int a = 0; a < n_assets; ++a) {
-        const int dim = k * n_assets + a;
-        const std::uint32_t bits = rng::owen_scramble(rng::sobol_point(sobol.directions + dim * rng::kSobolBits,
-                                                                        static_cast<std::uint32_t>(sample)),
-                                                       sobol.scramble[replicate * dims + dim]);
-        const Real z = sign * static_cast<Real>(rng::normal_quantile(rng::sobol_uniform(bits)));
-        x_out[(b.point * n_assets + a) * n_lanes] = static_cast<Real>(b.left_weight) * x_out[(b.left * n_assets + a) * n_lanes] +
-                                                    static_cast<Real>(b.right_weight) * x_out[(b.right * n_assets + a) * n_lanes] +
-                                                    static_cast<Real>(b.stddev) * z;
+    const std::int64_t row = n_assets * stride;   // cell (j, a) of lane l: x_out[j * row + a * stride + l]
+    for (int l = 0; l < W; ++l) {
+      for (int a = 0; a < n_assets; ++a) x_out[a * stride + l] = Real(0);
+      const auto point = static_cast<std::uint32_t>(sample + l);
+      for (int k = 0; k < paths.steps; ++k) {
+        const ::strata::pricing::BridgeStep& b = sobol.bridge[k];
+        for (int a = 0; a < n_assets; ++a) {
+          const int dim = k * n_assets + a;
+          const std::uint32_t* directions = sobol.directions + dim * rng::kSobolBits;
+          const std::uint32_t bits =
+              rng::owen_scramble(rng::sobol_point(directions, point), sobol.scramble[replicate * dims + dim]);
+          const Real z = static_cast<Real>(rng::normal_quantile(rng::sobol_uniform(bits)));
+          Real* cell = x_out + a * stride + l;
+          cell[b.point * row] = static_cast<Real>(b.left_weight) * cell[b.left * row] +
+                                static_cast<Real>(b.right_weight) * cell[b.right * row] +
+                                static_cast<Real>(b.stddev) * z;
+        }
       }
     }
   }
 
-  STRATA_HD void simulate(std::int64_t sample, std::int64_t i, int copy, int replicate, int scenario = 0) const {
-    const int steps = paths.steps, n_assets = paths.n_assets;
-    const std::int64_t n_lanes = paths.n_lanes;
-    const Real sign = copy == 0 ? Real(1) : Real(-1);
+  // The first `copies` copies of the paths of samples sample.. (lanes i0..)
+  // from one set of draws (the antithetic copy negates them): per step one
+  // normal per asset (Sobol': the bridge's increments), correlated by the
+  // Cholesky factor, then each asset's own (Heston one, Merton two).
+  template <int W, class Math>
+  STRATA_HD void simulate(std::int64_t sample, std::int64_t i0, int copies, int replicate, int scenario) const {
+    const int steps = paths.steps, n = paths.n_assets;
+    const std::int64_t stride = this->stride<W>();
     const std::uint64_t stream = static_cast<std::uint64_t>(sample) + (static_cast<std::uint64_t>(replicate) << 53);
-    NormalStream<Real> draw(paths.key, stream, sign);
-    const std::int64_t per_copy = static_cast<std::int64_t>(steps + 1) * n_assets * n_lanes;
-    Real* x_out = paths.paths + copy * per_copy + i;
-    Real* w_out = paths.variance + copy * per_copy + i;
-    Real x[kMaxGroupAssets], v[kMaxGroupAssets], eps[kMaxGroupAssets], w_prev[kMaxGroupAssets];
+    NormalStream<Real, W> draw(paths.key, stream);
+    Real* x[2] = {paths.paths + origin<W>(i0, 0), paths.paths + origin<W>(i0, 1)};
+    Real* var[2] = {paths.variance + origin<W>(i0, 0), paths.variance + origin<W>(i0, 1)};
+    auto cell = [&](int k, int a) { return (static_cast<std::int64_t>(k) * n + a) * stride; };
     // The scenario's inputs; the normals (eps) come from the base grid.
-    const AssetStep<Real>* as = paths.assets + scenario * n_assets;
-    const Real* dt_s = paths.dt + scenario * steps;
-    const Real* sqrt_dt_s = paths.sqrt_dt + scenario * steps;
-    if (sobol.on()) sobol_bridge(sample, replicate, sign, x_out);
-    for (int a = 0; a < n_assets; ++a) {
-      x[a] = as[a].log_spot;
-      v[a] = as[a].v0;
-      w_prev[a] = Real(0);
-      x_out[a * n_lanes] = x[a];
+    const AssetStep<Real>* as = paths.assets + scenario * n;
+    const Real* dt = paths.dt + scenario * steps;
+    const Real* sqrt_dt = paths.sqrt_dt + scenario * steps;
+    Real v[2][kMaxGroupAssets][W], eps[kMaxGroupAssets][W], own[kMaxGroupAssets][2][W], w_prev[kMaxGroupAssets][W];
+    Real dw[W];
+    if (sobol.on()) sobol_bridge<W>(sample, replicate, x[0]);
+    for (int a = 0; a < n; ++a) {
+      const Real spot = as[a].log_spot, v0 = as[a].v0;
+      for (int c = 0; c < copies; ++c) {
+        STRATA_LANES()
+        for (int l = 0; l < W; ++l) {
+          x[c][cell(0, a) + l] = spot;
+          v[c][a][l] = v0;
+          w_prev[a][l] = Real(0);
+        }
+      }
     }
     for (int k = 0; k < steps; ++k) {
-      for (int a = 0; a < n_assets; ++a) {
+      for (int a = 0; a < n; ++a) {
         if (sobol.on()) {
           // The increment over step k in units of sqrt(dt), read before
           // the step writes x into the cell.
-          const Real w_next = x_out[(static_cast<std::int64_t>(k + 1) * n_assets + a) * n_lanes];
-          eps[a] = (w_next - w_prev[a]) / paths.sqrt_dt[k];
-          w_prev[a] = w_next;
+          const Real* w_next = x[0] + cell(k + 1, a);
+          for (int l = 0; l < W; ++l) {
+            eps[a][l] = (w_next[l] - w_prev[a][l]) / paths.sqrt_dt[k];
+            w_prev[a][l] = w_next[l];
+          }
         } else {
-          eps[a] = draw();
+          draw(eps[a]);
         }
       }
-      for (int a = 0; a < n_assets; ++a) {
-        Real w = eps[a];
+      for (int a = 0; a < n; ++a) {
+        if (as[a].model != AssetModel::gbm) draw(own[a][0]);
+        if (as[a].model == AssetModel::merton) draw(own[a][1]);
+      }
+      for (int a = 0; a < n; ++a) {
+        const Real* wa = eps[a];
         if (paths.correlated) {
-          w = Real(0);
-          for (int b = 0; b <= a; ++b) w += paths.cholesky[a * n_assets + b] * eps[b];
+          STRATA_LANES()
+          for (int l = 0; l < W; ++l) dw[l] = Real(0);
+          for (int b = 0; b <= a; ++b) {
+            const Real f = paths.cholesky[a * n + b];
+            STRATA_LANES()
+            for (int l = 0; l < W; ++l) dw[l] += f * eps[b][l];
+          }
+          wa = dw;
         }
-        const Real var = step_asset(as[a], dt_s[k], sqrt_dt_s[k], w, x[a], v[a], draw);
-        x_out[(static_cast<std::int64_t>(k + 1) * n_assets + a) * n_lanes] = x[a];
-        w_out[(static_cast<std::int64_t>(k) * n_assets + a) * n_lanes] = var;
+        for (int c = 0; c < copies; ++c) {
+          step_lanes<W, Math>(as[a], dt[k], sqrt_dt[k], wa, own[a][0], own[a][1], c == 0 ? Real(1) : Real(-1),
+                              x[c] + cell(k, a), x[c] + cell(k + 1, a), v[c][a], var[c] + cell(k, a));
+        }
       }
     }
   }
 
-  STRATA_HD PathView<Real> view(std::int64_t i, int copy, int scenario = 0) const {
-    const std::int64_t per_copy = static_cast<std::int64_t>(paths.steps + 1) * paths.n_assets * paths.n_lanes;
-    return PathView<Real>{paths.paths + copy * per_copy + i, paths.variance + copy * per_copy + i, paths.n_lanes,
+  template <int W>
+  STRATA_HD PathView<Real> view(std::int64_t i0, int copy, int scenario) const {
+    return PathView<Real>{paths.paths + origin<W>(i0, copy), paths.variance + origin<W>(i0, copy), stride<W>(),
                           paths.n_assets, paths.steps, payoffs.fix_steps, payoffs.weights,
                           paths.discount_at + scenario * paths.steps, payoffs.exercise};
   }
 
-  // A payoff on the sample's path (the pair's mean with antithetic).
-  STRATA_HD double sample_value(const PayoffSpec<Real>& spec, const PathView<Real>& v0,
-                                const PathView<Real>& v1) const {
-    const double value = path_payoff(spec, v0);
-    return paths.antithetic ? 0.5 * (value + path_payoff(spec, v1)) : value;
-  }
-
-  // A payoff's pathwise derivative on the sample's path (pair mean).
-  STRATA_HD double sample_tangent(const PayoffSpec<Real>& spec, const PathView<Real>& v0, const PathView<Real>& v1,
-                                  int tangent) const {
-    const double value = pathwise_payoff(spec, v0, greeks.times, greeks.tangents[tangent]);
-    return paths.antithetic ? 0.5 * (value + pathwise_payoff(spec, v1, greeks.times, greeks.tangents[tangent]))
-                            : value;
-  }
-
-  // The host's launch over [0, n): the batched kernel where it applies,
-  // else operator() lane by lane. Defined in path_group_batched.hpp (host
-  // only), which a caller of parallel_for on this kernel includes.
-  void host_for(std::int64_t n) const;
-
-  STRATA_HD void operator()(std::int64_t i) const {
-    const std::int64_t n_lanes = paths.n_lanes;
-    const int n_payoffs = payoffs.n_payoffs, n_greeks = greeks.n_greeks, replicates = paths.replicates;
-    const SampleWindow w = slice_window(paths.first_block + i / kLanes, paths.n_samples, paths.slice_begin,
-                                        paths.slice_end);
-    if (paths.slice_begin == 0) payoffs.clear((n_payoffs + n_greeks) * replicates, n_lanes, i);
-    for (std::int64_t s = w.first(i % kLanes); s < w.hi; s += kLanes) {
-      for (int r = 0; r < replicates; ++r) {
-        for (int c = 0; c <= greeks.n_scenarios; ++c) {
-          simulate(s, i, 0, r, c);
-          if (paths.antithetic) simulate(s, i, 1, r, c);
-          const PathView<Real> v0 = view(i, 0, c), v1 = paths.antithetic ? view(i, 1, c) : v0;
-          if (c == 0) {
-            for (int p = 0; p < n_payoffs; ++p) {
-              double value = sample_value(payoffs.specs[p], v0, v1);
-              if (payoffs.has_control(p)) value = payoffs.controlled(p, value, sample_value(payoffs.controls[p], v0, v1));
-              payoffs.add(p * replicates + r, n_lanes, i, value - payoffs.shifts[p]);
-            }
-            for (int g = 0; g < n_greeks; ++g) greeks.acc[g * n_lanes + i] = 0.0;
-          }
-          if (n_greeks > 0) add_terms(c, i, v0, v1);
-        }
-        for (int g = 0; g < n_greeks; ++g) {
-          payoffs.add((n_payoffs + g) * replicates + r, n_lanes, i, greeks.acc[g * n_lanes + i] - payoffs.shifts[n_payoffs + g]);
-        }
+  // A payoff (tangent >= 0: its pathwise derivative) on the lanes' samples,
+  // the pair's mean with antithetic.
+  template <int W, class Math>
+  STRATA_HD void sample_values(const PayoffSpec<Real>& spec, std::int64_t i0, int scenario, double* out,
+                               int tangent = -1) const {
+    double down[W];
+    for (int copy = 0; copy < (paths.antithetic ? 2 : 1); ++copy) {
+      const PathView<Real> v = view<W>(i0, copy, scenario);
+      double* o = copy == 0 ? out : down;
+      if (tangent < 0 && (spec.kind == PayoffKind::european || spec.kind == PayoffKind::asian)) {
+        average_payoffs<W, Math>(spec, v, o);
+        continue;
+      }
+      for (int l = 0; l < W; ++l) {
+        PathView<Real> vl = v;
+        vl.x += l;
+        vl.variance += l;
+        o[l] = tangent < 0 ? path_payoff(spec, vl) : pathwise_payoff(spec, vl, greeks.times, greeks.tangents[tangent]);
       }
     }
+    if (!paths.antithetic) return;
+    STRATA_LANES()
+    for (int l = 0; l < W; ++l) out[l] = 0.5 * (out[l] + down[l]);
   }
 
-  // Scenario c's Greek terms on its path.
-  STRATA_HD void add_terms(int c, std::int64_t i, const PathView<Real>& v0, const PathView<Real>& v1) const {
-    for (int t = greeks.term_begin[c]; t < greeks.term_begin[c + 1]; ++t) {
-      const GreekTerm& term = greeks.terms[t];
-      const PayoffSpec<Real>& spec = payoffs.specs[c * payoffs.n_payoffs + term.payoff];
-      greeks.acc[term.greek * paths.n_lanes + i] +=
-          term.coef * (term.tangent < 0 ? sample_value(spec, v0, v1) : sample_tangent(spec, v0, v1, term.tangent));
+  // The host's launch over [0, n) (a group with Sobol' points or Greeks:
+  // lane by lane).
+  void host_for(std::int64_t n) const {
+    if (sobol.on() || greeks.n_scenarios > 0 || greeks.n_greeks > 0) {
+#pragma omp parallel for schedule(static)
+      for (std::int64_t i = 0; i < n; ++i) run<1, rng::ScalarMath>(i);
+      return;
+    }
+#pragma omp parallel for schedule(static)
+    for (std::int64_t g = 0; g < n / kBatch; ++g) run<kBatch, rng::LaneMath>(g * kBatch);
+  }
+
+  STRATA_HD void operator()(std::int64_t i) const { run<1, rng::ScalarMath>(i); }
+
+  // Lanes i0..i0 + W - 1: each sample's paths, then every payoff and Greek
+  // on them added to the lane's moments (the lanes past the window's end
+  // simulate but add nothing).
+  template <int W, class Math>
+  STRATA_HD void run(std::int64_t i0) const {
+    const std::int64_t n_lanes = paths.n_lanes;
+    const int n_payoffs = payoffs.n_payoffs, n_greeks = greeks.n_greeks, replicates = paths.replicates;
+    const SampleWindow win = slice_window(paths.first_block + i0 / kLanes, paths.n_samples, paths.slice_begin,
+                                          paths.slice_end);
+    for (int l = 0; l < W && paths.slice_begin == 0; ++l) {
+      payoffs.clear((n_payoffs + n_greeks) * replicates, n_lanes, i0 + l);
+    }
+    double value[W], control[W];
+    for (std::int64_t s = win.first(i0 % kLanes); s < win.hi; s += kLanes) {
+      const int live = win.hi - s < W ? static_cast<int>(win.hi - s) : W;
+      for (int r = 0; r < replicates; ++r) {
+        for (int c = 0; c <= greeks.n_scenarios; ++c) {
+          simulate<W, Math>(s, i0, paths.antithetic ? 2 : 1, r, c);
+          for (int p = 0; p < n_payoffs && c == 0; ++p) {
+            sample_values<W, Math>(payoffs.specs[p], i0, 0, value);
+            if (payoffs.beta != nullptr && payoffs.beta[p] != 0.0) {
+              sample_values<W, Math>(payoffs.controls[p], i0, 0, control);
+              const double beta = payoffs.beta[p], mean = payoffs.control_mean[p];   // locals: no aliasing value[]
+              STRATA_LANES()
+              for (int l = 0; l < W; ++l) value[l] = value[l] - beta * (control[l] - mean);
+            }
+            for (int l = 0; l < live; ++l) {
+              payoffs.add(p * replicates + r, n_lanes, i0 + l, value[l] - payoffs.shifts[p]);
+            }
+          }
+          for (int g = 0; g < n_greeks && c == 0; ++g) {
+            for (int l = 0; l < W; ++l) greeks.acc[g * n_lanes + i0 + l] = 0.0;
+          }
+          // Scenario c's Greek terms on its paths.
+          for (int t = greeks.term_begin[c]; n_greeks > 0 && t < greeks.term_begin[c + 1]; ++t) {
+            const GreekTerm& term = greeks.terms[t];
+            sample_values<W, Math>(payoffs.specs[c * n_payoffs + term.payoff], i0, c, value, term.tangent);
+            for (int l = 0; l < W; ++l) greeks.acc[term.greek * n_lanes + i0 + l] += term.coef * value[l];
+          }
+        }
+        for (int g = 0; g < n_greeks; ++g) {
+          for (int l = 0; l < live; ++l) {
+            payoffs.add((n_payoffs + g) * replicates + r, n_lanes, i0 + l,
+                        greeks.acc[g * n_lanes + i0 + l] - payoffs.shifts[n_payoffs + g]);
+          }
+        }
+      }
     }
   }
 };

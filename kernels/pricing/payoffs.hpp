@@ -8,6 +8,7 @@
 
 #include "kernels/core/hd.hpp"
 #include "kernels/pricing/exercise_basis.hpp"
+#include "kernels/rng/normal.hpp"
 
 namespace strata::kernels::pricing {
 
@@ -198,27 +199,55 @@ STRATA_HD inline double american_value(const PayoffSpec<Real>& p, const PathView
   return 0.0;
 }
 
+// European and Asian on the paths of W lanes (lane l's at v.x + l), the
+// host's hot kinds, in loops over the lanes: S_T, or the mean of S at the
+// fixings (geometric: exp of the mean log). A put's strike - S is written
+// -(S - strike), the same number.
+template <int W, class Math, class Real>
+STRATA_HD inline void average_payoffs(const PayoffSpec<Real>& p, const PathView<Real>& v, double* out) {
+  const bool asian = p.kind == PayoffKind::asian, geometric = asian && p.geometric;
+  const int n = asian ? p.fixings : 1;
+  const Real sign = p.call ? Real(1) : Real(-1);
+  Real value[W];
+  STRATA_LANES()
+  for (int l = 0; l < W; ++l) value[l] = Real(0);
+  for (int f = 0; f < n; ++f) {
+    const Real* xf = &v.x[(static_cast<std::int64_t>(asian ? v.fix_steps[p.fix_begin + f] : v.steps) * v.assets +
+                           p.asset) * v.stride];
+    if (geometric) {
+      STRATA_LANES()
+      for (int l = 0; l < W; ++l) value[l] += xf[l];
+    } else {
+      STRATA_LANES()
+      for (int l = 0; l < W; ++l) value[l] += Math::exp(xf[l]);
+    }
+  }
+  const Real rn = static_cast<Real>(n);
+  STRATA_LANES()
+  for (int l = 0; l < W; ++l) value[l] /= rn;
+  if (geometric) {
+    STRATA_LANES()
+    for (int l = 0; l < W; ++l) value[l] = Math::exp(value[l]);
+  }
+  STRATA_LANES()
+  for (int l = 0; l < W; ++l) value[l] = positive(sign * (value[l] - p.strike));
+  STRATA_LANES()
+  for (int l = 0; l < W; ++l) out[l] = p.discount * static_cast<double>(value[l]);
+}
+
 // Discounted payoff of instrument p on path v.
 template <class Real>
 STRATA_HD inline double path_payoff(const PayoffSpec<Real>& p, const PathView<Real>& v) {
+  double out = 0.0;
   switch (p.kind) {
     case PayoffKind::european:
-      return p.discount * static_cast<double>(vanilla(p.call, std::exp(v.at(v.steps, p.asset)), p.strike));
+    case PayoffKind::asian:
+      average_payoffs<1, rng::ScalarMath>(p, v, &out);
+      return out;
     case PayoffKind::digital: {
       const Real st = std::exp(v.at(v.steps, p.asset));
       const bool pays = p.call ? st > p.strike : st < p.strike;
       return pays ? p.discount * static_cast<double>(p.cash) : 0.0;
-    }
-    case PayoffKind::asian: {
-      // Arithmetic: mean of S at the fixings; geometric: exp of the mean log.
-      Real sum = Real(0);
-      for (int f = 0; f < p.fixings; ++f) {
-        const Real xk = v.at(v.fix_steps[p.fix_begin + f], p.asset);
-        sum += p.geometric ? xk : std::exp(xk);
-      }
-      const Real mean = sum / static_cast<Real>(p.fixings);
-      const Real avg = p.geometric ? std::exp(mean) : mean;
-      return p.discount * static_cast<double>(vanilla(p.call, avg, p.strike));
     }
     case PayoffKind::barrier:
       return barrier_value(p, v);
@@ -229,7 +258,7 @@ STRATA_HD inline double path_payoff(const PayoffSpec<Real>& p, const PathView<Re
     case PayoffKind::american:
       return american_value(p, v);
   }
-  return 0.0;
+  return out;
 }
 
 }  // namespace strata::kernels::pricing

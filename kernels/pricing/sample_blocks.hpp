@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "kernels/core/hd.hpp"
+#include "kernels/rng/normal.hpp"
 
 namespace strata::kernels::pricing {
 
@@ -30,6 +31,10 @@ inline constexpr int kMoments = 2;                              // sum and sum o
 // batch is wholly inside a window or wholly outside it.
 inline constexpr std::int64_t kSliceSamples = 16;
 inline constexpr int kSlicesPerBlock = static_cast<int>(kSamplesPerBlock / kSliceSamples);   // 1024
+// The host's batch of lanes: whole vectors at every width up to AVX-512 floats.
+inline constexpr int kBatch = 16;
+static_assert(kLanes % kBatch == 0, "a batch of lanes must not straddle two blocks");
+static_assert(kSliceSamples % kBatch == 0, "a batch of lanes must not straddle two slices");
 
 // Samples [lo, hi) of slices [slice_begin, slice_end) of the block that
 // starts at sample `begin`.
@@ -63,63 +68,44 @@ struct LaneMoments {
   double* lanes;
   int slice_begin = 0, slice_end = kSlicesPerBlock;
 
-  STRATA_HD void operator()(std::int64_t i) const {
-    const std::int64_t block = first_block + i / kLanes;
-    const std::int64_t lane = i % kLanes;
-    const SampleWindow w = slice_window(block, n_samples, slice_begin, slice_end);
-    double s1 = slice_begin > 0 ? lanes[kMoments * i] : 0.0, s2 = slice_begin > 0 ? lanes[kMoments * i + 1] : 0.0;
-    for (std::int64_t s = w.first(lane); s < w.hi; s += kLanes) {
-      const double x = sampler(s) - shift;
-      s1 += x;
-      s2 += x * x;
+  // Lanes i0 .. i0 + W - 1, which read consecutive samples through the
+  // sampler's values<W, Math>; the samples past the end of a short last
+  // block are computed and dropped (a sample's bits never depend on where a
+  // chunk or a block ends).
+  template <int W, class Math>
+  STRATA_HD void run(std::int64_t i0) const {
+    const SampleWindow win = slice_window(first_block + i0 / kLanes, n_samples, slice_begin, slice_end);
+    double s1[W], s2[W], x[W];
+    for (int w = 0; w < W; ++w) {
+      s1[w] = slice_begin > 0 ? lanes[kMoments * (i0 + w)] : 0.0;
+      s2[w] = slice_begin > 0 ? lanes[kMoments * (i0 + w) + 1] : 0.0;
     }
-    lanes[kMoments * i] = s1;
-    lanes[kMoments * i + 1] = s2;
-  }
-};
-
-// LaneMoments with a vectorised host launch for a sampler with a
-// batch(first, out) form (EuropeanGbm): batch g covers the kBatch lanes
-// g*kBatch.., which read consecutive samples, one batch() call each; every
-// lane adds its samples in LaneMoments' order. Samples past the end of a
-// short last block are computed and dropped: a sample's bits never depend
-// on where a chunk or a block ends.
-template <class Sampler>
-struct LaneMomentsBatched : LaneMoments<Sampler> {
-  static constexpr int kBatch = Sampler::kBatch;
-  static_assert(kLanes % kBatch == 0, "a batch of lanes must not straddle two blocks");
-  static_assert(kSliceSamples % kBatch == 0, "a batch of lanes must not straddle two slices");
-
-  void host_for(std::int64_t n) const {
-#pragma omp parallel for schedule(static)
-    for (std::int64_t g = 0; g < n / kBatch; ++g) batch_lanes(g * kBatch);
-  }
-
- private:
-  void batch_lanes(std::int64_t i0) const {
-    const LaneMoments<Sampler>& k = *this;
-    const SampleWindow win = slice_window(k.first_block + i0 / kLanes, k.n_samples, k.slice_begin, k.slice_end);
-    const std::int64_t end = win.hi;
-    double s1[kBatch] = {}, s2[kBatch] = {}, x[kBatch];
-    if (k.slice_begin > 0) {
-      for (int w = 0; w < kBatch; ++w) {
-        s1[w] = k.lanes[kMoments * (i0 + w)];
-        s2[w] = k.lanes[kMoments * (i0 + w) + 1];
-      }
-    }
-    for (std::int64_t s = win.first(i0 % kLanes); s < end; s += kLanes) {
-      k.sampler.batch(s, x);
-      const std::int64_t live = end - s < kBatch ? end - s : kBatch;
-      for (std::int64_t w = 0; w < live; ++w) {
-        const double d = x[w] - k.shift;
+    for (std::int64_t s = win.first(i0 % kLanes); s < win.hi; s += kLanes) {
+      sampler.template values<W, Math>(s, x);
+      const int live = win.hi - s < W ? static_cast<int>(win.hi - s) : W;
+      for (int w = 0; w < live; ++w) {
+        const double d = x[w] - shift;
         s1[w] += d;
         s2[w] += d * d;
       }
     }
-    for (int w = 0; w < kBatch; ++w) {
-      k.lanes[kMoments * (i0 + w)] = s1[w];
-      k.lanes[kMoments * (i0 + w) + 1] = s2[w];
+    for (int w = 0; w < W; ++w) {
+      lanes[kMoments * (i0 + w)] = s1[w];
+      lanes[kMoments * (i0 + w) + 1] = s2[w];
     }
+  }
+
+  STRATA_HD void operator()(std::int64_t i) const { run<1, rng::ScalarMath>(i); }
+};
+
+// LaneMoments with the host's vectorised launch: batch g runs the kBatch
+// lanes g*kBatch.. in the sampler's `omp simd` loops with libmvec, every
+// lane adding its samples in LaneMoments' order.
+template <class Sampler>
+struct LaneMomentsBatched : LaneMoments<Sampler> {
+  void host_for(std::int64_t n) const {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t g = 0; g < n / kBatch; ++g) this->template run<kBatch, rng::LaneMath>(g * kBatch);
   }
 };
 

@@ -10,10 +10,7 @@
 
 namespace strata::pricing {
 
-using kernels::pricing::BasketKind;
-using kernels::pricing::kMoments;
-using kernels::pricing::kSamplesPerBlock;
-using kernels::pricing::PayoffKind;
+using namespace kernels::pricing;
 
 std::optional<ControlVariate> control_for(const Portfolio& p, const Instrument& in,
                                           const kernels::pricing::PayoffSpec<double>& payoff,

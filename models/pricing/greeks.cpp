@@ -8,7 +8,7 @@
 
 namespace strata::pricing {
 
-using kernels::pricing::GreekTerm;
+using namespace kernels::pricing;
 
 const std::vector<std::string> kGreekNames = {"delta", "gamma", "vega", "rho", "theta", "vega_v0", "vega_theta", "vega_xi"};
 

@@ -12,10 +12,7 @@
 
 namespace strata::pricing {
 
-using kernels::pricing::continuation_value;
-using kernels::pricing::exercise_basis;
-using kernels::pricing::kMaxExerciseDegree;
-using kernels::pricing::kSamplesPerBlock;
+using namespace kernels::pricing;
 
 std::vector<int> exercise_offsets(const Portfolio& p, const PathGroup& g) {
   std::vector<int> out;

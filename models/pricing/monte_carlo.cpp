@@ -21,13 +21,7 @@
 
 namespace strata::pricing {
 
-using kernels::pricing::EuropeanGbm;
-using kernels::pricing::kLanes;
-using kernels::pricing::kMoments;
-using kernels::pricing::kSlicesPerBlock;
-using kernels::pricing::kSamplesPerBlock;
-using kernels::pricing::LaneMomentsBatched;
-using kernels::pricing::LaneTree;
+using namespace kernels::pricing;
 
 // A tree node in a checkpoint: level, index, kMoments sums.
 constexpr int kNodeWidth = kMoments + 2;
@@ -107,17 +101,10 @@ namespace {
 template <class Real>
 EuropeanGbm<Real> sampler_for(const Portfolio& p, const Instrument& in) {
   const Asset& a = p.assets[static_cast<std::size_t>(in.asset)];
-  EuropeanGbm<Real> g{};
-  g.key = rng::philox_key(p.seed);
-  g.asset = static_cast<std::uint32_t>(in.asset);
-  g.call = in.call;
-  g.antithetic = p.antithetic;
-  g.spot = static_cast<Real>(a.spot);
-  g.strike = static_cast<Real>(in.strike);
-  g.drift = static_cast<Real>((p.rate - a.dividend - 0.5 * a.vol * a.vol) * in.maturity);
-  g.diffusion = static_cast<Real>(a.vol * std::sqrt(in.maturity));
-  g.discount = std::exp(-p.rate * in.maturity);
-  return g;
+  return {.key = rng::philox_key(p.seed), .asset = static_cast<std::uint32_t>(in.asset), .call = in.call,
+          .antithetic = p.antithetic, .spot = static_cast<Real>(a.spot), .strike = static_cast<Real>(in.strike),
+          .drift = static_cast<Real>((p.rate - a.dividend - 0.5 * a.vol * a.vol) * in.maturity),
+          .diffusion = static_cast<Real>(a.vol * std::sqrt(in.maturity)), .discount = std::exp(-p.rate * in.maturity)};
 }
 
 // Discounted payoff of the median path (Z = 0), computed in double on the
@@ -280,48 +267,38 @@ void PortfolioRun::reset_ranges(std::vector<BlockRange> ranges, std::int64_t ste
   steps_done_ = steps_done;
 }
 
+// Slices [begin, end) of blocks [first, first + nb): whole blocks, or one
+// block cut into slices, whose lane moments wait in begun_ between calls.
 template <class Real>
-void PortfolioRun::compute_piece(std::int64_t first, std::int64_t nb) {
-  for (std::size_t i : terminal_) {
-    const EuropeanGbm<Real> sampler = sampler_for<Real>(p_, p_.instruments[i]);
-    parallel_for(device_, nb * kLanes,
-                 LaneMomentsBatched<EuropeanGbm<Real>>{{sampler, first, plan_.samples, shifts_[i], lanes_.data()}});
-    fold_terminal(i, first, nb);
-  }
-  // Every instrument of a group from the same paths.
-  for (std::size_t g = 0; g < groups_.size(); ++g) {
-    group_runs_[g].compute(first, nb, plan_.samples, scratch_, group_moments_);
-    fold_group(g, first, nb);
-  }
-}
-
-template <class Real>
-void PortfolioRun::compute_slices(std::int64_t block, int begin, int end) {
-  Begun& state = begun_[block];
-  if (state.lanes.empty()) state.lanes.assign(lane_width_, 0.0);
-  const bool last = end == slices_in(block);
+void PortfolioRun::compute_blocks(std::int64_t first, std::int64_t nb, int begin, int end) {
+  const bool cut = begin > 0 || end < kSlicesPerBlock;
+  Begun* state = cut ? &begun_[first] : nullptr;
+  if (cut && state->lanes.empty()) state->lanes.assign(lane_width_, 0.0);
+  const bool last = !cut || end == slices_in(first);
   constexpr auto lane_doubles = static_cast<std::size_t>(kLanes * kMoments);
   for (std::size_t t = 0; t < terminal_.size(); ++t) {
     const std::size_t i = terminal_[t];
-    double* lanes = state.lanes.data() + lane_offset_[t];
+    double* lanes = cut ? state->lanes.data() + lane_offset_[t] : nullptr;
     if (begin > 0) lanes_.copy_from_host(lanes, lane_doubles);
     const EuropeanGbm<Real> sampler = sampler_for<Real>(p_, p_.instruments[i]);
-    parallel_for(device_, kLanes,
+    parallel_for(device_, nb * kLanes,
                  LaneMomentsBatched<EuropeanGbm<Real>>{
-                     {sampler, block, plan_.samples, shifts_[i], lanes_.data(), begin, end}});
+                     {sampler, first, plan_.samples, shifts_[i], lanes_.data(), begin, end}});
     if (last) {
-      fold_terminal(i, block, 1);
+      fold_terminal(i, first, nb);
     } else {
       lanes_.copy_to_host(lanes, lane_doubles);
     }
   }
+  // Every instrument of a group from the same paths.
   for (std::size_t g = 0; g < groups_.size(); ++g) {
-    const GroupSlices slices{begin, end, state.lanes.data() + lane_offset_[terminal_.size() + g], last};
-    group_runs_[g].compute(block, 1, plan_.samples, scratch_, group_moments_, slices);
-    if (last) fold_group(g, block, 1);
+    double* lanes = cut ? state->lanes.data() + lane_offset_[terminal_.size() + g] : nullptr;
+    group_runs_[g].compute(first, nb, plan_.samples, scratch_, group_moments_, GroupSlices{begin, end, lanes, last});
+    if (last) fold_group(g, first, nb);
   }
-  state.slices = end;
-  if (last) begun_.erase(block);
+  if (!cut) return;
+  state->slices = end;
+  if (last) begun_.erase(first);
 }
 
 void PortfolioRun::fold_terminal(std::size_t i, std::int64_t first, std::int64_t nb) {
@@ -333,20 +310,15 @@ void PortfolioRun::fold_terminal(std::size_t i, std::int64_t first, std::int64_t
 }
 
 void PortfolioRun::fold_group(std::size_t g, std::int64_t first, std::int64_t nb) {
+  // The group's slots: its instruments, then its Greeks (after every instrument's in sums_).
   const auto reps = static_cast<std::size_t>(p_.replicates);
-  for (std::size_t j = 0; j < groups_[g].instruments.size(); ++j) {
+  const std::size_t n = groups_[g].instruments.size();
+  for (std::size_t j = 0; j < n + group_runs_[g].greek_slots().size(); ++j) {
+    const std::size_t greek = greek_offset_[g] + j - n;
+    const std::size_t slot = j < n ? groups_[g].instruments[j] : p_.instruments.size() + greek;
     for (std::size_t r = 0; r < reps; ++r) {
       const double* m = group_moments_.data() + static_cast<std::ptrdiff_t>(j * reps + r) * nb * kMoments;
-      scan(groups_[g].instruments[j], m, first, nb);
-      sums_[groups_[g].instruments[j] * reps + r].add(m, nb);
-    }
-  }
-  const std::size_t n = groups_[g].instruments.size();
-  for (std::size_t k = 0; k < group_runs_[g].greek_slots().size(); ++k) {
-    const std::size_t slot = p_.instruments.size() + greek_offset_[g] + k;
-    for (std::size_t r = 0; r < reps; ++r) {
-      const double* m = group_moments_.data() + static_cast<std::ptrdiff_t>((n + k) * reps + r) * nb * kMoments;
-      scan(greeks_[greek_offset_[g] + k].instrument, m, first, nb);
+      scan(j < n ? groups_[g].instruments[j] : greeks_[greek].instrument, m, first, nb);
       sums_[slot * reps + r].add(m, nb);
     }
   }
@@ -378,6 +350,8 @@ std::int64_t PortfolioRun::compute(std::int64_t slices) {
     if (n > 0) pass_->simulate(n);
     return n;
   }
+  const auto blocks = precision_ == Precision::fp32 ? &PortfolioRun::compute_blocks<float>
+                                                     : &PortfolioRun::compute_blocks<double>;
   while (slices > 0 && range_ < ranges_.size()) {
     const BlockRange& r = ranges_[range_];
     if (offset_ >= r.size()) {   // an empty range (a rank without blocks)
@@ -393,24 +367,16 @@ std::int64_t PortfolioRun::compute(std::int64_t slices) {
     if (slice_ == 0 && slices >= kSlicesPerBlock) {
       std::int64_t nb = std::min({slices / kSlicesPerBlock, r.size() - offset_, plan_.chunk_blocks});
       if (const auto it = begun_.upper_bound(block); it != begun_.end() && it->first < block + nb) nb = it->first - block;
-      if (precision_ == Precision::fp32) {
-        compute_piece<float>(block, nb);
-      } else {
-        compute_piece<double>(block, nb);
-      }
-      samples_computed_ += kernels::pricing::slice_window(block + nb - 1, plan_.samples, 0, kSlicesPerBlock).hi -
+      (this->*blocks)(block, nb, 0, kSlicesPerBlock);
+      samples_computed_ += slice_window(block + nb - 1, plan_.samples, 0, kSlicesPerBlock).hi -
                            block * kSamplesPerBlock;
       offset_ += nb;
       blocks_computed_ += nb;
       slices -= nb * kSlicesPerBlock;
     } else {
       const int end = static_cast<int>(std::min<std::int64_t>(slices_in(block), slice_ + slices));
-      if (precision_ == Precision::fp32) {
-        compute_slices<float>(block, slice_, end);
-      } else {
-        compute_slices<double>(block, slice_, end);
-      }
-      const auto window = kernels::pricing::slice_window(block, plan_.samples, slice_, end);
+      (this->*blocks)(block, 1, slice_, end);
+      const auto window = slice_window(block, plan_.samples, slice_, end);
       samples_computed_ += std::max<std::int64_t>(0, window.hi - window.lo);
       slices -= end - slice_;
       slice_ = end;
@@ -605,7 +571,7 @@ void PortfolioRun::restore(StateReader& r) {
     state.slices = static_cast<int>(begun[k + 1]);
     state.lanes.assign(begun.begin() + static_cast<std::ptrdiff_t>(k + 2),
                        begun.begin() + static_cast<std::ptrdiff_t>(k + width));
-    const auto window = kernels::pricing::slice_window(block, plan_.samples, 0, state.slices);
+    const auto window = slice_window(block, plan_.samples, 0, state.slices);
     begun_samples += static_cast<double>(std::max<std::int64_t>(0, window.hi - window.lo));
   }
   restored_samples_ += mpi_.sum(begun_samples);

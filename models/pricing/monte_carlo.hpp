@@ -113,9 +113,7 @@ class PortfolioRun {
     std::vector<double> lanes;                  // every slot's lane moments (lane_offset_)
   };
   template <class Real>
-  void compute_piece(std::int64_t first, std::int64_t nb);
-  template <class Real>
-  void compute_slices(std::int64_t block, int begin, int end);
+  void compute_blocks(std::int64_t first, std::int64_t nb, int begin, int end);
   std::int64_t compute(std::int64_t slices);    // local; returns the slices done
   void fold_terminal(std::size_t instrument, std::int64_t first, std::int64_t nb);
   void fold_group(std::size_t group, std::int64_t first, std::int64_t nb);

@@ -9,7 +9,6 @@
 #include "kernels/pricing/closed_forms.hpp"
 #include "kernels/pricing/exercise_states.hpp"
 #include "kernels/pricing/path_group.hpp"
-#include "kernels/pricing/path_group_batched.hpp"
 #include "kernels/rng/philox.hpp"
 #include "models/pricing/brownian_bridge_plan.hpp"
 #include "models/pricing/control_variates.hpp"
@@ -18,23 +17,7 @@
 
 namespace strata::pricing {
 
-using kernels::pricing::AssetModel;
-using kernels::pricing::AssetStep;
-using kernels::pricing::BasketKind;
-using kernels::pricing::ExerciseStates;
-using kernels::pricing::GreekTerm;
-using kernels::pricing::GroupLaneTree;
-using kernels::pricing::GroupGreeks;
-using kernels::pricing::GroupPaths;
-using kernels::pricing::GroupPayoffs;
-using kernels::pricing::GroupSobol;
-using kernels::pricing::kLanes;
-using kernels::pricing::kMoments;
-using kernels::pricing::PathGroupKernel;
-using kernels::pricing::PathTangent;
-using kernels::pricing::PathView;
-using kernels::pricing::PayoffKind;
-using kernels::pricing::PayoffSpec;
+using namespace kernels::pricing;
 
 namespace {
 
@@ -244,17 +227,17 @@ std::vector<double> zero_path_shifts(const HostPaths& paths, const HostPayoffs& 
   const int steps = paths.steps, n_assets = paths.n_assets;
   const std::size_t cells = static_cast<std::size_t>(steps + 1) * static_cast<std::size_t>(n_assets);
   std::vector<double> x(cells), var(cells);
-  auto zero = [] { return 0.0; };
+  const double zero = 0.0;
   auto zero_path = [&](int c) {
     for (int a = 0; a < n_assets; ++a) {
       const AssetStep<double>& as = paths.assets[static_cast<std::size_t>(c * n_assets + a)];
-      double xa = as.log_spot, va = as.v0;
-      x[static_cast<std::size_t>(a)] = xa;
+      double va = as.v0;
+      x[static_cast<std::size_t>(a)] = as.log_spot;
       for (int k = 0; k < steps; ++k) {
-        const auto kk = static_cast<std::size_t>(k), ck = static_cast<std::size_t>(c * steps + k);
-        var[kk * static_cast<std::size_t>(n_assets) + static_cast<std::size_t>(a)] =
-            kernels::pricing::step_asset(as, paths.grid.dt[ck], paths.grid.sqrt_dt[ck], 0.0, xa, va, zero);
-        x[(kk + 1) * static_cast<std::size_t>(n_assets) + static_cast<std::size_t>(a)] = xa;
+        const auto at = static_cast<std::size_t>(k * n_assets + a), next = at + static_cast<std::size_t>(n_assets);
+        const auto ck = static_cast<std::size_t>(c * steps + k);
+        step_lanes<1, rng::ScalarMath>(as, paths.grid.dt[ck], paths.grid.sqrt_dt[ck], &zero, &zero, &zero, 1.0, &x[at],
+                                       &x[next], &va, &var[at]);
       }
     }
     return PathView<double>{x.data(), var.data(), 1, n_assets, steps, payoffs.fix_steps.data(), payoffs.weights.data(),
@@ -434,11 +417,7 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
     data->kernel.sobol = data->sobol.build(device, p, g);
     data->americans = upload(device, americans_);
   };
-  if (precision == Precision::fp32) {
-    build(fp32_);
-  } else {
-    build(fp64_);
-  }
+  precision == Precision::fp32 ? build(fp32_) : build(fp64_);
 }
 
 PathGroupRun::~PathGroupRun() = default;
@@ -446,8 +425,8 @@ PathGroupRun::PathGroupRun(PathGroupRun&&) noexcept = default;
 
 namespace {
 
-template <class Real, class Data>
-void compute_group(Data& data, const Device& device, std::int64_t first, std::int64_t nb,
+template <class Real, template <class> class Data>
+void compute_group(Data<Real>& data, const Device& device, std::int64_t first, std::int64_t nb,
                    std::int64_t n_samples, std::size_t cells, std::size_t path_doubles, GroupScratch& scratch,
                    std::vector<double>& out, const GroupSlices& slices, std::size_t block_lanes) {
   auto kernel = data.kernel;
@@ -485,12 +464,10 @@ void compute_group(Data& data, const Device& device, std::int64_t first, std::in
 
 // The regression states of slices [rb, re) of blocks [first, first + nb),
 // in launches of the group's size, copied to the host in sample order.
-template <class Real, class Data>
-void states_of(Data& data, const Device& device, Buffer<double>& work, Buffer<double>& states, std::int64_t first,
+template <class Real, template <class> class Data>
+void states_of(Data<Real>& data, const Device& device, Buffer<double>& work, Buffer<double>& states, std::int64_t first,
                std::int64_t nb, int rb, int re, std::int64_t n_samples, std::size_t cells, int n_americans, int row,
                double* out, std::int64_t out_first) {
-  using kernels::pricing::kSamplesPerBlock;
-  using kernels::pricing::slice_window;
   const std::int64_t per_launch = data.max_blocks * kSamplesPerBlock;
   if (work.size() == 0) work = Buffer<double>(device, (2 * cells * sizeof(Real) + sizeof(double) - 1) / sizeof(double));
   if (states.size() == 0) states = Buffer<double>(device, static_cast<std::size_t>(per_launch * row));
@@ -520,24 +497,20 @@ void states_of(Data& data, const Device& device, Buffer<double>& work, Buffer<do
 void PathGroupRun::exercise_states(std::int64_t first, std::int64_t nb, std::int64_t n_samples, int slice_begin,
                                    int slice_end, double* out, std::int64_t out_first) {
   const int n = static_cast<int>(americans_.size());
-  if (fp32_) {
-    states_of<float>(*fp32_, device_, state_work_, state_rows_, first, nb, slice_begin, slice_end, n_samples, cells_,
-                     n, exercise_row_, out, out_first);
-  } else {
-    states_of<double>(*fp64_, device_, state_work_, state_rows_, first, nb, slice_begin, slice_end, n_samples, cells_,
-                      n, exercise_row_, out, out_first);
-  }
+  auto states = [&](auto& data) {
+    states_of(data, device_, state_work_, state_rows_, first, nb, slice_begin, slice_end, n_samples, cells_, n,
+              exercise_row_, out, out_first);
+  };
+  fp32_ ? states(*fp32_) : states(*fp64_);
 }
 
 void PathGroupRun::compute(std::int64_t first, std::int64_t nb, std::int64_t n_samples, GroupScratch& scratch,
                            std::vector<double>& out, const GroupSlices& slices) {
-  if (fp32_) {
-    compute_group<float>(*fp32_, device_, first, nb, n_samples, cells_, path_doubles_, scratch, out, slices,
-                         block_lane_doubles_);
-  } else {
-    compute_group<double>(*fp64_, device_, first, nb, n_samples, cells_, path_doubles_, scratch, out, slices,
-                          block_lane_doubles_);
-  }
+  auto group = [&](auto& data) {
+    compute_group(data, device_, first, nb, n_samples, cells_, path_doubles_, scratch, out, slices,
+                  block_lane_doubles_);
+  };
+  fp32_ ? group(*fp32_) : group(*fp64_);
 }
 
 }  // namespace strata::pricing

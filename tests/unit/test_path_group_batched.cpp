@@ -1,5 +1,5 @@
-// The host's batched path-group kernel (kernels/pricing/path_group_batched.hpp)
-// against PathGroupKernel: the same samples in each lane, in the same
+// The host's batched path-group kernel (PathGroupKernel::host_for: kBatch
+// lanes in `omp simd` loops) against PathGroupKernel lane by lane: the same samples in each lane, in the same
 // order, for correlated GBM, Heston and Merton assets, antithetic pairs, a control variate and
 // payoffs of both its vector forms (Asian, European) and the lane-by-lane
 // fallback (barrier, basket, lookback).
@@ -10,7 +10,6 @@
 
 #include "engine/backend/parallel.hpp"
 #include "kernels/pricing/path_group.hpp"
-#include "kernels/pricing/path_group_batched.hpp"
 
 using namespace strata;
 using namespace strata::kernels::pricing;
@@ -120,7 +119,7 @@ void check_batched_matches(AssetModel model0, AssetModel model1, double margin1,
     kk.paths.variance = variance.data();
     kk.payoffs.lanes = lanes.data();
     if (batched) {
-      host::parallel_for(n_lanes / PathGroupBatched<Real>::kBatch, PathGroupBatched<Real>{kk});
+      kk.host_for(n_lanes);
     } else {
       host::parallel_for(n_lanes, kk);
     }
