@@ -174,11 +174,4 @@ std::vector<double> RegressionPass::fit(const MpiContext& mpi) const {
   return table;
 }
 
-std::vector<double> fit_exercise(const Portfolio& p, const PathGroup& g, const Device& device, Precision precision,
-                                 const MpiContext& mpi) {
-  RegressionPass pass(p, g, device, precision, mpi);
-  mpi.collective([&] { pass.simulate(pass.slices_left()); });
-  return pass.fit(mpi);
-}
-
 }  // namespace strata::pricing

@@ -82,9 +82,4 @@ class RegressionPass {
   std::int64_t samples_done_ = 0;
 };
 
-// The group's exercise table in one go (a RegressionPass simulated whole).
-// Collective.
-std::vector<double> fit_exercise(const Portfolio& p, const PathGroup& g, const Device& device, Precision precision,
-                                 const MpiContext& mpi);
-
 }  // namespace strata::pricing
