@@ -63,9 +63,7 @@ class AtomSystem {
       : device_(device), domain_(domain), ghost_cutoff_(ghost_cutoff) {}
 
   int n_local() const { return n_local_; }
-  int n_ghost() const { return n_ghost_; }
   std::int64_t rebuilds() const { return rebuilds_; }
-  std::int64_t list_capacity() const { return capacity_; }
 
   // Replaces the atoms by `atoms` (any owned set; ids and masses are not
   // kept: the simulation keeps the user ids, masses are 1 in LJ units;
