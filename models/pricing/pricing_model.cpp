@@ -20,6 +20,7 @@
 #include "engine/runtime/timers.hpp"
 #include "kernels/pricing/black_scholes.hpp"
 #include "kernels/pricing/sample_blocks.hpp"
+#include "kernels/rng/inverse_normal.hpp"
 #include "models/pricing/greeks.hpp"
 #include "models/pricing/greeks_report.hpp"
 #include "models/pricing/longstaff_schwartz.hpp"
@@ -247,16 +248,6 @@ void write_results(H5Output& out, const Portfolio& p, const std::vector<Estimate
   out.table("/pricing/summary", summary);
 }
 
-// Phi^{-1}(u) by bisection on the CDF: only used for a handful of tolerances.
-double normal_quantile(double u) {
-  double lo = -40.0, hi = 40.0;
-  for (int i = 0; i < 200; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (kernels::normal_cdf(mid) < u ? lo : hi) = mid;
-  }
-  return 0.5 * (lo + hi);
-}
-
 class PricingModel final : public Model {
  public:
   std::string_view name() const override { return "pricing"; }
@@ -454,7 +445,7 @@ class PricingModel final : public Model {
     const int k =
         static_cast<int>(std::size(cases) + path_cases.size() + models.instruments.size() + qmc.instruments.size());
     const double alpha = 1e-3 / (2.0 * k);
-    const double z_normal = normal_quantile(1.0 - alpha);
+    const double z_normal = rng::normal_quantile(1.0 - alpha);
     const double z_t = boost::math::quantile(boost::math::complement(boost::math::students_t(qmc.replicates - 1), alpha));
     double z = z_normal;
     std::vector<CheckResult> results;
