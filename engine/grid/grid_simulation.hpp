@@ -293,14 +293,6 @@ class GridSimulation : public Simulation {
   bool failure_recorded_ = false, checking_ = true;
 };
 
-// A model's simulation in the run's precision: Sim<float> or Sim<double>,
-// constructed from (ctx, params).
-template <template <class> class Sim, class Params>
-std::unique_ptr<Simulation> start_in_precision(RunContext& ctx, const Params& params) {
-  if (ctx.precision == Precision::fp32) return std::make_unique<Sim<float>>(ctx, params);
-  return std::make_unique<Sim<double>>(ctx, params);
-}
-
 // Runs a model's simulation of `params` to its end without output, in the
 // run's precision (a model's self-checks): look(sim, true) sees it before
 // the first step, look(sim, false) after the last.

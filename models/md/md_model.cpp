@@ -175,17 +175,17 @@ std::unique_ptr<Simulation> start_md(RunContext& ctx, const Params& p) {
                                            std::vector<std::int64_t>{});
 }
 
-class MdModel final : public Model {
+class MdModel final : public ModelOf<Params, read_params, declare_schema> {
  public:
   std::string_view name() const override { return "md"; }
   std::string_view summary() const override {
     return "Lennard-Jones molecular dynamics in a periodic box (LJ units, LAMMPS's thermo conventions): cell and "
            "neighbour lists with a skin, velocity Verlet or Langevin, spatial decomposition over MPI";
   }
-  void declare(Schema& s) const override { declare_schema(s); }
-  void check(const Config& c) const override { (void)read_params(c); }
-  void plan(const RunContext& ctx) const override {
-    const Params p = read_params(*ctx.config);
+  std::vector<CheckResult> self_checks(RunContext& ctx) const override { return md::self_checks(ctx); }
+
+ protected:
+  void plan(const RunContext& ctx, const Params& p) const override {
     const std::int64_t n = system_size(ctx, p).atoms;
     char text[600];
     std::snprintf(text, sizeof text,
@@ -196,25 +196,20 @@ class MdModel final : public Model {
                   bytes_per_atom(p, ctx.precision), to_string(ctx.precision).data());
     ctx.out << text;
   }
-  MemoryPlan memory(const RunContext& ctx) const override {
-    const Params p = read_params(*ctx.config);
+  MemoryPlan memory(const RunContext& ctx, const Params& p) const override {
     const SystemSize size = system_size(ctx, p);
     // The decomposition is checked here, before any output exists.
     check_widths(*ctx.config, p, Domain(ctx.mpi, size.box));
     const double n = static_cast<double>(size.atoms) / ctx.mpi.size();
     const double bytes = n * bytes_per_atom(p, ctx.precision);
-    MemoryPlan m;
-    m.add(ctx.device, static_cast<std::size_t>(bytes));
-    m.host_bytes += static_cast<std::size_t>(n * 128);   // host mirrors during a rebuild
-    m.hint = "use fewer atoms (md.cells) or more ranks";
-    return m;
+    // Host: mirrors during a rebuild.
+    return MemoryPlan::of(ctx.device, static_cast<std::size_t>(bytes), static_cast<std::size_t>(n * 128),
+                          "use fewer atoms (md.cells) or more ranks");
   }
-  std::unique_ptr<Simulation> start(RunContext& ctx) const override {
-    const Params p = read_params(*ctx.config);
+  std::unique_ptr<Simulation> start(RunContext& ctx, const Params& p) const override {
     if (ctx.precision == Precision::fp32) return start_md<float>(ctx, p);
     return start_md<double>(ctx, p);
   }
-  std::vector<CheckResult> self_checks(RunContext& ctx) const override { return md::self_checks(ctx); }
 
   // Neighbours within cutoff + skin at the density, with the list's 25%
   // headroom; ghosts of a sub-box as if it were a cube holding its share.

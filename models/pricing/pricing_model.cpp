@@ -257,18 +257,14 @@ double normal_quantile(double u) {
   return 0.5 * (lo + hi);
 }
 
-class PricingModel final : public Model {
+class PricingModel final : public ModelOf<Portfolio, read_portfolio, declare_schema> {
  public:
   std::string_view name() const override { return "pricing"; }
   std::string_view summary() const override {
     return "Monte Carlo option pricing: European, digital, Asian, barrier, lookback, basket and American "
            "(Longstaff-Schwartz) options under GBM, Heston and Merton jump diffusion, with standard errors and closed-form references";
   }
-  void declare(Schema& s) const override { declare_schema(s); }
-  void check(const Config& c) const override { (void)read_portfolio(c); }
-
-  void plan(const RunContext& ctx) const override {
-    const Portfolio p = read_portfolio(*ctx.config);
+  void plan(const RunContext& ctx, const Portfolio& p) const override {
     const SamplePlan plan = plan_samples(p, ctx.device, ctx.mpi);
     char text[512];
     std::snprintf(text, sizeof text,
@@ -317,8 +313,7 @@ class PricingModel final : public Model {
     }
   }
 
-  MemoryPlan memory(const RunContext& ctx) const override {
-    const Portfolio p = read_portfolio(*ctx.config);
+  MemoryPlan memory(const RunContext& ctx, const Portfolio& p) const override {
     const SamplePlan plan = plan_samples(p, ctx.device, ctx.mpi);
     MemoryPlan m;
     const std::size_t moments = static_cast<std::size_t>(plan.chunk_blocks) * kernels::pricing::kMoments * sizeof(double);
@@ -339,7 +334,7 @@ class PricingModel final : public Model {
     return m;
   }
 
-  std::unique_ptr<Simulation> start(RunContext& ctx) const override;
+  std::unique_ptr<Simulation> start(RunContext& ctx, const Portfolio& p) const override;
 
   std::vector<CheckResult> self_checks(RunContext& ctx) const override {
     // European calls and puts across moneyness, maturity, volatility and
@@ -510,9 +505,9 @@ class PricingModel final : public Model {
 // The model's run as the engine's step loop drives it.
 class PricingSimulation final : public Simulation {
  public:
-  explicit PricingSimulation(RunContext& ctx)
+  PricingSimulation(RunContext& ctx, const Portfolio& portfolio)
       : ctx_(ctx),
-        portfolio_(read_portfolio(*ctx.config)),
+        portfolio_(portfolio),
         plan_(plan_samples(portfolio_, ctx.device, ctx.mpi)),
         run_(portfolio_, plan_, ctx.device, ctx.precision, ctx.mpi),
         references_(references_of(portfolio_)) {
@@ -605,8 +600,8 @@ class PricingSimulation final : public Simulation {
   References references_;
 };
 
-std::unique_ptr<Simulation> PricingModel::start(RunContext& ctx) const {
-  return std::make_unique<PricingSimulation>(ctx);
+std::unique_ptr<Simulation> PricingModel::start(RunContext& ctx, const Portfolio& p) const {
+  return std::make_unique<PricingSimulation>(ctx, p);
 }
 
 }  // namespace

@@ -248,21 +248,20 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
   double initial_mass_ = 0, initial_energy_ = 0;
 };
 
-class ShallowWaterModel final : public Model {
+class ShallowWaterModel final : public ModelOf<Params, read_params, declare_schema> {
  public:
   std::string_view name() const override { return "shallow_water"; }
   std::string_view summary() const override {
     return "2-D rotating shallow water on an f- or beta-plane: C-grid, Sadourny's energy-conserving scheme, "
            "SSP-RK3; gravity waves, Stoker's dam break, a balanced jet, a vortex, barotropic instability";
   }
-  void declare(Schema& s) const override { declare_schema(s); }
-  void check(const Config& c) const override { (void)read_params(c); }
+  std::vector<CheckResult> self_checks(RunContext& ctx) const override;
 
+ protected:
   // O(1) in the grid's size: dt from a sample of the initial state
   // (sampled_dt: every cell of a grid up to 256 x 256, so then exact; a
   // larger grid's dt is at most this, the run scans every cell).
-  void plan(const RunContext& ctx) const override {
-    const Params p = read_params(*ctx.config);
+  void plan(const RunContext& ctx, const Params& p) const override {
     const grid::Grid g(ctx.mpi, p.spec());
     const InitialState init(p);
     index_t sampled = 0;
@@ -286,26 +285,19 @@ class ShallowWaterModel final : public Model {
     }
   }
 
-  MemoryPlan memory(const RunContext& ctx) const override {
-    const Params p = read_params(*ctx.config);
+  MemoryPlan memory(const RunContext& ctx, const Params& p) const override {
     const std::size_t elem = ctx.precision == Precision::fp32 ? 4 : 8;
     // h, u, v and two RK stages of them; the halo buffers are less than one more.
     const std::size_t fields = grid::field_bytes(ctx.mpi, p.spec(), 10, elem);
-    MemoryPlan m;
-    m.add(ctx.device, fields);
     // Output and checkpoints: a host copy of a field, and it in double; the
     // frame in flight to the background writer (h, u, v, vorticity in double).
-    m.host_bytes += fields / 10 * 3 + fields / 10 * 4 * 8 / elem;
-    m.hint = "use fewer cells (shallow_water.nx, ny) or more ranks";
-    return m;
+    return MemoryPlan::of(ctx.device, fields, fields / 10 * 3 + fields / 10 * 4 * 8 / elem,
+                          "use fewer cells (shallow_water.nx, ny) or more ranks");
   }
 
-  std::unique_ptr<Simulation> start(RunContext& ctx) const override {
-    const Params p = read_params(*ctx.config);
-    return grid::start_in_precision<ShallowWaterSimulation>(ctx, p);
+  std::unique_ptr<Simulation> start(RunContext& ctx, const Params& p) const override {
+    return start_in_precision<ShallowWaterSimulation>(ctx, p);
   }
-
-  std::vector<CheckResult> self_checks(RunContext& ctx) const override;
 };
 
 // Runs p to the end without output; returns the first and last diagnostics
@@ -326,19 +318,9 @@ Outcome run_case(RunContext& ctx, const Params& p) {
   return o;
 }
 
-CheckResult verdict(std::string name, double value, double reference, double tolerance, std::string detail) {
-  CheckResult r;
-  r.name = std::move(name);
-  r.value = value;
-  r.reference = reference;
-  r.tolerance = tolerance;
-  r.pass = std::fabs(value - reference) <= tolerance;
-  r.detail = std::move(detail);
-  return r;
-}
-
 std::vector<CheckResult> ShallowWaterModel::self_checks(RunContext& ctx) const {
   const bool fp32 = ctx.precision == Precision::fp32;
+  const auto verdict = &CheckResult::within;
   std::vector<CheckResult> out;
 
   // A vortex on a beta-plane between walls, 1000 steps: mass to round-off;
