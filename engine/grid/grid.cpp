@@ -34,16 +34,6 @@ const char* to_string(Boundary b) {
   return "?";
 }
 
-namespace detail {
-void throw_mpi(int rc, const char* what) {
-  if (rc == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  MPI_Error_string(rc, text, &len);
-  throw Error(ExitCode::internal, std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(len)));
-}
-}  // namespace detail
-
 Grid::Grid(const MpiContext& mpi, const GridSpec& spec) : mpi_(mpi), spec_(spec) {
   if (spec.dims != 2 && spec.dims != 3) throw std::logic_error("Grid: dims must be 2 or 3");
   if (spec.dims == 2) {

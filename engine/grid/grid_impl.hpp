@@ -42,8 +42,6 @@ inline void link_boxes(const Grid& g, const int o[3], Box& send, Box& recv) {
   }
 }
 
-void throw_mpi(int rc, const char* what);
-
 }  // namespace detail
 
 template <class T>
@@ -143,7 +141,7 @@ void HaloExchange<T>::begin(std::initializer_list<Field<T>*> fields) {
     for (const Link& l : links_) {
       const int count = static_cast<int>(static_cast<std::size_t>(l.send.size()) * nf);
       MPI_Request rq;
-      detail::throw_mpi(receive ? MPI_Irecv(recv + l.offset * nf, count, detail::mpi_type<T>(), l.rank, l.recv_tag,
+      throw_mpi(receive ? MPI_Irecv(recv + l.offset * nf, count, detail::mpi_type<T>(), l.rank, l.recv_tag,
                                             grid_.cart(), &rq)
                                 : MPI_Isend(send + l.offset * nf, count, detail::mpi_type<T>(), l.rank, l.send_tag,
                                             grid_.cart(), &rq),
@@ -155,7 +153,7 @@ void HaloExchange<T>::begin(std::initializer_list<Field<T>*> fields) {
 template <class T>
 void HaloExchange<T>::end() {
   if (requests_.empty()) return;
-  detail::throw_mpi(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
+  throw_mpi(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
                     "MPI_Waitall (halo)");
   requests_.clear();
   const std::size_t nf = static_cast<std::size_t>(pending_.count);
