@@ -69,14 +69,15 @@ class Grid {
   int halo() const { return spec_.halo; }
   // Halo width on `axis`: spec.halo on the grid's axes, 0 on z of a 2-D grid.
   int halo(int axis) const { return axis < spec_.dims ? spec_.halo : 0; }
+  Boundary boundary(int axis, int side) const { return spec_.boundary.at(axis).at(side); }
 
   std::array<int, 3> ranks() const { return cart_.ranks(); }    // ranks per axis
   std::array<int, 3> coords() const { return cart_.coords(); }  // this rank's position
-  std::array<index_t, 3> start() const { return start_; }    // global index of owned cell (0, 0, 0)
-  std::array<index_t, 3> count() const { return count_; }    // owned cells per axis
+  IntVect start() const { return start_; }    // global index of owned cell (0, 0, 0)
+  IntVect count() const { return count_; }    // owned cells per axis
   index_t owned_cells() const { return count_[0] * count_[1] * count_[2]; }
   // Local storage per axis (owned + 2 halo) and in all.
-  std::array<index_t, 3> extent() const;
+  IntVect extent() const;
   index_t storage() const;
 
   // Whether the low (side 0) or high (side 1) face of this rank's box on
@@ -123,7 +124,7 @@ class Grid {
   const MpiContext& mpi_;
   GridSpec spec_;
   Cartesian cart_;
-  std::array<index_t, 3> start_{0, 0, 0}, count_{1, 1, 1};
+  IntVect start_{{0, 0, 0}}, count_{{1, 1, 1}};
 
   // interior/strips with a margin on the faces marked in `cut` ([axis][side]).
   using Faces = std::array<std::array<bool, 2>, 3>;

@@ -69,8 +69,8 @@ struct Params {
     g.s0 = sigma;
     g.kappa = kappa;
     for (int a = 0; a < 3; ++a) {
-      g.centre[a] = 0.5 * length[static_cast<std::size_t>(a)];
-      g.length[a] = length[static_cast<std::size_t>(a)];
+      g.centre[a] = 0.5 * length.at(a);
+      g.length[a] = length.at(a);
       g.origin[a] = 0;
       g.images[a] = boundary == Boundary::periodic ? 1 : boundary == Boundary::wall ? 2 : 0;
     }

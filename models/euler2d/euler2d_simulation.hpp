@@ -59,7 +59,8 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
   // Largest |value| of a primitive over the owned cells: 0 rho', 1 u, 2 w, 3 theta'.
   double max_abs_primitive(int which) {
     double m = 0;
-    for (const auto& f : primitives()[static_cast<std::size_t>(which)]) m = std::max(m, std::fabs(f));
+    const std::vector<double> values = std::move(primitives().at(which));   // a range-for would not keep the temporary
+    for (double f : values) m = std::max(m, std::fabs(f));
     return this->ctx_.mpi.max(m);
   }
 
@@ -143,8 +144,7 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
   void stage(int axis, Field<T>& init, Field<T>& forcing, Field<T>& out, T dt) {
     const grid::Grid& g = *this->grid_;
     const Device& dev = this->ctx_.device;
-    const T hv = static_cast<T>(-p_.hv_beta * g.spec().d[static_cast<std::size_t>(axis)] /
-                                (16 * static_cast<double>(dt)));
+    const T hv = static_cast<T>(-p_.hv_beta * g.spec().d.at(axis) / (16 * static_cast<double>(dt)));
     halo_->begin({&forcing});
     flux(axis, forcing, hv, faces_inner_[axis]);
     halo_->end();
@@ -158,7 +158,7 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
     for (const Box& b : faces_outer_[axis]) flux(axis, forcing, hv, b);
     grid::for_box(dev, g.owned(),
                   k::ApplyTendency<T>{init.view(), forcing.view(), flux_.view(), out.view(), wforce_view(), axis,
-                                      static_cast<T>(g.spec().d[static_cast<std::size_t>(axis)]), dt});
+                                      static_cast<T>(g.spec().d.at(axis)), dt});
   }
 
   void flux(int axis, Field<T>& s, T hv, const Box& faces) {
@@ -262,7 +262,7 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
     const auto n = g.count();
     for (int a = 0; a < 2; ++a) {
       // Face f reads cells f-2 .. f+1: all owned for 2 <= f <= n-2.
-      const index_t na = n[static_cast<std::size_t>(a)];
+      const index_t na = n[a];
       const index_t inner_end = std::max<index_t>(2, na - 1);
       Box inner = g.owned(), low = g.owned(), high = g.owned();
       inner.lo[a] = 2;

@@ -67,7 +67,7 @@ void MdSimulation<T>::restore(StateReader& r) {
   for (std::size_t k = 0; k < now.size(); ++k) {
     const auto it = std::lower_bound(built.index.begin(), built.index.end(), now.index[k]);
     const std::size_t row = static_cast<std::size_t>(it - built.index.begin());
-    for (int c = 0; c < 3; ++c) f[3 * k + static_cast<std::size_t>(c)] = built.velocity[3 * row + static_cast<std::size_t>(c)];
+    for (std::size_t c = 0; c < 3; ++c) f[3 * k + c] = built.velocity[3 * row + c];
   }
   atoms_.upload_forces(f);
 }

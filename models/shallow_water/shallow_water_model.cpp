@@ -183,10 +183,10 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
         grid::fill_side(g, dev, h, axis, side);
         grid::fill_side(g, dev, *tangential[axis], axis, side);
         grid::Box box = g.stored();   // the halo beyond the side, over the other axis' halos
-        box.lo[axis] = side == 0 ? -g.halo(axis) : n[static_cast<std::size_t>(axis)];
+        box.lo[axis] = side == 0 ? -g.halo(axis) : n[axis];
         box.n[axis] = g.halo(axis);
         grid::for_box(dev, box,
-                      ks::NormalVelocityWall<T>{normal[axis]->view(), axis, n[static_cast<std::size_t>(axis)], side});
+                      ks::NormalVelocityWall<T>{normal[axis]->view(), axis, n[axis], side});
       }
   }
 
@@ -304,7 +304,7 @@ class ShallowWaterModel final : public ModelOf<Params, read_params, declare_sche
 // rows and this rank's owned h at the start and the end.
 struct Outcome {
   std::vector<double> first, last, h0, h1;
-  std::array<index_t, 3> start{}, count{};
+  grid::IntVect start, count;
 };
 
 Outcome run_case(RunContext& ctx, const Params& p) {
