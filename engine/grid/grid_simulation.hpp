@@ -47,9 +47,6 @@ class GridSimulation : public Simulation {
  public:
   std::int64_t steps() const override { return steps_; }
   std::int64_t steps_done() const override { return step_; }
-  double work_total() const override { return static_cast<double>(steps_); }
-  double work_done() const override { return static_cast<double>(step_); }
-  std::string work_unit() const override { return "steps"; }
   double time() const { return time_; }
   const GridClock& clock() const { return clock_; }
   // The diagnostics row last written (at the latest output).

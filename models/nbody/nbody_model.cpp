@@ -111,9 +111,6 @@ class NbodySimulation final : public Simulation {
 
   std::int64_t steps() const override { return steps_; }
   std::int64_t steps_done() const override { return step_; }
-  double work_total() const override { return static_cast<double>(steps_); }
-  double work_done() const override { return static_cast<double>(step_); }
-  std::string work_unit() const override { return "steps"; }
 
   void advance() override {
     // The last step may be shorter, to end exactly at t_end.
