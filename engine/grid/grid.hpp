@@ -17,6 +17,7 @@
 #include "engine/backend/buffer.hpp"
 #include "engine/backend/parallel.hpp"
 #include "engine/runtime/cartesian.hpp"
+#include "engine/runtime/stop_request.hpp"
 #include "kernels/grid/box_kernels.hpp"
 #include "kernels/grid/field_view.hpp"
 #include "kernels/grid/halo.hpp"
@@ -264,6 +265,18 @@ void restore_field(StateReader& r, const Grid& g, Field<T>& f);
 // halos (for output and checkpoints).
 template <class T>
 std::vector<double> owned_values(const Grid& g, const Field<T>& f, int c = 0);
+// Sets this rank's owned cells of a 2-D `f` to value(I, J) at global indices
+// (on the host, at the start; halos 0). O(cells): a signal ends the loop
+// early (once a row); the model's next collective step then stops the run.
+template <class T, class F>
+void set_owned(const Grid& g, Field<T>& f, const F& value) {
+  std::vector<T> all(f.buffer().size(), T(0));
+  const FieldView<T> at = host_view(g, all);
+  const auto st = g.start(), n = g.count();
+  for (index_t j = 0; j < n[1] && stop_signal() == 0; ++j)
+    for (index_t i = 0; i < n[0]; ++i) at(i, j) = static_cast<T>(value(st[0] + i, st[1] + j));
+  f.buffer().copy_from_host(all.data(), all.size());
+}
 
 // Whether Open MPI was built CUDA-aware and says so at run time.
 bool mpi_cuda_aware();

@@ -242,17 +242,10 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
   // counts three times per stage; ApplyTendency adds it three times too.
   void gravity_wave_forcing(const grid::Grid& g) {
     wforce_ = Field<T>(g, this->ctx_.device, "wforce");
-    std::vector<T> host(static_cast<std::size_t>(g.storage()), T(0));
-    const grid::FieldView<T> w_at = grid::host_view(g, host);
-    const auto n = g.count(), s0 = g.start();
-    for (index_t j = 0; j < n[1] && stop_signal() == 0; ++j)
-      for (index_t i = 0; i < n[0]; ++i) {
-        const double x = (static_cast<double>(s0[0] + i) + 0.5) * p_.dx();
-        const double z = (static_cast<double>(s0[1] + j) + 0.5) * p_.dz();
-        const double wpert = ellipse_cosine(x, z, 0.01, k::kXLen / 8, 1000., 500., 500.);
-        w_at(i, j) = static_cast<T>(wpert * prof_.dens_cell[static_cast<std::size_t>(s0[1] + j + k::kHalo)]);
-      }
-    wforce_.buffer().copy_from_host(host.data(), host.size());
+    grid::set_owned(g, wforce_, [&](index_t I, index_t J) {
+      const double x = (static_cast<double>(I) + 0.5) * p_.dx(), z = (static_cast<double>(J) + 0.5) * p_.dz();
+      return ellipse_cosine(x, z, 0.01, k::kXLen / 8, 1000., 500., 500.) * prof_.dens_cell.at(J + k::kHalo);
+    });
   }
 
   // The face boxes of each sweep (faces 0 .. n along the axis, face f

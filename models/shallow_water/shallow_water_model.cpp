@@ -15,7 +15,6 @@
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/step_count.hpp"
-#include "engine/runtime/stop_request.hpp"
 #include "models/shallow_water/kernels.hpp"
 #include "kernels/stencil/shallow_water.hpp"
 #include "models/shallow_water/initial_state.hpp"
@@ -27,20 +26,6 @@ namespace {
 
 using grid::Field;
 namespace ks = kernels::stencil;
-
-// Sets this rank's owned cells of `f` to value(I, J) at global indices (on
-// the host, once, at the start; halos are left 0 and filled before use).
-// O(cells): a signal ends the loop early (once a row); initial_dt, the
-// next collective step, then stops every rank (stopped_during_setup).
-template <class T, class F>
-void set_owned(const grid::Grid& g, Field<T>& f, const F& value) {
-  std::vector<T> all(static_cast<std::size_t>(g.storage()), T(0));
-  const grid::FieldView<T> at = grid::host_view(g, all);
-  const auto st = g.start(), n = g.count();
-  for (index_t j = 0; j < n[1] && stop_signal() == 0; ++j)
-    for (index_t i = 0; i < n[0]; ++i) at(i, j) = static_cast<T>(value(st[0] + i, st[1] + j));
-  f.buffer().copy_from_host(all.data(), all.size());
-}
 
 template <class T>
 class ShallowWaterSimulation final : public grid::GridSimulation<T> {
@@ -60,10 +45,10 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
       stage_[s][2] = Field<T>(*g, dev, "v" + tag);
     }
     halo_ = std::make_unique<grid::HaloExchange<T>>(*g, dev, 3);
-    const InitialState init(p);
-    set_owned(*g, h_, [&](index_t I, index_t J) { return init.h(I, J); });
-    set_owned(*g, u_, [&](index_t I, index_t J) { return init.u(I, J); });
-    set_owned(*g, v_, [&](index_t I, index_t J) { return init.v(I, J); });
+    const InitialState init(p);   // a signal in set_owned stops the run in initial_dt
+    grid::set_owned(*g, h_, [&](index_t I, index_t J) { return init.h(I, J); });
+    grid::set_owned(*g, u_, [&](index_t I, index_t J) { return init.u(I, J); });
+    grid::set_owned(*g, v_, [&](index_t I, index_t J) { return init.v(I, J); });
     const double dt = initial_dt(p, init, *g);
     coriolis_ = ks::CoriolisRows{p.f0, p.beta, -0.5 * p.ly, p.dy(), g->start()[1]};
     check_every_ = ctx.config != nullptr ? ctx.config->integer("health.every_steps") : 0;
