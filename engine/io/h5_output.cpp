@@ -375,10 +375,10 @@ void H5Output::slab(const std::string& path, std::span<const double> local, std:
   const int rank = static_cast<int>(global.size());
   hsize_t dims[3], first[3], n[3];
   hsize_t points = 1;
-  for (int d = 0; d < rank; ++d) {
-    dims[d] = static_cast<hsize_t>(global[static_cast<std::size_t>(d)]);
-    first[d] = static_cast<hsize_t>(start[static_cast<std::size_t>(d)]);
-    n[d] = static_cast<hsize_t>(count[static_cast<std::size_t>(d)]);
+  for (std::size_t d = 0; d < global.size(); ++d) {
+    dims[d] = static_cast<hsize_t>(global[d]);
+    first[d] = static_cast<hsize_t>(start[d]);
+    n[d] = static_cast<hsize_t>(count[d]);
     points *= n[d];
   }
   if (points != local.size()) throw std::logic_error("H5Output::slab: " + path + ": local size does not match the box");
@@ -394,8 +394,8 @@ void H5Output::series(const std::string& path, std::span<const std::int64_t> fra
   const int rank = static_cast<int>(frame.size()) + 1;
   hsize_t dims[4] = {0, 0, 0, 0}, max[4] = {H5S_UNLIMITED, 0, 0, 0}, chunk[4] = {1, 1, 1, 1};
   std::size_t bytes = sizeof(double);
-  for (int d = 1; d < rank; ++d) {
-    dims[d] = max[d] = chunk[d] = static_cast<hsize_t>(frame[static_cast<std::size_t>(d - 1)]);
+  for (std::size_t d = 1; d <= frame.size(); ++d) {
+    dims[d] = max[d] = chunk[d] = static_cast<hsize_t>(frame[d - 1]);
     bytes *= chunk[d];
   }
   // A chunk is one frame, halved along its slowest axes until it is at most
@@ -500,9 +500,9 @@ void H5Output::series_write(const std::string& path, std::int64_t index, std::sp
   }
   hsize_t first[4] = {static_cast<hsize_t>(index), 0, 0, 0}, n[4] = {1, 1, 1, 1};
   hsize_t points = 1;
-  for (int d = 1; d < rank; ++d) {
-    first[d] = static_cast<hsize_t>(start[static_cast<std::size_t>(d - 1)]);
-    n[d] = static_cast<hsize_t>(count[static_cast<std::size_t>(d - 1)]);
+  for (std::size_t d = 1; d <= count.size(); ++d) {
+    first[d] = static_cast<hsize_t>(start[d - 1]);
+    n[d] = static_cast<hsize_t>(count[d - 1]);
     points *= n[d];
   }
   if (points != local.size() && !(local.empty())) throw std::logic_error("H5Output::series_write: " + path + ": size");
