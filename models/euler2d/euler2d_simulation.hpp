@@ -304,8 +304,8 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
     const auto n = g.count();
     std::size_t c = 0;
     for (index_t j = 0; j < n[1]; ++j) {
-      const std::size_t kc = static_cast<std::size_t>(start_z_ + j + k::kHalo);
-      const double hr = prof_.dens_cell[kc], hrt = prof_.dens_theta_cell[kc];
+      const index_t kc = start_z_ + j + k::kHalo;
+      const double hr = prof_.dens_cell.at(kc), hrt = prof_.dens_theta_cell.at(kc);
       for (index_t i = 0; i < n[0]; ++i, ++c) {
         out[0][c] = q[0][c];
         out[1][c] = q[1][c] / (hr + q[0][c]);

@@ -137,15 +137,15 @@ FileStart read_start_file(const RunContext& ctx, const Params& p) {
     for (int a = 0; a < 3; ++a) {
       const std::size_t e = 3 * k + static_cast<std::size_t>(a);
       const double given = q.position[e];
-      q.position[e] -= snap.box.origin[static_cast<std::size_t>(a)];
+      q.position[e] -= snap.box.origin.at(a);
       int image = 0;
-      if (!wrap_periodic(q.position[e], snap.box.edges[static_cast<std::size_t>(a)], image) && unplaced.empty()) {
+      if (!wrap_periodic(q.position[e], snap.box.edges.at(a), image) && unplaced.empty()) {
         char text[400];
         std::snprintf(text, sizeof text,
                       "rank %d: md: atom %lld of md.initial_file %s has coordinate %d = %.6g, not a place in the "
                       "periodic box of edge %.6g (not finite, or more than 2^30 box lengths out), at step 0",
                       ctx.mpi.rank(), static_cast<long long>(q.id.empty() ? q.index[k] : q.id[k]),
-                      p.initial_file.c_str(), a, given, snap.box.edges[static_cast<std::size_t>(a)]);
+                      p.initial_file.c_str(), a, given, snap.box.edges.at(a));
         unplaced = text;
       }
       q.image[e] = image;

@@ -304,7 +304,7 @@ class NbodySimulation final : public Simulation {
     MPI_Request pending = MPI_REQUEST_NULL;
     const auto post = [&](int s) {
       const Share src = particles::even_share(n_, s, ranks);
-      Real* buf = stage_[static_cast<std::size_t>(s % 2)].data();
+      Real* buf = stage_[s % 2].data();
       if (s == ctx_.mpi.rank()) {
         copies_.fence();
         buf = own_.data();
@@ -318,7 +318,7 @@ class NbodySimulation final : public Simulation {
       const Share src = particles::even_share(n_, s, ranks);
       const Real* sources = body_.data();
       if (s != ctx_.mpi.rank()) {
-        source_.copy_from_host(stage_[static_cast<std::size_t>(s % 2)].data(), 4 * static_cast<std::size_t>(src.count));
+        source_.copy_from_host(stage_[s % 2].data(), 4 * static_cast<std::size_t>(src.count));
         sources = source_.data();
       }
       // In pieces, ascending, with an MPI_Test between them: Open MPI moves
