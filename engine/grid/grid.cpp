@@ -20,7 +20,7 @@ namespace {
 
 std::string list_text(const std::array<int, 3>& r, int dims) {
   std::string s = "[";
-  for (std::size_t a = 0; a < std::size_t(dims); ++a) s += (a ? ", " : "") + std::to_string(r[a]);
+  for (std::size_t a = 0; a < static_cast<std::size_t>(dims); ++a) s += (a ? ", " : "") + std::to_string(r[a]);
   return s + "]";
 }
 }  // namespace
@@ -45,12 +45,13 @@ Grid::Grid(const MpiContext& mpi, const GridSpec& spec) : mpi_(mpi), spec_(spec)
       throw std::logic_error("Grid: periodic on one side of an axis only");
   }
   const std::string at = spec.where.empty() ? "" : spec.where + ": ";
+  const auto axes = static_cast<std::size_t>(spec.dims);
   const int size = mpi.size();
   const bool given = std::any_of(spec.ranks.begin(), spec.ranks.begin() + spec.dims, [](int r) { return r > 0; });
   std::array<int, 3> ranks{1, 1, 1};
   if (given) {
     int product = 1;
-    for (std::size_t a = 0; a < std::size_t(spec.dims); ++a) {
+    for (std::size_t a = 0; a < axes; ++a) {
       const int r = spec.ranks[a];
       if (r < 1)
         throw InputError(at + spec.decomposition_key + " = " + list_text(spec.ranks, spec.dims) +
@@ -75,25 +76,23 @@ Grid::Grid(const MpiContext& mpi, const GridSpec& spec) : mpi_(mpi), spec_(spec)
     ranks = Cartesian::choose(size, spec.dims, order);
   }
   std::array<bool, 3> periodic{false, false, false};
-  for (std::size_t a = 0; a < std::size_t(spec.dims); ++a) periodic[a] = spec_.boundary[a][0] == Boundary::periodic;
+  for (std::size_t a = 0; a < axes; ++a) periodic[a] = spec_.boundary[a][0] == Boundary::periodic;
   cart_ = Cartesian(mpi.comm(), spec.dims, ranks, periodic);
-  for (int a = 0; a < spec.dims; ++a) {   // the other axes keep start 0, count 1
-    const BlockRange r = cart_.own(a, spec_.n[std::size_t(a)]);
-    start_[a] = r.first;
-    count_[a] = r.size();
-  }
   // Every rank must own at least a halo's width on each axis: the halo of a
   // neighbour is filled from one rank only. Decide collectively.
   std::string problem;
-  for (std::size_t a = 0; a < std::size_t(spec.dims); ++a) {
-    if (count_[int(a)] < spec.halo) {
+  for (int a = 0; a < spec.dims; ++a) {   // the other axes keep start 0, count 1
+    const BlockRange r = cart_.own(a, spec_.n.at(a));
+    start_[a] = r.first;
+    count_[a] = r.size();
+    if (count_[a] < spec.halo && problem.empty()) {
+      const std::string axis = spec.axes.substr(static_cast<std::size_t>(a), 1);
       problem = "the decomposition " + list_text(ranks, spec.dims) + " gives rank " + std::to_string(mpi.rank()) +
-                " only " + std::to_string(count_[int(a)]) + " cells along " + spec.axes.substr(a, 1) + " (of " +
-                std::to_string(spec_.n[a]) + "), fewer than the halo width " + std::to_string(spec.halo) +
-                "; use fewer ranks along " + spec.axes.substr(a, 1) + (given ? "" : " (set " + spec.decomposition_key + ")") +
+                " only " + std::to_string(count_[a]) + " cells along " + axis + " (of " +
+                std::to_string(spec_.n.at(a)) + "), fewer than the halo width " + std::to_string(spec.halo) +
+                "; use fewer ranks along " + axis + (given ? "" : " (set " + spec.decomposition_key + ")") +
                 " or more cells";
       problem = at + (given ? spec.decomposition_key + " = " + list_text(spec.ranks, spec.dims) + ": " : "") + problem;
-      break;
     }
   }
   const auto problems = mpi.gather_strings(problem);
@@ -102,16 +101,14 @@ Grid::Grid(const MpiContext& mpi, const GridSpec& spec) : mpi_(mpi), spec_(spec)
   }
 }
 
-IntVect Grid::extent() const {
-  return {{count_[0] + 2 * halo(0), count_[1] + 2 * halo(1), count_[2] + 2 * halo(2)}};
-}
+IntVect Grid::extent() const { return {{count_[0] + 2 * halo(0), count_[1] + 2 * halo(1), count_[2] + 2 * halo(2)}}; }
 
 index_t Grid::storage() const { return stored().size(); }
 
 bool Grid::physical(int axis, int side) const {
   if (axis >= spec_.dims) return false;
   if (boundary(axis, side) == Boundary::periodic) return false;
-  const auto a = std::size_t(axis);
+  const auto a = static_cast<std::size_t>(axis);
   return side == 0 ? cart_.coords()[a] == 0 : cart_.coords()[a] == cart_.ranks()[a] - 1;
 }
 
@@ -121,14 +118,14 @@ Box Grid::stored() const { return {{{-halo(0), -halo(1), -halo(2)}}, extent()}; 
 
 Grid::Faces Grid::all_faces() const {
   Faces f{};
-  for (std::size_t a = 0; a < std::size_t(spec_.dims); ++a) f[a] = {true, true};
+  for (std::size_t a = 0; a < static_cast<std::size_t>(spec_.dims); ++a) f[a] = {true, true};
   return f;
 }
 
 Grid::Faces Grid::remote_faces() const {
   Faces f{};
-  for (std::size_t a = 0; a < std::size_t(spec_.dims); ++a)
-    for (std::size_t s = 0; s < 2; ++s) f[a][s] = remote(int(a), int(s));
+  for (std::size_t a = 0; a < static_cast<std::size_t>(spec_.dims); ++a)
+    for (std::size_t s = 0; s < 2; ++s) f[a][s] = remote(static_cast<int>(a), static_cast<int>(s));
   return f;
 }
 
@@ -144,7 +141,7 @@ bool Grid::remote(int axis, int side) const {
 Box Grid::shrink(int margin, const Faces& cut) const {
   Box b = owned();
   for (int a = 0; a < spec_.dims; ++a) {
-    const auto& c = cut[std::size_t(a)];
+    const auto& c = cut[static_cast<std::size_t>(a)];
     const index_t low = c[0] ? margin : 0, high = c[1] ? margin : 0;
     b.lo[a] = low;
     b.n[a] = std::max<index_t>(0, count_[a] - low - high);
@@ -159,7 +156,7 @@ std::vector<Box> Grid::split(int margin, const Faces& cut) const {
   Box rest = owned();
   // Slowest axis first: its strips are whole planes of long rows.
   for (int a = spec_.dims - 1; a >= 0; --a) {
-    const auto& c = cut[std::size_t(a)];
+    const auto& c = cut[static_cast<std::size_t>(a)];
     const index_t low = c[0] ? std::min<index_t>(margin, rest.n[a]) : 0;
     const index_t high = c[1] ? std::min<index_t>(margin, rest.n[a] - low) : 0;
     if (low > 0) {
@@ -195,10 +192,11 @@ bool mpi_cuda_aware() {
 
 void declare_decomposition(Schema& s, const std::string& key, int dims, const std::string& axes) {
   std::string shape = "[";
-  for (std::size_t a = 0; a < std::size_t(dims); ++a) shape += std::string(a ? ", p" : "p") + axes[a];
+  for (std::size_t a = 0; a < static_cast<std::size_t>(dims); ++a) shape += std::string(a ? ", p" : "p") + axes[a];
   shape += "]";
   std::string slowest_first;
-  for (std::size_t a = std::size_t(dims); a-- > 0;) slowest_first += (slowest_first.empty() ? "" : ", then ") + axes.substr(a, 1);
+  for (std::size_t a = static_cast<std::size_t>(dims); a-- > 0;)
+    slowest_first += (slowest_first.empty() ? "" : ", then ") + axes.substr(a, 1);
   s.integer_list(key, {}, Range{1.0, {}},
                  "ranks per axis " + shape + " (their product is the number of ranks; uneven splits allowed); [] lets "
                  "MPI_Dims_create choose, giving the most ranks to the axis with the most cells and, between axes "

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
@@ -64,6 +65,13 @@ bool skip_space_check() {
     return v != nullptr && std::string(v) == "1";
   }();
   return skip;
+}
+
+// Bytes this process may still write where `directory` lives; nothing when statvfs fails.
+std::optional<std::uint64_t> free_bytes(const std::string& directory) {
+  struct statvfs fs {};
+  if (::statvfs(directory.c_str(), &fs) != 0) return std::nullopt;
+  return static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
 }
 
 std::string bytes_text(std::uint64_t b) {
@@ -203,10 +211,7 @@ void H5Output::agree(bool ok, const std::string& what, bool writing) const {
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect_error, &stack);
     // MPI-IO reports ENOSPC on its own stderr and keeps errno to itself:
     // a file system left with less than one write's worth is full too.
-    struct statvfs fs {};
-    const bool full = out_of_space(err, stack) ||
-                      (::statvfs(directory_.c_str(), &fs) == 0 &&
-                       static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize < kCloseReserve);
+    const bool full = out_of_space(err, stack) || free_bytes(directory_).value_or(kCloseReserve) < kCloseReserve;
     if (full) {
       mine = "disk full writing " + name_ + " (" + what;
     } else {
@@ -239,28 +244,19 @@ void H5Output::settle(const std::string& local_failure, bool abandon) const {
 
 void H5Output::make_room(std::uint64_t total, const std::string& what) const {
   std::string full;
-  struct statvfs fs {};
-  if (mpi_.root() && ::statvfs(directory_.c_str(), &fs) == 0) {
-    const std::uint64_t free = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
-    if (free < total + kCloseReserve && !skip_space_check()) {
-      full = "disk full writing " + name_ + " (" + what + ": " + bytes_text(total) + " to write, " +
-             bytes_text(free) + " free on " + directory_ + ", of which " + bytes_text(kCloseReserve) +
-             " stay for closing the file)";
-    }
-  }
+  if (const auto free = mpi_.root() ? free_bytes(directory_) : std::nullopt;
+      free && *free < total + kCloseReserve && !skip_space_check())
+    full = "disk full writing " + name_ + " (" + what + ": " + bytes_text(total) + " to write, " + bytes_text(*free) +
+           " free on " + directory_ + ", of which " + bytes_text(kCloseReserve) + " stay for closing the file)";
   settle(full);
 }
 
 void H5Output::room_to_flush() const {
   std::string full;
-  struct statvfs fs {};
-  if (mpi_.root() && ::statvfs(directory_.c_str(), &fs) == 0) {
-    const std::uint64_t free = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
-    if (free < kFlushReserve && !skip_space_check()) {
-      full = "disk full writing " + name_ + " (no room to flush it: " + bytes_text(free) + " free on " +
-             directory_ + ")";
-    }
-  }
+  if (const auto free = mpi_.root() ? free_bytes(directory_) : std::nullopt;
+      free && *free < kFlushReserve && !skip_space_check())
+    full = "disk full writing " + name_ + " (no room to flush it: " + bytes_text(*free) + " free on " + directory_ +
+           ")";
   settle(full, /*abandon=*/true);
 }
 
