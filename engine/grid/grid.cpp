@@ -20,7 +20,7 @@ namespace {
 
 std::string list_text(const std::array<int, 3>& r, int dims) {
   std::string s = "[";
-  for (int a = 0; a < dims; ++a) s += (a ? ", " : "") + std::to_string(r[static_cast<std::size_t>(a)]);
+  for (std::size_t a = 0; a < static_cast<std::size_t>(dims); ++a) s += (a ? ", " : "") + std::to_string(r[a]);
   return s + "]";
 }
 }  // namespace
@@ -34,40 +34,30 @@ const char* to_string(Boundary b) {
   return "?";
 }
 
-namespace detail {
-void throw_mpi(int rc, const char* what) {
-  if (rc == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  MPI_Error_string(rc, text, &len);
-  throw Error(ExitCode::internal, std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(len)));
-}
-}  // namespace detail
-
 Grid::Grid(const MpiContext& mpi, const GridSpec& spec) : mpi_(mpi), spec_(spec) {
   if (spec.dims != 2 && spec.dims != 3) throw std::logic_error("Grid: dims must be 2 or 3");
   if (spec.dims == 2) {
     spec_.n[2] = 1;
     spec_.boundary[2] = {Boundary::periodic, Boundary::periodic};
   }
-  for (int a = 0; a < spec.dims; ++a) {
-    const auto& b = spec_.boundary[static_cast<std::size_t>(a)];
+  for (const auto& b : spec_.boundary) {
     if ((b[0] == Boundary::periodic) != (b[1] == Boundary::periodic))
       throw std::logic_error("Grid: periodic on one side of an axis only");
   }
   const std::string at = spec.where.empty() ? "" : spec.where + ": ";
+  const auto axes = static_cast<std::size_t>(spec.dims);
   const int size = mpi.size();
   const bool given = std::any_of(spec.ranks.begin(), spec.ranks.begin() + spec.dims, [](int r) { return r > 0; });
   std::array<int, 3> ranks{1, 1, 1};
   if (given) {
     int product = 1;
-    for (int a = 0; a < spec.dims; ++a) {
-      const int r = spec.ranks[static_cast<std::size_t>(a)];
+    for (std::size_t a = 0; a < axes; ++a) {
+      const int r = spec.ranks[a];
       if (r < 1)
         throw InputError(at + spec.decomposition_key + " = " + list_text(spec.ranks, spec.dims) +
                          ": every entry must be at least 1");
       product *= r;
-      ranks[static_cast<std::size_t>(a)] = r;
+      ranks[a] = r;
     }
     if (product != size)
       throw InputError(at + spec.decomposition_key + " = " + list_text(spec.ranks, spec.dims) + ": asks for " +
@@ -80,40 +70,29 @@ Grid::Grid(const MpiContext& mpi, const GridSpec& spec) : mpi_(mpi), spec_(spec)
     // rows and shorter rows to sweep, while a cut across z or y exchanges
     // contiguous planes or rows (and a periodic x then needs no message).
     std::array<int, 3> order{0, 1, 2};
-    std::stable_sort(order.begin(), order.begin() + spec.dims, [&](int a, int b) {
-      const index_t na = spec_.n[static_cast<std::size_t>(a)], nb = spec_.n[static_cast<std::size_t>(b)];
-      return na != nb ? na > nb : a > b;
+    std::stable_sort(order.begin(), order.begin() + spec.dims, [&](std::size_t a, std::size_t b) {
+      return spec_.n[a] != spec_.n[b] ? spec_.n[a] > spec_.n[b] : a > b;
     });
     ranks = Cartesian::choose(size, spec.dims, order);
   }
   std::array<bool, 3> periodic{false, false, false};
-  for (int a = 0; a < spec.dims; ++a)
-    periodic[static_cast<std::size_t>(a)] = spec_.boundary[static_cast<std::size_t>(a)][0] == Boundary::periodic;
+  for (std::size_t a = 0; a < axes; ++a) periodic[a] = spec_.boundary[a][0] == Boundary::periodic;
   cart_ = Cartesian(mpi.comm(), spec.dims, ranks, periodic);
-  for (int a = 0; a < 3; ++a) {
-    const auto s = static_cast<std::size_t>(a);
-    if (a < spec.dims) {
-      const BlockRange r = cart_.own(a, spec_.n[s]);
-      start_[s] = r.first;
-      count_[s] = r.size();
-    } else {
-      start_[s] = 0;
-      count_[s] = 1;
-    }
-  }
   // Every rank must own at least a halo's width on each axis: the halo of a
   // neighbour is filled from one rank only. Decide collectively.
   std::string problem;
-  for (int a = 0; a < spec.dims; ++a) {
-    const auto s = static_cast<std::size_t>(a);
-    if (count_[s] < spec.halo) {
+  for (int a = 0; a < spec.dims; ++a) {   // the other axes keep start 0, count 1
+    const BlockRange r = cart_.own(a, spec_.n.at(a));
+    start_[a] = r.first;
+    count_[a] = r.size();
+    if (count_[a] < spec.halo && problem.empty()) {
+      const std::string axis = spec.axes.substr(static_cast<std::size_t>(a), 1);
       problem = "the decomposition " + list_text(ranks, spec.dims) + " gives rank " + std::to_string(mpi.rank()) +
-                " only " + std::to_string(count_[s]) + " cells along " + spec.axes.substr(static_cast<std::size_t>(a), 1) + " (of " +
-                std::to_string(spec_.n[s]) + "), fewer than the halo width " + std::to_string(spec.halo) +
-                "; use fewer ranks along " + spec.axes.substr(static_cast<std::size_t>(a), 1) + (given ? "" : " (set " + spec.decomposition_key + ")") +
+                " only " + std::to_string(count_[a]) + " cells along " + axis + " (of " +
+                std::to_string(spec_.n.at(a)) + "), fewer than the halo width " + std::to_string(spec.halo) +
+                "; use fewer ranks along " + axis + (given ? "" : " (set " + spec.decomposition_key + ")") +
                 " or more cells";
       problem = at + (given ? spec.decomposition_key + " = " + list_text(spec.ranks, spec.dims) + ": " : "") + problem;
-      break;
     }
   }
   const auto problems = mpi.gather_strings(problem);
@@ -122,36 +101,31 @@ Grid::Grid(const MpiContext& mpi, const GridSpec& spec) : mpi_(mpi), spec_(spec)
   }
 }
 
-std::array<index_t, 3> Grid::extent() const {
-  return {count_[0] + 2 * halo(0), count_[1] + 2 * halo(1), count_[2] + 2 * halo(2)};
-}
+IntVect Grid::extent() const { return {{count_[0] + 2 * halo(0), count_[1] + 2 * halo(1), count_[2] + 2 * halo(2)}}; }
 
 index_t Grid::storage() const { return stored().size(); }
 
 bool Grid::physical(int axis, int side) const {
   if (axis >= spec_.dims) return false;
+  if (boundary(axis, side) == Boundary::periodic) return false;
   const auto a = static_cast<std::size_t>(axis);
-  if (spec_.boundary[a][static_cast<std::size_t>(side)] == Boundary::periodic) return false;
   return side == 0 ? cart_.coords()[a] == 0 : cart_.coords()[a] == cart_.ranks()[a] - 1;
 }
 
-Box Grid::owned() const { return {{}, {{count_[0], count_[1], count_[2]}}}; }
+Box Grid::owned() const { return {{}, count_}; }
 
-Box Grid::stored() const {
-  const auto e = extent();
-  return {{{-halo(0), -halo(1), -halo(2)}}, {{e[0], e[1], e[2]}}};
-}
+Box Grid::stored() const { return {{{-halo(0), -halo(1), -halo(2)}}, extent()}; }
 
 Grid::Faces Grid::all_faces() const {
   Faces f{};
-  for (int a = 0; a < spec_.dims; ++a) f[static_cast<std::size_t>(a)] = {true, true};
+  for (std::size_t a = 0; a < static_cast<std::size_t>(spec_.dims); ++a) f[a] = {true, true};
   return f;
 }
 
 Grid::Faces Grid::remote_faces() const {
   Faces f{};
-  for (int a = 0; a < spec_.dims; ++a)
-    for (int s = 0; s < 2; ++s) f[static_cast<std::size_t>(a)][static_cast<std::size_t>(s)] = remote(a, s);
+  for (std::size_t a = 0; a < static_cast<std::size_t>(spec_.dims); ++a)
+    for (std::size_t s = 0; s < 2; ++s) f[a][s] = remote(static_cast<int>(a), static_cast<int>(s));
   return f;
 }
 
@@ -167,10 +141,10 @@ bool Grid::remote(int axis, int side) const {
 Box Grid::shrink(int margin, const Faces& cut) const {
   Box b = owned();
   for (int a = 0; a < spec_.dims; ++a) {
-    const auto s = static_cast<std::size_t>(a);
-    const index_t low = cut[s][0] ? margin : 0, high = cut[s][1] ? margin : 0;
+    const auto& c = cut[static_cast<std::size_t>(a)];
+    const index_t low = c[0] ? margin : 0, high = c[1] ? margin : 0;
     b.lo[a] = low;
-    b.n[a] = std::max<index_t>(0, count_[s] - low - high);
+    b.n[a] = std::max<index_t>(0, count_[a] - low - high);
   }
   if (b.size() == 0)
     for (int a = 0; a < 3; ++a) b.n[a] = 0;
@@ -182,9 +156,9 @@ std::vector<Box> Grid::split(int margin, const Faces& cut) const {
   Box rest = owned();
   // Slowest axis first: its strips are whole planes of long rows.
   for (int a = spec_.dims - 1; a >= 0; --a) {
-    const auto s = static_cast<std::size_t>(a);
-    const index_t low = cut[s][0] ? std::min<index_t>(margin, rest.n[a]) : 0;
-    const index_t high = cut[s][1] ? std::min<index_t>(margin, rest.n[a] - low) : 0;
+    const auto& c = cut[static_cast<std::size_t>(a)];
+    const index_t low = c[0] ? std::min<index_t>(margin, rest.n[a]) : 0;
+    const index_t high = c[1] ? std::min<index_t>(margin, rest.n[a] - low) : 0;
     if (low > 0) {
       Box b = rest;
       b.n[a] = low;
@@ -218,10 +192,11 @@ bool mpi_cuda_aware() {
 
 void declare_decomposition(Schema& s, const std::string& key, int dims, const std::string& axes) {
   std::string shape = "[";
-  for (int a = 0; a < dims; ++a) shape += std::string(a ? ", p" : "p") + axes[static_cast<std::size_t>(a)];
+  for (std::size_t a = 0; a < static_cast<std::size_t>(dims); ++a) shape += std::string(a ? ", p" : "p") + axes[a];
   shape += "]";
   std::string slowest_first;
-  for (int a = dims - 1; a >= 0; --a) slowest_first += std::string(a < dims - 1 ? ", then " : "") + axes[static_cast<std::size_t>(a)];
+  for (std::size_t a = static_cast<std::size_t>(dims); a-- > 0;)
+    slowest_first += (slowest_first.empty() ? "" : ", then ") + axes.substr(a, 1);
   s.integer_list(key, {}, Range{1.0, {}},
                  "ranks per axis " + shape + " (their product is the number of ranks; uneven splits allowed); [] lets "
                  "MPI_Dims_create choose, giving the most ranks to the axis with the most cells and, between axes "
@@ -237,9 +212,9 @@ std::array<int, 3> ranks_from(const Config& c, const std::string& key, int dims)
   if (v.empty()) return r;
   if (static_cast<int>(v.size()) != dims)
     c.fail(key, "expected " + std::to_string(dims) + " entries (one per axis), got " + std::to_string(v.size()));
-  for (int a = 0; a < dims; ++a) {
-    if (v[static_cast<std::size_t>(a)] > 1'000'000) c.fail(key, "more ranks than any machine has");
-    r[static_cast<std::size_t>(a)] = static_cast<int>(v[static_cast<std::size_t>(a)]);
+  for (std::size_t a = 0; a < v.size(); ++a) {
+    if (v[a] > 1'000'000) c.fail(key, "more ranks than any machine has");
+    r[a] = static_cast<int>(v[a]);
   }
   return r;
 }

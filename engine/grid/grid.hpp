@@ -17,6 +17,7 @@
 #include "engine/backend/buffer.hpp"
 #include "engine/backend/parallel.hpp"
 #include "engine/runtime/cartesian.hpp"
+#include "engine/runtime/stop_request.hpp"
 #include "kernels/grid/box_kernels.hpp"
 #include "kernels/grid/field_view.hpp"
 #include "kernels/grid/halo.hpp"
@@ -69,14 +70,15 @@ class Grid {
   int halo() const { return spec_.halo; }
   // Halo width on `axis`: spec.halo on the grid's axes, 0 on z of a 2-D grid.
   int halo(int axis) const { return axis < spec_.dims ? spec_.halo : 0; }
+  Boundary boundary(int axis, int side) const { return spec_.boundary.at(axis).at(side); }
 
   std::array<int, 3> ranks() const { return cart_.ranks(); }    // ranks per axis
   std::array<int, 3> coords() const { return cart_.coords(); }  // this rank's position
-  std::array<index_t, 3> start() const { return start_; }    // global index of owned cell (0, 0, 0)
-  std::array<index_t, 3> count() const { return count_; }    // owned cells per axis
+  IntVect start() const { return start_; }    // global index of owned cell (0, 0, 0)
+  IntVect count() const { return count_; }    // owned cells per axis
   index_t owned_cells() const { return count_[0] * count_[1] * count_[2]; }
   // Local storage per axis (owned + 2 halo) and in all.
-  std::array<index_t, 3> extent() const;
+  IntVect extent() const;
   index_t storage() const;
 
   // Whether the low (side 0) or high (side 1) face of this rank's box on
@@ -123,7 +125,7 @@ class Grid {
   const MpiContext& mpi_;
   GridSpec spec_;
   Cartesian cart_;
-  std::array<index_t, 3> start_{0, 0, 0}, count_{1, 1, 1};
+  IntVect start_{{0, 0, 0}}, count_{{1, 1, 1}};
 
   // interior/strips with a margin on the faces marked in `cut` ([axis][side]).
   using Faces = std::array<std::array<bool, 2>, 3>;
@@ -266,6 +268,18 @@ std::vector<double> owned_values(const Grid& g, const Field<T>& f, int c = 0);
 // The same from a host copy of a field's storage (ncomp components).
 template <class T>
 std::vector<double> owned_values(const Grid& g, const T* stored, int ncomp, int c);
+// Sets this rank's owned cells of a 2-D `f` to value(I, J) at global indices
+// (on the host, at the start; halos 0). O(cells): a signal ends the loop
+// early (once a row); the model's next collective step then stops the run.
+template <class T, class F>
+void set_owned(const Grid& g, Field<T>& f, const F& value) {
+  std::vector<T> all(f.buffer().size(), T(0));
+  const FieldView<T> at = host_view(g, all);
+  const auto st = g.start(), n = g.count();
+  for (index_t j = 0; j < n[1] && stop_signal() == 0; ++j)
+    for (index_t i = 0; i < n[0]; ++i) at(i, j) = static_cast<T>(value(st[0] + i, st[1] + j));
+  f.buffer().copy_from_host(all.data(), all.size());
+}
 
 // Whether Open MPI was built CUDA-aware and says so at run time.
 bool mpi_cuda_aware();

@@ -42,8 +42,6 @@ inline void link_boxes(const Grid& g, const int o[3], Box& send, Box& recv) {
   }
 }
 
-void throw_mpi(int rc, const char* what);
-
 }  // namespace detail
 
 template <class T>
@@ -62,19 +60,18 @@ HaloExchange<T>::HaloExchange(const Grid& g, const Device& device, int max_field
   // over the halos of the axes wrapped before it, so every direction whose
   // offsets lie on such axes only is covered, edges and corners included.
   const auto n = g.count();
-  std::array<bool, 3> self{false, false, false};
+  bool self[3] = {false, false, false};
   for (int a = 0; a < g.dims(); ++a) {
     int o[3] = {0, 0, 0};
     o[a] = 1;
-    const auto s = static_cast<std::size_t>(a);
     // The Cartesian communicator keeps MpiContext's numbering (reorder = 0).
-    self[s] = g.neighbour(o[0], o[1], o[2]) == g.mpi().rank();
-    if (!self[s]) continue;
-    Wrap w{g.owned(), a, n[s]};
+    self[a] = g.neighbour(o[0], o[1], o[2]) == g.mpi().rank();
+    if (!self[a]) continue;
+    Wrap w{g.owned(), a, n[a]};
     for (int b = 0; b < a; ++b)
-      if (self[static_cast<std::size_t>(b)]) {
+      if (self[b]) {
         w.low.lo[b] = -g.halo(b);
-        w.low.n[b] = n[static_cast<std::size_t>(b)] + 2 * g.halo(b);
+        w.low.n[b] = n[b] + 2 * g.halo(b);
       }
     w.low.lo[a] = -g.halo(a);
     w.low.n[a] = g.halo(a);
@@ -143,7 +140,7 @@ void HaloExchange<T>::begin(std::initializer_list<Field<T>*> fields) {
     for (const Link& l : links_) {
       const int count = static_cast<int>(static_cast<std::size_t>(l.send.size()) * nf);
       MPI_Request rq;
-      detail::throw_mpi(receive ? MPI_Irecv(recv + l.offset * nf, count, detail::mpi_type<T>(), l.rank, l.recv_tag,
+      throw_mpi(receive ? MPI_Irecv(recv + l.offset * nf, count, detail::mpi_type<T>(), l.rank, l.recv_tag,
                                             grid_.cart(), &rq)
                                 : MPI_Isend(send + l.offset * nf, count, detail::mpi_type<T>(), l.rank, l.send_tag,
                                             grid_.cart(), &rq),
@@ -155,7 +152,7 @@ void HaloExchange<T>::begin(std::initializer_list<Field<T>*> fields) {
 template <class T>
 void HaloExchange<T>::end() {
   if (requests_.empty()) return;
-  detail::throw_mpi(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
+  throw_mpi(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
                     "MPI_Waitall (halo)");
   requests_.clear();
   const std::size_t nf = static_cast<std::size_t>(pending_.count);
@@ -168,20 +165,20 @@ void HaloExchange<T>::end() {
 template <class T>
 void fill_side(const Grid& g, const Device& device, Field<T>& f, int axis, int side, T sign) {
   if (!g.physical(axis, side)) return;
-  const Boundary kind = g.spec().boundary[static_cast<std::size_t>(axis)][static_cast<std::size_t>(side)];
+  const Boundary kind = g.boundary(axis, side);
   const auto n = g.count();
   Box box = g.stored();   // the halo slab beyond the side, over the other axes' halos
-  box.lo[axis] = side == 0 ? -g.halo(axis) : n[static_cast<std::size_t>(axis)];
+  box.lo[axis] = side == 0 ? -g.halo(axis) : n[axis];
   box.n[axis] = g.halo(axis);
   for_box(device, box,
-          kernels::grid::FillSide<T>{f.view(), axis, n[static_cast<std::size_t>(axis)], side, kind == Boundary::wall,
+          kernels::grid::FillSide<T>{f.view(), axis, n[axis], side, kind == Boundary::wall,
                                      kind == Boundary::wall ? sign : T(1)});
 }
 
 template <class T>
 void fill_boundaries(const Grid& g, const Device& device, Field<T>& f, std::array<T, 3> sign) {
   for (int a = 0; a < g.dims(); ++a)
-    for (int s = 0; s < 2; ++s) fill_side(g, device, f, a, s, sign[static_cast<std::size_t>(a)]);
+    for (int s = 0; s < 2; ++s) fill_side(g, device, f, a, s, sign.at(a));
 }
 
 template <class F>
@@ -223,9 +220,9 @@ inline void global_box(const Grid& g, std::vector<std::int64_t>& global, std::ve
   start.clear();
   count.clear();
   for (int a = g.dims() - 1; a >= 0; --a) {
-    global.push_back(g.spec().n[static_cast<std::size_t>(a)]);
-    start.push_back(g.start()[static_cast<std::size_t>(a)]);
-    count.push_back(g.count()[static_cast<std::size_t>(a)]);
+    global.push_back(g.spec().n.at(a));
+    start.push_back(g.start()[a]);
+    count.push_back(g.count()[a]);
   }
 }
 }  // namespace detail

@@ -15,20 +15,6 @@ namespace strata::grid {
 
 namespace {
 
-// The frame's shape and this rank's box in it, slowest axis first.
-void frame_box(const Grid& g, std::vector<std::int64_t>& shape, std::vector<std::int64_t>& start,
-               std::vector<std::int64_t>& count) {
-  shape.clear();
-  start.clear();
-  count.clear();
-  for (int a = g.dims() - 1; a >= 0; --a) {
-    const auto s = static_cast<std::size_t>(a);
-    shape.push_back(g.spec().n[s]);
-    start.push_back(g.start()[s]);
-    count.push_back(g.count()[s]);
-  }
-}
-
 using xdmf::number;
 
 }  // namespace
@@ -55,8 +41,7 @@ void GridOutput::write_grid() {
   const GridSpec& s = grid_.spec();
   o.group("/grid");
   std::vector<double> origin;
-  for (int a = 0; a < grid_.dims(); ++a) {
-    const auto i = static_cast<std::size_t>(a);
+  for (std::size_t i = 0; i < axes_.size(); ++i) {
     o.attribute("/grid", "n" + axes_[i], static_cast<std::int64_t>(s.n[i]));
     o.attribute("/grid", "d" + axes_[i], s.d[i]);
     o.attribute("/grid", "boundary_" + axes_[i],
@@ -73,7 +58,7 @@ void GridOutput::write_grid() {
   o.attribute("/grid", "origin", origin);
   o.attribute("/grid", "axes", axes_);
   std::vector<std::string> ranks;
-  for (int a = 0; a < grid_.dims(); ++a) ranks.push_back(std::to_string(grid_.ranks()[static_cast<std::size_t>(a)]));
+  for (std::size_t a = 0; a < axes_.size(); ++a) ranks.push_back(std::to_string(grid_.ranks()[a]));
   o.attribute("/grid", "decomposition", ranks);
   o.attribute("/grid", "halo", static_cast<std::int64_t>(grid_.halo()));
 }
@@ -81,9 +66,9 @@ void GridOutput::write_grid() {
 void GridOutput::create_series() {
   H5Output& o = *out_;
   std::vector<std::int64_t> shape, start, count;
-  frame_box(grid_, shape, start, count);
+  detail::global_box(grid_, shape, start, count);
   std::vector<std::string> dims{"time"};
-  for (int a = grid_.dims() - 1; a >= 0; --a) dims.push_back(axes_[static_cast<std::size_t>(a)]);
+  dims.insert(dims.end(), axes_.rbegin(), axes_.rend());
   // Only what is missing: a restart may find some series and not others.
   const auto make = [&](const std::string& path, std::span<const std::int64_t> frame, const Quantity& q,
                         const std::vector<std::string>* dimensions) {
@@ -128,7 +113,7 @@ void GridOutput::frame(double time, const std::vector<std::vector<double>>& valu
   if (out_ == nullptr) return;
   if (values.size() != fields_.size()) throw std::logic_error("GridOutput::frame: one value array per field");
   std::vector<std::int64_t> shape, start, count;
-  frame_box(grid_, shape, start, count);
+  detail::global_box(grid_, shape, start, count);
   for (std::size_t f = 0; f < fields_.size(); ++f)
     out_->series_write("/fields/" + fields_[f].name, frames_, values[f], start, count);
   out_->series_write("/fields/time", frames_, time);
@@ -170,10 +155,9 @@ std::string GridOutput::xdmf_entry(std::size_t f) const {
   index_t n3[3] = {1, 1, 1};
   double o3[3] = {0, 0, 0};
   double d_min = s.d[0];
-  for (int a = 1; a < dims; ++a) d_min = std::min(d_min, s.d[static_cast<std::size_t>(a)]);
+  for (std::size_t a = 1; a < axes_.size(); ++a) d_min = std::min(d_min, s.d[a]);
   double d3[3] = {d_min, d_min, d_min};
-  for (int a = 0; a < dims; ++a) {
-    const auto i = static_cast<std::size_t>(a);
+  for (std::size_t i = 0; i < axes_.size(); ++i) {
     const char name = axes_[i].empty() ? 'x' : axes_[i][0];
     const int p = name == 'z' ? 2 : name == 'y' ? 1 : 0;
     n3[p] = s.n[i];
@@ -188,8 +172,7 @@ std::string GridOutput::xdmf_entry(std::size_t f) const {
     origin += sep + number(o3[p]);
     spacing += sep + number(d3[p]);
   }
-  for (int a = dims - 1; a >= 0; --a)
-    frame_cells += (a == dims - 1 ? "" : " ") + std::to_string(s.n[static_cast<std::size_t>(a)]);
+  for (std::size_t a = axes_.size(); a-- > 0;) frame_cells += (frame_cells.empty() ? "" : " ") + std::to_string(s.n[a]);
   std::ostringstream x;
   x << "      <Grid Name=\"frame " << f << "\" GridType=\"Uniform\">\n"
     << "        <Time Value=\"" << number(times_[f]) << "\"/>\n"

@@ -50,9 +50,6 @@ class GridSimulation : public Simulation {
  public:
   std::int64_t steps() const override { return steps_; }
   std::int64_t steps_done() const override { return step_; }
-  double work_total() const override { return static_cast<double>(steps_); }
-  double work_done() const override { return static_cast<double>(step_); }
-  std::string work_unit() const override { return "steps"; }
   double time() const { return time_; }
   const GridClock& clock() const { return clock_; }
   // The diagnostics row last written (at the latest output).
@@ -319,14 +316,6 @@ class GridSimulation : public Simulation {
   std::int64_t last_output_step_ = -1;
   bool failure_recorded_ = false, checking_ = true;
 };
-
-// A model's simulation in the run's precision: Sim<float> or Sim<double>,
-// constructed from (ctx, params).
-template <template <class> class Sim, class Params>
-std::unique_ptr<Simulation> start_in_precision(RunContext& ctx, const Params& params) {
-  if (ctx.precision == Precision::fp32) return std::make_unique<Sim<float>>(ctx, params);
-  return std::make_unique<Sim<double>>(ctx, params);
-}
 
 // Runs a model's simulation of `params` to its end without output, in the
 // run's precision (a model's self-checks): look(sim, true) sees it before

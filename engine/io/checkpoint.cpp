@@ -390,9 +390,9 @@ class H5StateReader final : public StateReader {
       throw Error(ExitCode::resources, path_ + ": /state/" + name + ": stored with another number of dimensions");
     }
     hsize_t first[3], n[3], points = 1;
-    for (int d = 0; d < rank; ++d) {
-      first[d] = static_cast<hsize_t>(start[static_cast<std::size_t>(d)]);
-      n[d] = static_cast<hsize_t>(count[static_cast<std::size_t>(d)]);
+    for (std::size_t d = 0; d < start.size(); ++d) {
+      first[d] = static_cast<hsize_t>(start[d]);
+      n[d] = static_cast<hsize_t>(count[d]);
       points *= n[d];
     }
     if (points != local.size()) throw std::logic_error("StateReader::box: local size does not match the box");

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
@@ -64,6 +65,13 @@ bool skip_space_check() {
     return v != nullptr && std::string(v) == "1";
   }();
   return skip;
+}
+
+// Bytes this process may still write where `directory` lives; nothing when statvfs fails.
+std::optional<std::uint64_t> free_bytes(const std::string& directory) {
+  struct statvfs fs {};
+  if (::statvfs(directory.c_str(), &fs) != 0) return std::nullopt;
+  return static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
 }
 
 std::string bytes_text(std::uint64_t b) {
@@ -203,10 +211,7 @@ void H5Output::agree(bool ok, const std::string& what, bool writing) const {
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect_error, &stack);
     // MPI-IO reports ENOSPC on its own stderr and keeps errno to itself:
     // a file system left with less than one write's worth is full too.
-    struct statvfs fs {};
-    const bool full = out_of_space(err, stack) ||
-                      (::statvfs(directory_.c_str(), &fs) == 0 &&
-                       static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize < kCloseReserve);
+    const bool full = out_of_space(err, stack) || free_bytes(directory_).value_or(kCloseReserve) < kCloseReserve;
     if (full) {
       mine = "disk full writing " + name_ + " (" + what;
     } else {
@@ -239,28 +244,19 @@ void H5Output::settle(const std::string& local_failure, bool abandon) const {
 
 void H5Output::make_room(std::uint64_t total, const std::string& what) const {
   std::string full;
-  struct statvfs fs {};
-  if (mpi_.root() && ::statvfs(directory_.c_str(), &fs) == 0) {
-    const std::uint64_t free = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
-    if (free < total + kCloseReserve && !skip_space_check()) {
-      full = "disk full writing " + name_ + " (" + what + ": " + bytes_text(total) + " to write, " +
-             bytes_text(free) + " free on " + directory_ + ", of which " + bytes_text(kCloseReserve) +
-             " stay for closing the file)";
-    }
-  }
+  if (const auto free = mpi_.root() ? free_bytes(directory_) : std::nullopt;
+      free && *free < total + kCloseReserve && !skip_space_check())
+    full = "disk full writing " + name_ + " (" + what + ": " + bytes_text(total) + " to write, " + bytes_text(*free) +
+           " free on " + directory_ + ", of which " + bytes_text(kCloseReserve) + " stay for closing the file)";
   settle(full);
 }
 
 void H5Output::room_to_flush() const {
   std::string full;
-  struct statvfs fs {};
-  if (mpi_.root() && ::statvfs(directory_.c_str(), &fs) == 0) {
-    const std::uint64_t free = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
-    if (free < kFlushReserve && !skip_space_check()) {
-      full = "disk full writing " + name_ + " (no room to flush it: " + bytes_text(free) + " free on " +
-             directory_ + ")";
-    }
-  }
+  if (const auto free = mpi_.root() ? free_bytes(directory_) : std::nullopt;
+      free && *free < kFlushReserve && !skip_space_check())
+    full = "disk full writing " + name_ + " (no room to flush it: " + bytes_text(*free) + " free on " + directory_ +
+           ")";
   settle(full, /*abandon=*/true);
 }
 
@@ -375,10 +371,10 @@ void H5Output::slab(const std::string& path, std::span<const double> local, std:
   const int rank = static_cast<int>(global.size());
   hsize_t dims[3], first[3], n[3];
   hsize_t points = 1;
-  for (int d = 0; d < rank; ++d) {
-    dims[d] = static_cast<hsize_t>(global[static_cast<std::size_t>(d)]);
-    first[d] = static_cast<hsize_t>(start[static_cast<std::size_t>(d)]);
-    n[d] = static_cast<hsize_t>(count[static_cast<std::size_t>(d)]);
+  for (std::size_t d = 0; d < global.size(); ++d) {
+    dims[d] = static_cast<hsize_t>(global[d]);
+    first[d] = static_cast<hsize_t>(start[d]);
+    n[d] = static_cast<hsize_t>(count[d]);
     points *= n[d];
   }
   if (points != local.size()) throw std::logic_error("H5Output::slab: " + path + ": local size does not match the box");
@@ -394,8 +390,8 @@ void H5Output::series(const std::string& path, std::span<const std::int64_t> fra
   const int rank = static_cast<int>(frame.size()) + 1;
   hsize_t dims[4] = {0, 0, 0, 0}, max[4] = {H5S_UNLIMITED, 0, 0, 0}, chunk[4] = {1, 1, 1, 1};
   std::size_t bytes = sizeof(double);
-  for (int d = 1; d < rank; ++d) {
-    dims[d] = max[d] = chunk[d] = static_cast<hsize_t>(frame[static_cast<std::size_t>(d - 1)]);
+  for (std::size_t d = 1; d <= frame.size(); ++d) {
+    dims[d] = max[d] = chunk[d] = static_cast<hsize_t>(frame[d - 1]);
     bytes *= chunk[d];
   }
   // A chunk is one frame, halved along its slowest axes until it is at most
@@ -500,9 +496,9 @@ void H5Output::series_write(const std::string& path, std::int64_t index, std::sp
   }
   hsize_t first[4] = {static_cast<hsize_t>(index), 0, 0, 0}, n[4] = {1, 1, 1, 1};
   hsize_t points = 1;
-  for (int d = 1; d < rank; ++d) {
-    first[d] = static_cast<hsize_t>(start[static_cast<std::size_t>(d - 1)]);
-    n[d] = static_cast<hsize_t>(count[static_cast<std::size_t>(d - 1)]);
+  for (std::size_t d = 1; d <= count.size(); ++d) {
+    first[d] = static_cast<hsize_t>(start[d - 1]);
+    n[d] = static_cast<hsize_t>(count[d - 1]);
     points *= n[d];
   }
   if (points != local.size() && !(local.empty())) throw std::logic_error("H5Output::series_write: " + path + ": size");

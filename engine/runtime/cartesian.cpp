@@ -2,21 +2,9 @@
 
 #include <string>
 
-#include "engine/runtime/error.hpp"
+#include "engine/runtime/mpi_context.hpp"
 
 namespace strata {
-
-namespace {
-
-void check(int rc, const char* what) {
-  if (rc == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  MPI_Error_string(rc, text, &len);
-  throw Error(ExitCode::internal, std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(len)));
-}
-
-}  // namespace
 
 Cartesian::Cartesian(MPI_Comm comm, int dims, const std::array<int, 3>& ranks, const std::array<bool, 3>& periodic) {
   std::array<int, 3> periods{0, 0, 0};
@@ -26,9 +14,9 @@ Cartesian::Cartesian(MPI_Comm comm, int dims, const std::array<int, 3>& ranks, c
   }
   // reorder = 0: a rank keeps its number, so the world communicator and the
   // Cartesian one agree on who is rank 0.
-  check(MPI_Cart_create(comm, dims, ranks_.data(), periods.data(), 0, &comm_), "MPI_Cart_create");
-  check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
-  check(MPI_Cart_coords(comm_, rank_, dims, coords_.data()), "MPI_Cart_coords");
+  throw_mpi(MPI_Cart_create(comm, dims, ranks_.data(), periods.data(), 0, &comm_), "MPI_Cart_create");
+  throw_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+  throw_mpi(MPI_Cart_coords(comm_, rank_, dims, coords_.data()), "MPI_Cart_coords");
   for (std::size_t code = 0; code < neighbours_.size(); ++code) {
     std::array<int, 3> c{0, 0, 0};
     bool inside = true;
@@ -49,7 +37,7 @@ Cartesian::~Cartesian() {
 
 std::array<int, 3> Cartesian::choose(int size, int dims, const std::array<int, 3>& most_first) {
   std::array<int, 3> factors{0, 0, 0}, ranks{1, 1, 1};
-  check(MPI_Dims_create(size, dims, factors.data()), "MPI_Dims_create");
+  throw_mpi(MPI_Dims_create(size, dims, factors.data()), "MPI_Dims_create");
   for (int k = 0; k < dims; ++k)
     ranks[static_cast<std::size_t>(most_first[static_cast<std::size_t>(k)])] = factors[static_cast<std::size_t>(k)];
   return ranks;
@@ -57,7 +45,7 @@ std::array<int, 3> Cartesian::choose(int size, int dims, const std::array<int, 3
 
 int Cartesian::rank_of(const std::array<int, 3>& c) const {
   int r = 0;
-  check(MPI_Cart_rank(comm_, c.data(), &r), "MPI_Cart_rank");
+  throw_mpi(MPI_Cart_rank(comm_, c.data(), &r), "MPI_Cart_rank");
   return r;
 }
 

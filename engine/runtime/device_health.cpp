@@ -246,9 +246,9 @@ void DeviceHealth::write(H5Output& out, const MpiContext& mpi) {
   std::vector<int> counts(static_cast<std::size_t>(n)), displs(static_cast<std::size_t>(n));
   MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, mpi.comm());
   int total = 0;
-  for (int r = 0; r < n; ++r) {
-    displs[static_cast<std::size_t>(r)] = total;
-    total += counts[static_cast<std::size_t>(r)];
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    displs[r] = total;
+    total += counts[r];
   }
   std::vector<double> all(static_cast<std::size_t>(total));
   MPI_Allgatherv(flat.data(), count, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, mpi.comm());
@@ -260,18 +260,18 @@ void DeviceHealth::write(H5Output& out, const MpiContext& mpi) {
   if (out.exists("/health")) out.remove("/health");
   out.group("/health");
   out.attribute("/health", "every_seconds", every_seconds_);
-  for (int r = 0; r < n; ++r) {
-    const int rows = counts[static_cast<std::size_t>(r)] / kFields;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    const std::size_t rows = static_cast<std::size_t>(counts[r] / kFields);
     if (rows == 0) continue;
-    const double* base = all.data() + displs[static_cast<std::size_t>(r)];
-    auto column = [&](int k) {
-      std::vector<double> v(static_cast<std::size_t>(rows));
-      for (int i = 0; i < rows; ++i) v[static_cast<std::size_t>(i)] = base[i * kFields + k];
+    const double* base = all.data() + displs[r];
+    auto column = [&](std::size_t k) {
+      std::vector<double> v(rows);
+      for (std::size_t i = 0; i < rows; ++i) v[i] = base[i * kFields + k];
       return v;
     };
-    auto integers = [&](int k) {
-      std::vector<std::int64_t> v(static_cast<std::size_t>(rows));
-      for (int i = 0; i < rows; ++i) v[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(base[i * kFields + k]);
+    auto integers = [&](std::size_t k) {
+      std::vector<std::int64_t> v(rows);
+      for (std::size_t i = 0; i < rows; ++i) v[i] = static_cast<std::int64_t>(base[i * kFields + k]);
       return v;
     };
     H5Table t;
@@ -287,7 +287,7 @@ void DeviceHealth::write(H5Output& out, const MpiContext& mpi) {
                  {"ecc_uncorrected", "", integers(9)}};
     const std::string path = "/health/" + std::to_string(r);
     out.table(path, t);
-    out.attribute(path, "device", names[static_cast<std::size_t>(r)]);
+    out.attribute(path, "device", names[r]);
   }
 }
 

@@ -3,6 +3,7 @@
 // model touches no engine file.
 #pragma once
 
+#include <cmath>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -42,6 +43,10 @@ struct CheckResult {
   double value = 0, reference = 0, tolerance = 0;   // pass: |value - reference| <= tolerance
   bool pass = false;
   std::string detail;                               // how the tolerance was derived
+
+  static CheckResult within(std::string name, double value, double reference, double tolerance, std::string detail) {
+    return {std::move(name), value, reference, tolerance, std::fabs(value - reference) <= tolerance, std::move(detail)};
+  }
 };
 
 // Figures the run reports in /performance and the summary.
@@ -63,6 +68,12 @@ struct MemoryPlan {
   // Memory that lives where the kernels run: the device's on CUDA, the
   // host's on the host backend.
   void add(const Device& device, std::size_t bytes) { (device.on_cuda() ? device_bytes : host_bytes) += bytes; }
+  // `kernel_bytes` where the kernels run and `host_only` more on the host.
+  static MemoryPlan of(const Device& device, std::size_t kernel_bytes, std::size_t host_only, std::string hint) {
+    MemoryPlan m{host_only, 0, std::move(hint)};
+    m.add(device, kernel_bytes);
+    return m;
+  }
 };
 
 class Model {
@@ -83,6 +94,31 @@ class Model {
   // `strata validate`: analytic self-checks on the chosen backend and precision.
   virtual std::vector<CheckResult> self_checks(RunContext& ctx) const = 0;
 };
+
+// A model whose input is one parameter struct P, read (and checked) by Read,
+// with the keys Declare declares: it states its plan, memory and start for
+// the parameters, and the entry points above read them.
+template <class P, P (*Read)(const Config&), void (*Declare)(Schema&)>
+class ModelOf : public Model {
+ public:
+  void declare(Schema& schema) const final { Declare(schema); }
+  void check(const Config& config) const final { (void)Read(config); }
+  void plan(const RunContext& ctx) const final { plan(ctx, Read(*ctx.config)); }
+  MemoryPlan memory(const RunContext& ctx) const final { return memory(ctx, Read(*ctx.config)); }
+  std::unique_ptr<Simulation> start(RunContext& ctx) const final { return start(ctx, Read(*ctx.config)); }
+
+ protected:
+  virtual void plan(const RunContext& ctx, const P& params) const = 0;
+  virtual MemoryPlan memory(const RunContext& ctx, const P& params) const = 0;
+  virtual std::unique_ptr<Simulation> start(RunContext& ctx, const P& params) const = 0;
+};
+
+// A simulation class template Sim<T> started in the run's precision.
+template <template <class> class Sim, class Params>
+std::unique_ptr<Simulation> start_in_precision(RunContext& ctx, const Params& params) {
+  if (ctx.precision == Precision::fp32) return std::make_unique<Sim<float>>(ctx, params);
+  return std::make_unique<Sim<double>>(ctx, params);
+}
 
 class ModelRegistry {
  public:

@@ -7,6 +7,14 @@
 
 namespace strata {
 
+void throw_mpi(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  throw Error(ExitCode::internal, std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(len)));
+}
+
 MpiContext::MpiContext(int& argc, char**& argv) {
   int initialized = 0;
   MPI_Initialized(&initialized);
@@ -65,21 +73,9 @@ std::string MpiContext::library_version() const {
   return s;
 }
 
-double MpiContext::max(double v) const {
+double MpiContext::allreduce(double v, MPI_Op op) const {
   double r = v;
-  MPI_Allreduce(&v, &r, 1, MPI_DOUBLE, MPI_MAX, comm_);
-  return r;
-}
-
-double MpiContext::min(double v) const {
-  double r = v;
-  MPI_Allreduce(&v, &r, 1, MPI_DOUBLE, MPI_MIN, comm_);
-  return r;
-}
-
-double MpiContext::sum(double v) const {
-  double r = v;
-  MPI_Allreduce(&v, &r, 1, MPI_DOUBLE, MPI_SUM, comm_);
+  MPI_Allreduce(&v, &r, 1, MPI_DOUBLE, op, comm_);
   return r;
 }
 

@@ -12,6 +12,9 @@
 
 namespace strata {
 
+// Throws an internal Error naming `what` and MPI's message unless rc is MPI_SUCCESS.
+void throw_mpi(int rc, const char* what);
+
 class MpiContext {
  public:
   MpiContext(int& argc, char**& argv);
@@ -35,9 +38,10 @@ class MpiContext {
   bool thread_multiple() const;
 
   // Collective helpers (every rank must call them).
-  double max(double v) const;
-  double min(double v) const;
-  double sum(double v) const;
+  double max(double v) const { return allreduce(v, MPI_MAX); }
+  double min(double v) const { return allreduce(v, MPI_MIN); }
+  double sum(double v) const { return allreduce(v, MPI_SUM); }
+  double allreduce(double v, MPI_Op op) const;
   bool any(bool v) const;
   std::vector<std::string> gather_strings(const std::string& mine) const;  // result on every rank
 

@@ -73,9 +73,9 @@ class Simulation {
   virtual void advance() = 0;
 
   // Work for the progress line: total and done, whole run ("paths", "steps").
-  virtual double work_total() const = 0;
-  virtual double work_done() const = 0;
-  virtual std::string work_unit() const = 0;
+  virtual double work_total() const { return static_cast<double>(steps()); }
+  virtual double work_done() const { return static_cast<double>(steps_done()); }
+  virtual std::string work_unit() const { return "steps"; }
 
   // Health: a description of the first non-finite value in this rank's
   // state ("NaN in payoff sums of instrument atm_call"), or nothing. Local;

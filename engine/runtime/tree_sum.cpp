@@ -1,5 +1,6 @@
 #include "engine/runtime/tree_sum.hpp"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -38,7 +39,7 @@ void node_sum(const Tree& t, int level, std::int64_t j, const std::vector<double
   if (t.lo(level - 1, 2 * j + 1) < t.n) {
     std::vector<double> right(static_cast<std::size_t>(t.width));
     node_sum(t, level - 1, 2 * j + 1, blocks, first, right.data());
-    for (int k = 0; k < t.width; ++k) out[k] += right[static_cast<std::size_t>(k)];
+    for (std::size_t k = 0; k < right.size(); ++k) out[k] += right[k];
   }
 }
 
@@ -59,7 +60,7 @@ using NodeMap = std::map<std::pair<int, std::int64_t>, std::vector<double>>;
 
 void finish_tree(const Tree& t, int level, std::int64_t j, const NodeMap& known, double* out) {
   if (auto it = known.find({level, j}); it != known.end()) {
-    for (int k = 0; k < t.width; ++k) out[k] = it->second[static_cast<std::size_t>(k)];
+    std::copy_n(it->second.begin(), t.width, out);
     return;
   }
   if (level == 0) throw std::logic_error("TreeSum: block " + std::to_string(j) + " was computed by no rank");
@@ -67,7 +68,7 @@ void finish_tree(const Tree& t, int level, std::int64_t j, const NodeMap& known,
   if (t.lo(level - 1, 2 * j + 1) < t.n) {
     std::vector<double> right(static_cast<std::size_t>(t.width));
     finish_tree(t, level - 1, 2 * j + 1, known, right.data());
-    for (int k = 0; k < t.width; ++k) out[k] += right[static_cast<std::size_t>(k)];
+    for (std::size_t k = 0; k < right.size(); ++k) out[k] += right[k];
   }
 }
 
@@ -129,7 +130,7 @@ void TreeSum::add(const double* blocks, std::int64_t count) {
     int level = 0;
     while (!stack_.empty() && stack_.back().first == level) {
       std::vector<double>& left = stack_.back().second;
-      for (int k = 0; k < width_; ++k) left[static_cast<std::size_t>(k)] += sums[static_cast<std::size_t>(k)];
+      for (std::size_t k = 0; k < left.size(); ++k) left[k] += sums[k];
       sums = std::move(left);
       stack_.pop_back();
       ++level;
@@ -147,7 +148,7 @@ void TreeSum::close_node() {
   stack_.pop_back();
   while (!stack_.empty()) {
     std::vector<double>& left = stack_.back().second;
-    for (int k = 0; k < width_; ++k) left[static_cast<std::size_t>(k)] += sums[static_cast<std::size_t>(k)];
+    for (std::size_t k = 0; k < left.size(); ++k) left[k] += sums[k];
     sums = std::move(left);
     stack_.pop_back();
   }

@@ -93,21 +93,6 @@ struct GaussianInit {
   }
 };
 
-// (u - exact)^2 per cell, for the L2 error.
-template <class T>
-struct GaussianError2 {
-  FieldView<const T> u;
-  Gaussian3 g;
-  CellCentres cells;
-  double t;
-  STRATA_HD double operator()(index_t i, index_t j, index_t k) const {
-    double x[3];
-    cells.at(i, j, k, x);
-    const double e = static_cast<double>(u(i, j, k)) - g.at(x, t);
-    return e * e;
-  }
-};
-
 // The Gaussian's factor of each axis at the rank's cell centres, one table
 // per axis back to back: out[i] (x, n[0] entries), out[n[0] + j] (y),
 // out[n[0] + n[1] + k] (z). Run over n[0] + n[1] + n[2] entries.
@@ -125,7 +110,7 @@ struct GaussianAxisFactors {
 };
 
 // (u - Gaussian)^2 from the tables of GaussianAxisFactors: the same bits
-// as GaussianError2, the factors multiplied in at()'s order.
+// as u - g.at(x, t) per cell, the factors multiplied in at()'s order.
 template <class T>
 struct GaussianError2Separable {
   FieldView<const T> u;

@@ -69,8 +69,8 @@ struct Params {
     g.s0 = sigma;
     g.kappa = kappa;
     for (int a = 0; a < 3; ++a) {
-      g.centre[a] = 0.5 * length[static_cast<std::size_t>(a)];
-      g.length[a] = length[static_cast<std::size_t>(a)];
+      g.centre[a] = 0.5 * length.at(a);
+      g.length[a] = length.at(a);
       g.origin[a] = 0;
       g.images[a] = boundary == Boundary::periodic ? 1 : boundary == Boundary::wall ? 2 : 0;
     }
@@ -225,18 +225,17 @@ class DiffusionSimulation final : public grid::GridSimulation<T> {
   std::array<T, 3> c_{};
 };
 
-class DiffusionModel final : public Model {
+class DiffusionModel final : public ModelOf<Params, read_params, declare_schema> {
  public:
   std::string_view name() const override { return "diffusion"; }
   std::string_view summary() const override {
     return "3-D heat equation, explicit 7-point stencil, from a Gaussian with a known exact solution (the "
            "bandwidth benchmark)";
   }
-  void declare(Schema& s) const override { declare_schema(s); }
-  void check(const Config& c) const override { (void)read_params(c); }
+  std::vector<CheckResult> self_checks(RunContext& ctx) const override;
 
-  void plan(const RunContext& ctx) const override {
-    const Params p = read_params(*ctx.config);
+ protected:
+  void plan(const RunContext& ctx, const Params& p) const override {
     const grid::Grid g(ctx.mpi, p.spec());
     const auto r = g.ranks();
     const double dt = p.step_dt();
@@ -250,25 +249,18 @@ class DiffusionModel final : public Model {
     ctx.out << text;
   }
 
-  MemoryPlan memory(const RunContext& ctx) const override {
-    const Params p = read_params(*ctx.config);
+  MemoryPlan memory(const RunContext& ctx, const Params& p) const override {
     const std::size_t elem = ctx.precision == Precision::fp32 ? 4 : 8;
     const std::size_t fields = grid::field_bytes(ctx.mpi, p.spec(), 3, elem);   // u, u_next, halo buffers (< 1 field)
-    MemoryPlan m;
-    m.add(ctx.device, fields);
     // Output and checkpoints: one field's host copy, and the frame in flight
     // to the background writer (u, in double).
-    m.host_bytes += fields / 3 + fields / 3 * 8 / elem;
-    m.hint = "use fewer cells (diffusion.nx, ny, nz) or more ranks";
-    return m;
+    return MemoryPlan::of(ctx.device, fields, fields / 3 + fields / 3 * 8 / elem,
+                          "use fewer cells (diffusion.nx, ny, nz) or more ranks");
   }
 
-  std::unique_ptr<Simulation> start(RunContext& ctx) const override {
-    const Params p = read_params(*ctx.config);
-    return grid::start_in_precision<DiffusionSimulation>(ctx, p);
+  std::unique_ptr<Simulation> start(RunContext& ctx, const Params& p) const override {
+    return start_in_precision<DiffusionSimulation>(ctx, p);
   }
-
-  std::vector<CheckResult> self_checks(RunContext& ctx) const override;
 };
 
 // The spreading Gaussian at three resolutions: the L2 error must fall as
@@ -282,49 +274,25 @@ std::vector<CheckResult> DiffusionModel::self_checks(RunContext& ctx) const {
     p.n = {n, n, n};
     p.sim_time = 0.1;
     p.output_interval = 0;
-    RunContext quiet = ctx;
-    quiet.output = nullptr;
     std::vector<double> first, last;
-    auto run = [&](auto& sim) {
-      first = sim.last_diagnostics();
-      while (sim.steps_done() < sim.steps()) sim.advance();
-      last = sim.last_diagnostics();
-    };
-    if (ctx.precision == Precision::fp32) {
-      DiffusionSimulation<float> sim(quiet, p);
-      run(sim);
-    } else {
-      DiffusionSimulation<double> sim(quiet, p);
-      run(sim);
-    }
+    grid::run_quietly<DiffusionSimulation>(
+        ctx, p, [&](auto& sim, bool start) { (start ? first : last) = sim.last_diagnostics(); });
     errors.push_back(last[2]);
     heat0.push_back(first[0]);
     heat1.push_back(last[0]);
   }
   const bool fp32 = ctx.precision == Precision::fp32;
   std::vector<CheckResult> out;
-  for (int i = 0; i < 2; ++i) {
-    CheckResult r;
-    r.name = "diffusion Gaussian L2 order " + std::to_string(sizes[i]) + "^3 -> " + std::to_string(sizes[i + 1]) + "^3";
-    r.value = std::log2(errors[static_cast<std::size_t>(i)] / errors[static_cast<std::size_t>(i + 1)]);
-    r.reference = 2.0;
-    r.tolerance = fp32 ? 0.3 : 0.1;
-    r.pass = std::fabs(r.value - r.reference) <= r.tolerance;
+  for (std::size_t i = 0; i < 2; ++i) {
     char d[128];
-    std::snprintf(d, sizeof d, "L2 errors %.3e, %.3e; second-order scheme", errors[static_cast<std::size_t>(i)],
-                  errors[static_cast<std::size_t>(i + 1)]);
-    r.detail = d;
-    out.push_back(r);
+    std::snprintf(d, sizeof d, "L2 errors %.3e, %.3e; second-order scheme", errors[i], errors[i + 1]);
+    out.push_back(CheckResult::within(
+        "diffusion Gaussian L2 order " + std::to_string(sizes[i]) + "^3 -> " + std::to_string(sizes[i + 1]) + "^3",
+        std::log2(errors[i] / errors[i + 1]), 2.0, fp32 ? 0.3 : 0.1, d));
   }
-  CheckResult h;
-  h.name = "diffusion heat conserved (periodic, 96^3)";
-  h.value = (heat1[2] - heat0[2]) / heat0[2];
-  h.reference = 0;
   // Each step adds round-off of a few ulp per cell to the total.
-  h.tolerance = fp32 ? 1e-4 : 1e-12;
-  h.pass = std::fabs(h.value) <= h.tolerance;
-  h.detail = "relative change of the integral of u";
-  out.push_back(h);
+  out.push_back(CheckResult::within("diffusion heat conserved (periodic, 96^3)", (heat1[2] - heat0[2]) / heat0[2], 0,
+                                    fp32 ? 1e-4 : 1e-12, "relative change of the integral of u"));
   return out;
 }
 

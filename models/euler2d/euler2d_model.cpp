@@ -22,7 +22,7 @@
 namespace strata::euler2d {
 namespace {
 
-class Euler2dModel final : public Model {
+class Euler2dModel final : public ModelOf<Params, read_params, declare_schema> {
  public:
   std::string_view name() const override { return "euler2d"; }
   std::string_view summary() const override {
@@ -30,11 +30,10 @@ class Euler2dModel final : public Model {
            "density current, injection), miniWeather's scheme: 4th-order finite volumes, hyperviscosity, 3-stage "
            "Runge-Kutta, alternating dimensional splitting";
   }
-  void declare(Schema& s) const override { declare_schema(s); }
-  void check(const Config& c) const override { (void)read_params(c); }
+  std::vector<CheckResult> self_checks(RunContext& ctx) const override;
 
-  void plan(const RunContext& ctx) const override {
-    const Params p = read_params(*ctx.config);
+ protected:
+  void plan(const RunContext& ctx, const Params& p) const override {
     const grid::Grid g(ctx.mpi, p.spec());
     const auto r = g.ranks();
     char text[400];
@@ -46,28 +45,20 @@ class Euler2dModel final : public Model {
     ctx.out << text;
   }
 
-  MemoryPlan memory(const RunContext& ctx) const override {
-    const Params p = read_params(*ctx.config);
+  MemoryPlan memory(const RunContext& ctx, const Params& p) const override {
     const std::size_t elem = ctx.precision == Precision::fp32 ? 4 : 8;
     // state, state_tmp, fluxes (4 each), the gravity-wave source, halo buffers (< 1 field).
     const std::size_t one = grid::field_bytes(ctx.mpi, p.spec(), 1, elem);
-    MemoryPlan m;
-    m.add(ctx.device, 14 * one);
     // Output and checkpoints: host copies (double) of a field, and the frame
     // in flight to the background writer (4 fields in double).
-    m.host_bytes += 2 * one * 8 / elem + 4 * one * 8 / elem;
-    m.hint = "use fewer cells (euler2d.nx, nz) or more ranks";
-    return m;
+    return MemoryPlan::of(ctx.device, 14 * one, 2 * one * 8 / elem + 4 * one * 8 / elem,
+                          "use fewer cells (euler2d.nx, nz) or more ranks");
   }
 
-  std::unique_ptr<Simulation> start(RunContext& ctx) const override {
-    const Params p = read_params(*ctx.config);
-    return grid::start_in_precision<Euler2dSimulation>(ctx, p);
+  std::unique_ptr<Simulation> start(RunContext& ctx, const Params& p) const override {
+    return start_in_precision<Euler2dSimulation>(ctx, p);
   }
-
-  std::vector<CheckResult> self_checks(RunContext& ctx) const override;
 };
-
 
 // A case run to its end without output: its first and last diagnostics
 // rows, and max |w| at the end.
@@ -97,21 +88,15 @@ std::vector<CheckResult> Euler2dModel::self_checks(RunContext& ctx) const {
   p.output_interval = 0;
   const std::vector<double> last = run_case(ctx, p).last;
   std::vector<CheckResult> out;
-  CheckResult m;
-  m.name = "euler2d thermal 100x50, 400 s: relative mass change";
-  m.value = last[2];
-  m.reference = 0;
-  m.tolerance = fp32 ? 1e-9 : 1e-13;
-  m.pass = std::fabs(m.value) < m.tolerance;
-  m.detail = fp32 ? "miniWeather's single-precision test: |d_mass| < 1e-9" : "miniWeather's test: |d_mass| < 1e-13";
+  CheckResult m = CheckResult::within(
+      "euler2d thermal 100x50, 400 s: relative mass change", last[2], 0, fp32 ? 1e-9 : 1e-13,
+      fp32 ? "miniWeather's single-precision test: |d_mass| < 1e-9" : "miniWeather's test: |d_mass| < 1e-13");
+  m.pass = std::fabs(m.value) < m.tolerance;   // miniWeather's bounds are strict
   out.push_back(m);
-  CheckResult e;
-  e.name = "euler2d thermal 100x50, 400 s: relative total energy change";
-  e.value = last[3];
-  e.reference = -2.25e-5;
-  e.tolerance = 2.25e-5;
+  CheckResult e = CheckResult::within(
+      "euler2d thermal 100x50, 400 s: relative total energy change", last[3], -2.25e-5, 2.25e-5,
+      "miniWeather's test: d_te negative, |d_te| < 4.5e-5 (hyperviscosity only removes energy)");
   e.pass = e.value < 0 && e.value > -4.5e-5;
-  e.detail = "miniWeather's test: d_te negative, |d_te| < 4.5e-5 (hyperviscosity only removes energy)";
   out.push_back(e);
 
   Params rest;
@@ -119,14 +104,9 @@ std::vector<CheckResult> Euler2dModel::self_checks(RunContext& ctx) const {
   rest.sim_time = 100;
   rest.output_interval = 0;
   const double max_w = run_case(ctx, rest).max_w;
-  CheckResult r;
-  r.name = "euler2d hydrostatic atmosphere at rest, 100 s: max |w|";
-  r.value = max_w;
-  r.reference = 0;
-  r.tolerance = fp32 ? 1e-3 : 1e-10;
-  r.pass = std::fabs(r.value) <= r.tolerance;
-  r.detail = "m/s; the discrete balance holds to the rounding of the face pressure (one ulp of p, 0.008 Pa in fp32)";
-  out.push_back(r);
+  out.push_back(CheckResult::within(
+      "euler2d hydrostatic atmosphere at rest, 100 s: max |w|", max_w, 0, fp32 ? 1e-3 : 1e-10,
+      "m/s; the discrete balance holds to the rounding of the face pressure (one ulp of p, 0.008 Pa in fp32)"));
   return out;
 }
 

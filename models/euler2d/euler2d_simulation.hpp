@@ -59,7 +59,8 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
   // Largest |value| of a primitive over the owned cells: 0 rho', 1 u, 2 w, 3 theta'.
   double max_abs_primitive(int which) {
     double m = 0;
-    for (const auto& f : primitives()[static_cast<std::size_t>(which)]) m = std::max(m, std::fabs(f));
+    const std::vector<double> values = std::move(primitives().at(which));   // a range-for would not keep the temporary
+    for (double f : values) m = std::max(m, std::fabs(f));
     return this->ctx_.mpi.max(m);
   }
 
@@ -162,8 +163,7 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
   void stage(int axis, Field<T>& init, Field<T>& forcing, Field<T>& out, T dt) {
     const grid::Grid& g = *this->grid_;
     const Device& dev = this->ctx_.device;
-    const T hv = static_cast<T>(-p_.hv_beta * g.spec().d[static_cast<std::size_t>(axis)] /
-                                (16 * static_cast<double>(dt)));
+    const T hv = static_cast<T>(-p_.hv_beta * g.spec().d.at(axis) / (16 * static_cast<double>(dt)));
     halo_->begin({&forcing});
     flux(axis, forcing, hv, faces_inner_[axis]);
     halo_->end();
@@ -177,7 +177,7 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
     for (const Box& b : faces_outer_[axis]) flux(axis, forcing, hv, b);
     grid::for_box(dev, g.owned(),
                   k::ApplyTendency<T>{init.view(), forcing.view(), flux_.view(), out.view(), wforce_view(), axis,
-                                      static_cast<T>(g.spec().d[static_cast<std::size_t>(axis)]), dt});
+                                      static_cast<T>(g.spec().d.at(axis)), dt});
   }
 
   void flux(int axis, Field<T>& s, T hv, const Box& faces) {
@@ -261,17 +261,10 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
   // counts three times per stage; ApplyTendency adds it three times too.
   void gravity_wave_forcing(const grid::Grid& g) {
     wforce_ = Field<T>(g, this->ctx_.device, "wforce");
-    std::vector<T> host(static_cast<std::size_t>(g.storage()), T(0));
-    const grid::FieldView<T> w_at = grid::host_view(g, host);
-    const auto n = g.count(), s0 = g.start();
-    for (index_t j = 0; j < n[1] && stop_signal() == 0; ++j)
-      for (index_t i = 0; i < n[0]; ++i) {
-        const double x = (static_cast<double>(s0[0] + i) + 0.5) * p_.dx();
-        const double z = (static_cast<double>(s0[1] + j) + 0.5) * p_.dz();
-        const double wpert = ellipse_cosine(x, z, 0.01, k::kXLen / 8, 1000., 500., 500.);
-        w_at(i, j) = static_cast<T>(wpert * prof_.dens_cell[static_cast<std::size_t>(s0[1] + j + k::kHalo)]);
-      }
-    wforce_.buffer().copy_from_host(host.data(), host.size());
+    grid::set_owned(g, wforce_, [&](index_t I, index_t J) {
+      const double x = (static_cast<double>(I) + 0.5) * p_.dx(), z = (static_cast<double>(J) + 0.5) * p_.dz();
+      return ellipse_cosine(x, z, 0.01, k::kXLen / 8, 1000., 500., 500.) * prof_.dens_cell.at(J + k::kHalo);
+    });
   }
 
   // The face boxes of each sweep (faces 0 .. n along the axis, face f
@@ -281,7 +274,7 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
     const auto n = g.count();
     for (int a = 0; a < 2; ++a) {
       // Face f reads cells f-2 .. f+1: all owned for 2 <= f <= n-2.
-      const index_t na = n[static_cast<std::size_t>(a)];
+      const index_t na = n[a];
       const index_t inner_end = std::max<index_t>(2, na - 1);
       Box inner = g.owned(), low = g.owned(), high = g.owned();
       inner.lo[a] = 2;

@@ -67,7 +67,7 @@ void MdSimulation<T>::restore(StateReader& r) {
   for (std::size_t k = 0; k < now.size(); ++k) {
     const auto it = std::lower_bound(built.index.begin(), built.index.end(), now.index[k]);
     const std::size_t row = static_cast<std::size_t>(it - built.index.begin());
-    for (int c = 0; c < 3; ++c) f[3 * k + static_cast<std::size_t>(c)] = built.velocity[3 * row + static_cast<std::size_t>(c)];
+    for (std::size_t c = 0; c < 3; ++c) f[3 * k + c] = built.velocity[3 * row + c];
   }
   atoms_.upload_forces(f);
 }
@@ -137,15 +137,15 @@ FileStart read_start_file(const RunContext& ctx, const Params& p) {
     for (int a = 0; a < 3; ++a) {
       const std::size_t e = 3 * k + static_cast<std::size_t>(a);
       const double given = q.position[e];
-      q.position[e] -= snap.box.origin[static_cast<std::size_t>(a)];
+      q.position[e] -= snap.box.origin.at(a);
       int image = 0;
-      if (!wrap_periodic(q.position[e], snap.box.edges[static_cast<std::size_t>(a)], image) && unplaced.empty()) {
+      if (!wrap_periodic(q.position[e], snap.box.edges.at(a), image) && unplaced.empty()) {
         char text[400];
         std::snprintf(text, sizeof text,
                       "rank %d: md: atom %lld of md.initial_file %s has coordinate %d = %.6g, not a place in the "
                       "periodic box of edge %.6g (not finite, or more than 2^30 box lengths out), at step 0",
                       ctx.mpi.rank(), static_cast<long long>(q.id.empty() ? q.index[k] : q.id[k]),
-                      p.initial_file.c_str(), a, given, snap.box.edges[static_cast<std::size_t>(a)]);
+                      p.initial_file.c_str(), a, given, snap.box.edges.at(a));
         unplaced = text;
       }
       q.image[e] = image;
@@ -175,17 +175,17 @@ std::unique_ptr<Simulation> start_md(RunContext& ctx, const Params& p) {
                                            std::vector<std::int64_t>{});
 }
 
-class MdModel final : public Model {
+class MdModel final : public ModelOf<Params, read_params, declare_schema> {
  public:
   std::string_view name() const override { return "md"; }
   std::string_view summary() const override {
     return "Lennard-Jones molecular dynamics in a periodic box (LJ units, LAMMPS's thermo conventions): cell and "
            "neighbour lists with a skin, velocity Verlet or Langevin, spatial decomposition over MPI";
   }
-  void declare(Schema& s) const override { declare_schema(s); }
-  void check(const Config& c) const override { (void)read_params(c); }
-  void plan(const RunContext& ctx) const override {
-    const Params p = read_params(*ctx.config);
+  std::vector<CheckResult> self_checks(RunContext& ctx) const override { return md::self_checks(ctx); }
+
+ protected:
+  void plan(const RunContext& ctx, const Params& p) const override {
     const std::int64_t n = system_size(ctx, p).atoms;
     char text[600];
     std::snprintf(text, sizeof text,
@@ -196,25 +196,20 @@ class MdModel final : public Model {
                   bytes_per_atom(p, ctx.precision), to_string(ctx.precision).data());
     ctx.out << text;
   }
-  MemoryPlan memory(const RunContext& ctx) const override {
-    const Params p = read_params(*ctx.config);
+  MemoryPlan memory(const RunContext& ctx, const Params& p) const override {
     const SystemSize size = system_size(ctx, p);
     // The decomposition is checked here, before any output exists.
     check_widths(*ctx.config, p, Domain(ctx.mpi, size.box));
     const double n = static_cast<double>(size.atoms) / ctx.mpi.size();
     const double bytes = n * bytes_per_atom(p, ctx.precision);
-    MemoryPlan m;
-    m.add(ctx.device, static_cast<std::size_t>(bytes));
-    m.host_bytes += static_cast<std::size_t>(n * 128);   // host copies: start, checkpoints, frames
-    m.hint = "use fewer atoms (md.cells) or more ranks";
-    return m;
+    // Host: copies of the atoms at the start, checkpoints and frames.
+    return MemoryPlan::of(ctx.device, static_cast<std::size_t>(bytes), static_cast<std::size_t>(n * 128),
+                          "use fewer atoms (md.cells) or more ranks");
   }
-  std::unique_ptr<Simulation> start(RunContext& ctx) const override {
-    const Params p = read_params(*ctx.config);
+  std::unique_ptr<Simulation> start(RunContext& ctx, const Params& p) const override {
     if (ctx.precision == Precision::fp32) return start_md<float>(ctx, p);
     return start_md<double>(ctx, p);
   }
-  std::vector<CheckResult> self_checks(RunContext& ctx) const override { return md::self_checks(ctx); }
 
   // Neighbours within cutoff + skin at the density, with the list's 25%
   // headroom; ghosts of a sub-box as if it were a cube holding its share.

@@ -93,9 +93,6 @@ class MdSimulation : public Simulation {
 
   std::int64_t steps() const override { return p_.steps; }
   std::int64_t steps_done() const override { return step_; }
-  double work_total() const override { return static_cast<double>(p_.steps); }
-  double work_done() const override { return static_cast<double>(step_); }
-  std::string work_unit() const override { return "steps"; }
   const Thermo& last_thermo() const { return last_; }
 
   void advance() override {

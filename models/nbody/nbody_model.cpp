@@ -111,9 +111,6 @@ class NbodySimulation final : public Simulation {
 
   std::int64_t steps() const override { return steps_; }
   std::int64_t steps_done() const override { return step_; }
-  double work_total() const override { return static_cast<double>(steps_); }
-  double work_done() const override { return static_cast<double>(step_); }
-  std::string work_unit() const override { return "steps"; }
 
   void advance() override {
     // The last step may be shorter, to end exactly at t_end.
@@ -307,7 +304,7 @@ class NbodySimulation final : public Simulation {
     MPI_Request pending = MPI_REQUEST_NULL;
     const auto post = [&](int s) {
       const Share src = particles::even_share(n_, s, ranks);
-      Real* buf = stage_[static_cast<std::size_t>(s % 2)].data();
+      Real* buf = stage_[s % 2].data();
       if (s == ctx_.mpi.rank()) {
         copies_.fence();
         buf = own_.data();
@@ -321,7 +318,7 @@ class NbodySimulation final : public Simulation {
       const Share src = particles::even_share(n_, s, ranks);
       const Real* sources = body_.data();
       if (s != ctx_.mpi.rank()) {
-        source_.copy_from_host(stage_[static_cast<std::size_t>(s % 2)].data(), 4 * static_cast<std::size_t>(src.count));
+        source_.copy_from_host(stage_[s % 2].data(), 4 * static_cast<std::size_t>(src.count));
         sources = source_.data();
       }
       // In pieces, ascending, with an MPI_Test between them: Open MPI moves
@@ -495,18 +492,17 @@ class NbodySimulation final : public Simulation {
   bool setting_up_ = false;   // the constructor's forces: they look for a signal
 };
 
-class NbodyModel final : public Model {
+class NbodyModel final : public ModelOf<Params, read_params, declare_schema> {
  public:
   std::string_view name() const override { return "nbody"; }
   std::string_view summary() const override {
     return "gravitational N-body, all pairs, Plummer softening, kick-drift-kick leapfrog; bitwise the same on any "
            "number of ranks";
   }
-  void declare(Schema& s) const override { declare_schema(s); }
-  void check(const Config& c) const override { (void)read_params(c); }
+  std::vector<CheckResult> self_checks(RunContext& ctx) const override;
 
-  void plan(const RunContext& ctx) const override {
-    const Params p = read_params(*ctx.config);
+ protected:
+  void plan(const RunContext& ctx, const Params& p) const override {
     const std::int64_t n = initial_count(p.initial);
     char text[512];
     std::snprintf(text, sizeof text,
@@ -520,33 +516,26 @@ class NbodyModel final : public Model {
     ctx.out << text;
   }
 
-  MemoryPlan memory(const RunContext& ctx) const override {
-    const Params p = read_params(*ctx.config);
+  MemoryPlan memory(const RunContext& ctx, const Params& p) const override {
     const std::int64_t n = std::max<std::int64_t>(initial_count(p.initial), 0);
     const std::size_t ranks = static_cast<std::size_t>(ctx.mpi.size());
     const std::size_t local = (static_cast<std::size_t>(n) + ranks - 1) / ranks;
     const std::size_t real = ctx.precision == Precision::fp32 ? 4 : 8;
     // Device: body (x, y, z, m), velocity, acceleration, potential = 11
     // reals per body, plus one staged source block when several ranks.
-    MemoryPlan m;
-    m.add(ctx.device, local * 11 * real + (ranks > 1 ? local * 4 * real : 0));
     // Host: two broadcast stages and this rank's outgoing block, a HostParticles copy (8 doubles per body)
     // with the route buffers of output and checkpoints (2 x 8 doubles), the
-    // diagnostics blocks (8 doubles).
-    m.host_bytes += (ranks > 1 ? 3 * local * 4 * real : 0) + local * (8 + 16 + 8) * 8;
-    // A file start: every rank reads all ids to sort them (ids, order, rows: 3 int64 per body).
-    if (p.initial.kind == "file") m.host_bytes += static_cast<std::size_t>(n) * 3 * 8;
-    m.hint = "use fewer bodies (nbody.n), more ranks, or FP32 (run.precision)";
-    return m;
+    // diagnostics blocks (8 doubles); a file start: every rank reads all ids
+    // to sort them (ids, order, rows: 3 int64 per body).
+    return MemoryPlan::of(ctx.device, local * 11 * real + (ranks > 1 ? local * 4 * real : 0),
+                          (ranks > 1 ? 3 * local * 4 * real : 0) + local * (8 + 16 + 8) * 8 +
+                              (p.initial.kind == "file" ? static_cast<std::size_t>(n) * 3 * 8 : 0),
+                          "use fewer bodies (nbody.n), more ranks, or FP32 (run.precision)");
   }
 
-  std::unique_ptr<Simulation> start(RunContext& ctx) const override {
-    const Params p = read_params(*ctx.config);
-    if (ctx.precision == Precision::fp32) return std::make_unique<NbodySimulation<float>>(ctx, p);
-    return std::make_unique<NbodySimulation<double>>(ctx, p);
+  std::unique_ptr<Simulation> start(RunContext& ctx, const Params& p) const override {
+    return start_in_precision<NbodySimulation>(ctx, p);
   }
-
-  std::vector<CheckResult> self_checks(RunContext& ctx) const override;
 };
 
 // One Kepler orbit (e = 0.5, 1000 steps): leapfrog's energy error stays
@@ -564,22 +553,15 @@ std::vector<CheckResult> NbodyModel::self_checks(RunContext& ctx) const {
   p.output_every = 0;
   std::ostringstream sink;
   RunContext silent{ctx.mpi, ctx.config, ctx.device, ctx.precision, ctx.timers, nullptr, sink, false};
-  std::unique_ptr<Simulation> sim = ctx.precision == Precision::fp32
-                                        ? std::unique_ptr<Simulation>(new NbodySimulation<float>(silent, p))
-                                        : std::unique_ptr<Simulation>(new NbodySimulation<double>(silent, p));
+  std::unique_ptr<Simulation> sim = start_in_precision<NbodySimulation>(silent, p);
   while (sim->steps_done() < sim->steps()) sim->advance();
   const Performance perf = sim->finish();
   double drift = 0;
   for (const auto& f : perf.figures)
     if (f.name == "max_relative_energy_error") drift = f.value;
-  CheckResult r;
-  r.name = "nbody Kepler e=0.5, 1000 steps/orbit: max |dE/E|";
-  r.value = drift;
-  r.reference = 0;
-  r.tolerance = ctx.precision == Precision::fp32 ? 1e-3 : 2e-4;
-  r.pass = drift <= r.tolerance;
-  r.detail = "leapfrog, second order: bounded energy error of about 1e-4 at 1000 steps per orbit";
-  return {r};
+  return {CheckResult::within("nbody Kepler e=0.5, 1000 steps/orbit: max |dE/E|", drift, 0,
+                              ctx.precision == Precision::fp32 ? 1e-3 : 2e-4,
+                              "leapfrog, second order: bounded energy error of about 1e-4 at 1000 steps per orbit")};
 }
 
 }  // namespace

@@ -248,18 +248,14 @@ void write_results(H5Output& out, const Portfolio& p, const std::vector<Estimate
   out.table("/pricing/summary", summary);
 }
 
-class PricingModel final : public Model {
+class PricingModel final : public ModelOf<Portfolio, read_portfolio, declare_schema> {
  public:
   std::string_view name() const override { return "pricing"; }
   std::string_view summary() const override {
     return "Monte Carlo option pricing: European, digital, Asian, barrier, lookback, basket and American "
            "(Longstaff-Schwartz) options under GBM, Heston and Merton jump diffusion, with standard errors and closed-form references";
   }
-  void declare(Schema& s) const override { declare_schema(s); }
-  void check(const Config& c) const override { (void)read_portfolio(c); }
-
-  void plan(const RunContext& ctx) const override {
-    const Portfolio p = read_portfolio(*ctx.config);
+  void plan(const RunContext& ctx, const Portfolio& p) const override {
     const SamplePlan plan = plan_samples(p, ctx.device, ctx.mpi);
     char text[512];
     std::snprintf(text, sizeof text,
@@ -308,8 +304,7 @@ class PricingModel final : public Model {
     }
   }
 
-  MemoryPlan memory(const RunContext& ctx) const override {
-    const Portfolio p = read_portfolio(*ctx.config);
+  MemoryPlan memory(const RunContext& ctx, const Portfolio& p) const override {
     const SamplePlan plan = plan_samples(p, ctx.device, ctx.mpi);
     MemoryPlan m;
     const std::size_t moments = static_cast<std::size_t>(plan.chunk_blocks) * kernels::pricing::kMoments * sizeof(double);
@@ -330,7 +325,7 @@ class PricingModel final : public Model {
     return m;
   }
 
-  std::unique_ptr<Simulation> start(RunContext& ctx) const override;
+  std::unique_ptr<Simulation> start(RunContext& ctx, const Portfolio& p) const override;
 
   std::vector<CheckResult> self_checks(RunContext& ctx) const override {
     // European calls and puts across moneyness, maturity, volatility and
@@ -501,9 +496,9 @@ class PricingModel final : public Model {
 // The model's run as the engine's step loop drives it.
 class PricingSimulation final : public Simulation {
  public:
-  explicit PricingSimulation(RunContext& ctx)
+  PricingSimulation(RunContext& ctx, const Portfolio& portfolio)
       : ctx_(ctx),
-        portfolio_(read_portfolio(*ctx.config)),
+        portfolio_(portfolio),
         plan_(plan_samples(portfolio_, ctx.device, ctx.mpi)),
         run_(portfolio_, plan_, ctx.device, ctx.precision, ctx.mpi),
         references_(references_of(portfolio_)) {
@@ -596,8 +591,8 @@ class PricingSimulation final : public Simulation {
   References references_;
 };
 
-std::unique_ptr<Simulation> PricingModel::start(RunContext& ctx) const {
-  return std::make_unique<PricingSimulation>(ctx);
+std::unique_ptr<Simulation> PricingModel::start(RunContext& ctx, const Portfolio& p) const {
+  return std::make_unique<PricingSimulation>(ctx, p);
 }
 
 }  // namespace

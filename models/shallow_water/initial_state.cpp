@@ -67,7 +67,7 @@ void InitialState::balance_jet() {
   jet_h_.resize(static_cast<std::size_t>(ny));
   for (index_t j = 0; j < ny; ++j) {
     const double s = (y_centre(j) - yc) / p_.jet_width;
-    jet_u_[static_cast<std::size_t>(j)] = p_.jet_speed * std::exp(-s * s);
+    jet_u_.at(j) = p_.jet_speed * std::exp(-s * s);
   }
   const kernels::stencil::CoriolisRows f{p_.f0, p_.beta, -0.5 * p_.ly, dy, 0};
   double h0 = p_.H;
@@ -116,10 +116,10 @@ double InitialState::h(index_t I, index_t J) const {
     case Initial::dam_break:
       return x < xc ? p_.dam_h_left : p_.dam_h_right;
     case Initial::zonal_jet:
-      return jet_h_[static_cast<std::size_t>(J)];
+      return jet_h_.at(J);
     case Initial::barotropic_instability: {
       const double sx = (x - xc) / p_.jet_width, sy = (y - yc) / p_.jet_width;
-      return jet_h_[static_cast<std::size_t>(J)] + p_.perturbation_amplitude * std::exp(-sx * sx - sy * sy);
+      return jet_h_.at(J) + p_.perturbation_amplitude * std::exp(-sx * sx - sy * sy);
     }
     case Initial::vortex: {
       const double R = p_.vortex_radius, V = p_.vortex_speed, f = p_.coriolis(yc);
@@ -138,7 +138,7 @@ double InitialState::u(index_t I, index_t J) const {
   switch (p_.initial) {
     case Initial::zonal_jet:
     case Initial::barotropic_instability:
-      return jet_u_[static_cast<std::size_t>(J)];
+      return jet_u_.at(J);
     case Initial::vortex: {
       const double x = static_cast<double>(I) * p_.dx(), y = y_centre(J);
       const double dx = x - p_.centre_x * p_.lx, dy = y - p_.centre_y * p_.ly, R = p_.vortex_radius;

@@ -15,7 +15,6 @@
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/step_count.hpp"
-#include "engine/runtime/stop_request.hpp"
 #include "models/shallow_water/kernels.hpp"
 #include "kernels/stencil/shallow_water.hpp"
 #include "models/shallow_water/initial_state.hpp"
@@ -27,20 +26,6 @@ namespace {
 
 using grid::Field;
 namespace ks = kernels::stencil;
-
-// Sets this rank's owned cells of `f` to value(I, J) at global indices (on
-// the host, once, at the start; halos are left 0 and filled before use).
-// O(cells): a signal ends the loop early (once a row); initial_dt, the
-// next collective step, then stops every rank (stopped_during_setup).
-template <class T, class F>
-void set_owned(const grid::Grid& g, Field<T>& f, const F& value) {
-  std::vector<T> all(static_cast<std::size_t>(g.storage()), T(0));
-  const grid::FieldView<T> at = grid::host_view(g, all);
-  const auto st = g.start(), n = g.count();
-  for (index_t j = 0; j < n[1] && stop_signal() == 0; ++j)
-    for (index_t i = 0; i < n[0]; ++i) at(i, j) = static_cast<T>(value(st[0] + i, st[1] + j));
-  f.buffer().copy_from_host(all.data(), all.size());
-}
 
 template <class T>
 class ShallowWaterSimulation final : public grid::GridSimulation<T> {
@@ -60,10 +45,10 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
       stage_[s][2] = Field<T>(*g, dev, "v" + tag);
     }
     halo_ = std::make_unique<grid::HaloExchange<T>>(*g, dev, 3);
-    const InitialState init(p);
-    set_owned(*g, h_, [&](index_t I, index_t J) { return init.h(I, J); });
-    set_owned(*g, u_, [&](index_t I, index_t J) { return init.u(I, J); });
-    set_owned(*g, v_, [&](index_t I, index_t J) { return init.v(I, J); });
+    const InitialState init(p);   // a signal in set_owned stops the run in initial_dt
+    grid::set_owned(*g, h_, [&](index_t I, index_t J) { return init.h(I, J); });
+    grid::set_owned(*g, u_, [&](index_t I, index_t J) { return init.u(I, J); });
+    grid::set_owned(*g, v_, [&](index_t I, index_t J) { return init.v(I, J); });
     const double dt = initial_dt(p, init, *g);
     coriolis_ = ks::CoriolisRows{p.f0, p.beta, -0.5 * p.ly, p.dy(), g->start()[1]};
     check_every_ = ctx.config != nullptr ? ctx.config->integer("health.every_steps") : 0;
@@ -181,10 +166,10 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
         grid::fill_side(g, dev, h, axis, side);
         grid::fill_side(g, dev, *tangential[axis], axis, side);
         grid::Box box = g.stored();   // the halo beyond the side, over the other axis' halos
-        box.lo[axis] = side == 0 ? -g.halo(axis) : n[static_cast<std::size_t>(axis)];
+        box.lo[axis] = side == 0 ? -g.halo(axis) : n[axis];
         box.n[axis] = g.halo(axis);
         grid::for_box(dev, box,
-                      ks::NormalVelocityWall<T>{normal[axis]->view(), axis, n[static_cast<std::size_t>(axis)], side});
+                      ks::NormalVelocityWall<T>{normal[axis]->view(), axis, n[axis], side});
       }
   }
 
@@ -246,21 +231,20 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
   double initial_mass_ = 0, initial_energy_ = 0;
 };
 
-class ShallowWaterModel final : public Model {
+class ShallowWaterModel final : public ModelOf<Params, read_params, declare_schema> {
  public:
   std::string_view name() const override { return "shallow_water"; }
   std::string_view summary() const override {
     return "2-D rotating shallow water on an f- or beta-plane: C-grid, Sadourny's energy-conserving scheme, "
            "SSP-RK3; gravity waves, Stoker's dam break, a balanced jet, a vortex, barotropic instability";
   }
-  void declare(Schema& s) const override { declare_schema(s); }
-  void check(const Config& c) const override { (void)read_params(c); }
+  std::vector<CheckResult> self_checks(RunContext& ctx) const override;
 
+ protected:
   // O(1) in the grid's size: dt from a sample of the initial state
   // (sampled_dt: every cell of a grid up to 256 x 256, so then exact; a
   // larger grid's dt is at most this, the run scans every cell).
-  void plan(const RunContext& ctx) const override {
-    const Params p = read_params(*ctx.config);
+  void plan(const RunContext& ctx, const Params& p) const override {
     const grid::Grid g(ctx.mpi, p.spec());
     const InitialState init(p);
     index_t sampled = 0;
@@ -284,33 +268,26 @@ class ShallowWaterModel final : public Model {
     }
   }
 
-  MemoryPlan memory(const RunContext& ctx) const override {
-    const Params p = read_params(*ctx.config);
+  MemoryPlan memory(const RunContext& ctx, const Params& p) const override {
     const std::size_t elem = ctx.precision == Precision::fp32 ? 4 : 8;
     // h, u, v and two RK stages of them; the halo buffers are less than one more.
     const std::size_t fields = grid::field_bytes(ctx.mpi, p.spec(), 10, elem);
-    MemoryPlan m;
-    m.add(ctx.device, fields);
     // Output and checkpoints: a host copy of a field, and it in double; the
     // frame in flight to the background writer (h, u, v, vorticity in double).
-    m.host_bytes += fields / 10 * 3 + fields / 10 * 4 * 8 / elem;
-    m.hint = "use fewer cells (shallow_water.nx, ny) or more ranks";
-    return m;
+    return MemoryPlan::of(ctx.device, fields, fields / 10 * 3 + fields / 10 * 4 * 8 / elem,
+                          "use fewer cells (shallow_water.nx, ny) or more ranks");
   }
 
-  std::unique_ptr<Simulation> start(RunContext& ctx) const override {
-    const Params p = read_params(*ctx.config);
-    return grid::start_in_precision<ShallowWaterSimulation>(ctx, p);
+  std::unique_ptr<Simulation> start(RunContext& ctx, const Params& p) const override {
+    return start_in_precision<ShallowWaterSimulation>(ctx, p);
   }
-
-  std::vector<CheckResult> self_checks(RunContext& ctx) const override;
 };
 
 // Runs p to the end without output; returns the first and last diagnostics
 // rows and this rank's owned h at the start and the end.
 struct Outcome {
   std::vector<double> first, last, h0, h1;
-  std::array<index_t, 3> start{}, count{};
+  grid::IntVect start, count;
 };
 
 Outcome run_case(RunContext& ctx, const Params& p) {
@@ -324,19 +301,9 @@ Outcome run_case(RunContext& ctx, const Params& p) {
   return o;
 }
 
-CheckResult verdict(std::string name, double value, double reference, double tolerance, std::string detail) {
-  CheckResult r;
-  r.name = std::move(name);
-  r.value = value;
-  r.reference = reference;
-  r.tolerance = tolerance;
-  r.pass = std::fabs(value - reference) <= tolerance;
-  r.detail = std::move(detail);
-  return r;
-}
-
 std::vector<CheckResult> ShallowWaterModel::self_checks(RunContext& ctx) const {
   const bool fp32 = ctx.precision == Precision::fp32;
+  const auto verdict = &CheckResult::within;
   std::vector<CheckResult> out;
 
   // A vortex on a beta-plane between walls, 1000 steps: mass to round-off;
