@@ -46,14 +46,9 @@ CheckResult force_check(const Device& device, const MpiContext& self) {
     for (std::size_t a = 0; a < 3; ++a)
       worst = std::max(worst, std::abs(f[3 * k + a] - ref.force[3 * i + a]) / (eps * ref.scale[i]));
   }
-  CheckResult r;
-  r.name = "md LJ forces vs direct sum (180 atoms)";
-  r.value = worst;
-  r.reference = 0;
-  r.tolerance = kForceRoundings;
-  r.pass = worst <= r.tolerance;
-  r.detail = "max |F - F_direct| in units of eps sum_j |f_ij|: 10 roundings per pair term + <= 120 terms summed";
-  return r;
+  return CheckResult::within(
+      "md LJ forces vs direct sum (180 atoms)", worst, 0, kForceRoundings,
+      "max |F - F_direct| in units of eps sum_j |f_ij|: 10 roundings per pair term + <= 120 terms summed");
 }
 
 template <class T>
@@ -71,21 +66,18 @@ std::vector<CheckResult> fcc_checks(RunContext& ctx, const MpiContext& self) {
   MdSimulation<T> sim(quiet, p, std::move(domain), std::move(owned), p.fcc_atoms(), {});
   const double eps = std::numeric_limits<T>::epsilon();
   const double n = static_cast<double>(p.fcc_atoms());
-  std::vector<CheckResult> out(2);
-  out[0].name = "md fcc start: T = 1.44 exactly (3N - 3 dof)";
-  out[0].value = sim.last_thermo().temperature;
-  out[0].reference = p.temperature;
+  std::vector<CheckResult> out;
   // Velocities rounded to T once: each v^2 relative 2 eps, summed exactly.
-  out[0].tolerance = 4 * eps * p.temperature;
-  out[0].detail = "exact sums; the velocities rounded to the precision once";
+  out.push_back(CheckResult::within("md fcc start: T = 1.44 exactly (3N - 3 dof)", sim.last_thermo().temperature,
+                                    p.temperature, 4 * eps * p.temperature,
+                                    "exact sums; the velocities rounded to the precision once"));
   while (sim.steps_done() < sim.steps()) sim.advance();
   const Thermo& t = sim.last_thermo();
-  out[1].name = "md NVE 256 atoms, 100 steps: |total momentum|";
-  out[1].value = std::sqrt(t.momentum[0] * t.momentum[0] + t.momentum[1] * t.momentum[1] + t.momentum[2] * t.momentum[2]);
-  out[1].reference = 0;
-  out[1].tolerance = 100 * n * (p.dt * 80 * eps * 100 + 8 * eps);
-  out[1].detail = "per step N (dt 80 eps 100 + 8 eps): force-sum and update rounding (full lists: pair forces cancel)";
-  for (CheckResult& r : out) r.pass = std::abs(r.value - r.reference) <= r.tolerance;
+  out.push_back(CheckResult::within(
+      "md NVE 256 atoms, 100 steps: |total momentum|",
+      std::sqrt(t.momentum[0] * t.momentum[0] + t.momentum[1] * t.momentum[1] + t.momentum[2] * t.momentum[2]), 0,
+      100 * n * (p.dt * 80 * eps * 100 + 8 * eps),
+      "per step N (dt 80 eps 100 + 8 eps): force-sum and update rounding (full lists: pair forces cancel)"));
   return out;
 }
 
