@@ -448,16 +448,10 @@ class PricingModel final : public ModelOf<Portfolio, read_portfolio, declare_sch
       const SamplePlan plan = plan_samples(p, ctx.device, ctx.mpi);
       const std::vector<Estimate> est = price_portfolio(p, plan, ctx.device, ctx.precision, ctx.mpi, nullptr);
       for (std::size_t i = 0; i < est.size(); ++i) {
-        CheckResult r;
-        r.name = names[i];
-        r.value = est[i].price;
-        r.reference = reference_for(p, p.instruments[i])->price;
-        r.tolerance = z * est[i].standard_error;
-        r.pass = std::fabs(r.value - r.reference) <= r.tolerance;
         char d[96];
         std::snprintf(d, sizeof d, "%.2f se, %lld paths", z, static_cast<long long>(est[i].paths));
-        r.detail = d;
-        results.push_back(r);
+        results.push_back(CheckResult::within(names[i], est[i].price, reference_for(p, p.instruments[i])->price,
+                                              z * est[i].standard_error, d));
       }
     };
     Portfolio base;
