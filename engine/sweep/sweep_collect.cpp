@@ -1,4 +1,4 @@
-#include "engine/sweep/sweep_collect.hpp"
+#include "engine/sweep/sweep_runner.hpp"
 
 #include <hdf5.h>
 #include <mpi.h>
