@@ -318,12 +318,7 @@ void Config::validate_and_fill() {
             }
           }
         }
-        if (near) {
-          std::string shown = *near;
-          for (std::size_t pos; (pos = shown.find("[]")) != std::string::npos;) shown.replace(pos, 2, ".N");
-          msg += "; did you mean '" + shown + "'?";
-        }
-        throw InputError(msg);
+        throw InputError(msg + did_you_mean(near));
       }
       validate_value(*p, v, key);
       if ((p->type == ParamType::integer && v.is_floating_point()) || (p->type == ParamType::real && v.is_integer())) {

@@ -423,13 +423,7 @@ void SweepSpec::validate(const MpiContext& mpi) const {
         const Param* param = schema.find(skey);
         const std::string where = input_ + ":" + std::to_string(a.line) + ": [sweep] \"" + a.key + "\"";
         if (param == nullptr) {
-          std::string msg = where + ": not an input key of model " + model;
-          if (auto near = schema.nearest(skey)) {
-            std::string shown = *near;
-            for (std::size_t pos; (pos = shown.find("[]")) != std::string::npos;) shown.replace(pos, 2, ".N");
-            msg += "; did you mean '" + shown + "'?";
-          }
-          throw InputError(msg);
+          throw InputError(where + ": not an input key of model " + model + did_you_mean(schema.nearest(skey)));
         }
         if (param->type == ParamType::table_list) {
           throw InputError(where + ": a whole list of tables cannot be swept; sweep a field of one entry, e.g. \"" +
