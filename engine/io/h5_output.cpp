@@ -376,9 +376,7 @@ void H5Output::rows(const std::string& path, std::span<const std::int64_t> local
   unlink_existing(path);
   const hsize_t dims = static_cast<hsize_t>(total), first = static_cast<hsize_t>(offset), n = local.size();
   H5Id space{H5Screate_simple(1, &dims, nullptr), H5Sclose};
-  H5Id ds{check_id(H5Dcreate2(file_, path.c_str(), H5T_NATIVE_INT64, space.id, lcpl_, H5P_DEFAULT, H5P_DEFAULT),
-                     "create dataset " + path),
-            H5Dclose};
+  H5Id ds{create_dataset(path, H5T_NATIVE_INT64, space.id), H5Dclose};
   write_box(ds.id, path, 1, &first, &n, n, local.data(), H5T_NATIVE_INT64);
 }
 
@@ -396,9 +394,7 @@ void H5Output::slab(const std::string& path, std::span<const double> local, std:
   }
   if (points != local.size()) throw std::logic_error("H5Output::slab: " + path + ": local size does not match the box");
   H5Id space{H5Screate_simple(rank, dims, nullptr), H5Sclose};
-  H5Id ds{check_id(H5Dcreate2(file_, path.c_str(), H5T_NATIVE_DOUBLE, space.id, lcpl_, H5P_DEFAULT, H5P_DEFAULT),
-                     "create dataset " + path),
-            H5Dclose};
+  H5Id ds{create_dataset(path, H5T_NATIVE_DOUBLE, space.id), H5Dclose};
   write_box(ds.id, path, rank, first, n, points, local.data());
 }
 
@@ -434,9 +430,7 @@ void H5Output::series(const std::string& path, std::span<const std::int64_t> fra
   H5Pset_fill_value(dcpl.id, H5T_NATIVE_DOUBLE, &fill);
   H5Pset_fill_time(dcpl.id, H5D_FILL_TIME_NEVER);
   H5Pset_alloc_time(dcpl.id, H5D_ALLOC_TIME_INCR);   // parallel HDF5 needs early or incremental
-  H5Id ds{check_id(H5Dcreate2(file_, path.c_str(), H5T_NATIVE_DOUBLE, space.id, lcpl_, dcpl.id, H5P_DEFAULT),
-                     "create dataset " + path),
-            H5Dclose};
+  H5Id ds{create_dataset(path, H5T_NATIVE_DOUBLE, space.id, dcpl.id), H5Dclose};
   if (!units.empty()) attribute(path, "units", units);
 }
 
@@ -452,9 +446,7 @@ void H5Output::integer_series(const std::string& path) {
   H5Pset_fill_value(dcpl.id, H5T_NATIVE_INT64, &fill);
   H5Pset_fill_time(dcpl.id, H5D_FILL_TIME_NEVER);   // as in series()
   H5Pset_alloc_time(dcpl.id, H5D_ALLOC_TIME_INCR);
-  H5Id ds{check_id(H5Dcreate2(file_, path.c_str(), H5T_NATIVE_INT64, space.id, lcpl_, dcpl.id, H5P_DEFAULT),
-                     "create dataset " + path),
-            H5Dclose};
+  H5Id ds{create_dataset(path, H5T_NATIVE_INT64, space.id, dcpl.id), H5Dclose};
 }
 
 std::int64_t H5Output::series_length(const std::string& path) const {
@@ -584,9 +576,7 @@ hid_t H5Output::write_scalar(const std::string& path, hid_t type, const void* va
   unlink_existing(path);
   H5Id space{H5Screate(H5S_SCALAR), H5Sclose};
   // Closed here if the write fails: a dataset left open makes H5Fclose fail.
-  H5Id ds{check_id(H5Dcreate2(file_, path.c_str(), type, space.id, lcpl_, H5P_DEFAULT, H5P_DEFAULT),
-                     "create dataset " + path),
-            H5Dclose};
+  H5Id ds{create_dataset(path, type, space.id), H5Dclose};
   // Rank 0 writes the value; the others take part with an empty selection.
   H5Id sel{H5Screate(H5S_SCALAR), H5Sclose};
   if (!mpi_.root()) H5Sselect_none(sel.id);
@@ -657,9 +647,7 @@ void H5Output::table(const std::string& path, const H5Table& table) {
   const hsize_t n = rows;
   unlink_existing(path);
   H5Id space{H5Screate_simple(1, &n, nullptr), H5Sclose};
-  H5Id ds{check_id(H5Dcreate2(file_, path.c_str(), compound.id, space.id, lcpl_, H5P_DEFAULT, H5P_DEFAULT),
-                     "create dataset " + path),
-            H5Dclose};
+  H5Id ds{create_dataset(path, compound.id, space.id), H5Dclose};
   H5Id sel{H5Screate_simple(1, &n, nullptr), H5Sclose};
   if (!mpi_.root()) H5Sselect_none(sel.id);
   make_room(bytes.size(), "dataset " + path);

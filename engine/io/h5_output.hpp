@@ -174,6 +174,10 @@ class H5Output {
   void write_attribute(const std::string& object, const std::string& name, hid_t type, hid_t space,
                        const void* data);
   hid_t write_scalar(const std::string& path, hid_t type, const void* value);
+  // A new dataset at `path` (collective; a failure throws on every rank).
+  hid_t create_dataset(const std::string& path, hid_t type, hid_t space, hid_t dcpl = H5P_DEFAULT) const {
+    return check_id(H5Dcreate2(file_, path.c_str(), type, space, lcpl_, dcpl, H5P_DEFAULT), "create dataset " + path);
+  }
   // Collective write of this rank's box [first, first + count) of a dataset
   // of doubles (points == 0: this rank selects nothing).
   void write_box(hid_t dataset, const std::string& path, int rank, const hsize_t* first, const hsize_t* count,
