@@ -102,15 +102,9 @@ void insert_default(toml::table& t, const std::string& name, const Param& p) {
   std::visit(
       [&](const auto& v) {
         using V = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<V, std::vector<std::string>>) {
-          toml::array a;
-          if (p.type != ParamType::table_list) {
-            for (const auto& s : v) a.push_back(s);
-          }
-          t.insert_or_assign(name, std::move(a));
-        } else if constexpr (std::is_same_v<V, std::vector<std::int64_t>>) {
-          toml::array a;
-          for (std::int64_t x : v) a.push_back(x);
+        if constexpr (std::is_same_v<V, std::vector<std::string>> || std::is_same_v<V, std::vector<std::int64_t>>) {
+          toml::array a;   // a list of tables' default is the empty list (Schema::table_list)
+          for (const auto& x : v) a.push_back(x);
           t.insert_or_assign(name, std::move(a));
         } else if constexpr (!std::is_same_v<V, std::monostate>) {
           t.insert_or_assign(name, v);
