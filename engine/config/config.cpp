@@ -123,26 +123,34 @@ Override parse_override(std::string_view arg) {
   return {std::string(arg.substr(0, eq)), std::string(arg.substr(eq + 1)), "--set " + std::string(arg)};
 }
 
-Config Config::load(const std::string& path, const std::vector<Override>& overrides,
-                    const std::function<Schema(const std::string& model)>& schema_for, SweepTable sweep) {
+std::string read_input_file(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw InputError(path + ": cannot open input file (" + std::strerror(errno) + ")");
   std::ostringstream text;
   text << file.rdbuf();
-  return load_text(text.str(), path, overrides, schema_for, sweep);
+  return text.str();
+}
+
+toml::table parse_input(std::string_view text, const std::string& path) {
+  try {
+    return toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    const auto& src = e.source();
+    throw InputError(path + ":" + std::to_string(src.begin.line) + ":" + std::to_string(src.begin.column) +
+                     ": malformed TOML: " + std::string(e.description()));
+  }
+}
+
+Config Config::load(const std::string& path, const std::vector<Override>& overrides,
+                    const std::function<Schema(const std::string& model)>& schema_for, SweepTable sweep) {
+  return load_text(read_input_file(path), path, overrides, schema_for, sweep);
 }
 
 Config Config::load_text(std::string_view text, const std::string& path, const std::vector<Override>& overrides,
                          const std::function<Schema(const std::string& model)>& schema_for, SweepTable sweep) {
   Config c;
   c.path_ = path;
-  try {
-    c.table_ = toml::parse(text, path);
-  } catch (const toml::parse_error& e) {
-    const auto& src = e.source();
-    throw InputError(path + ":" + std::to_string(src.begin.line) + ":" + std::to_string(src.begin.column) +
-                     ": malformed TOML: " + std::string(e.description()));
-  }
+  c.table_ = parse_input(text, path);
   if (const toml::node* s = c.table_.get("sweep")) {
     if (sweep == SweepTable::reject) {
       throw InputError(path + ":" + std::to_string(s->source().begin.line) +

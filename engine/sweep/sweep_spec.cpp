@@ -1,11 +1,8 @@
 #include "engine/sweep/sweep_spec.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstring>
-#include <fstream>
 #include <functional>
 #include <sstream>
 
@@ -197,21 +194,8 @@ bool SweepAxis::numeric() const {
 SweepSpec SweepSpec::load(const std::string& input, const std::vector<std::string>& set) {
   SweepSpec spec;
   spec.input_ = input;
-  {
-    std::ifstream file(input, std::ios::binary);
-    if (!file) throw InputError(input + ": cannot open input file (" + std::strerror(errno) + ")");
-    std::ostringstream text;
-    text << file.rdbuf();
-    spec.text_ = text.str();
-  }
-  toml::table table;
-  try {
-    table = toml::parse(spec.text_, input);
-  } catch (const toml::parse_error& e) {
-    const auto& src = e.source();
-    throw InputError(input + ":" + std::to_string(src.begin.line) + ":" + std::to_string(src.begin.column) +
-                     ": malformed TOML: " + std::string(e.description()));
-  }
+  spec.text_ = read_input_file(input);
+  const toml::table table = parse_input(spec.text_, input);
   const SweepErrors err{spec.input_};
   const toml::node* sweep_node = table.get("sweep");
   if (sweep_node == nullptr) {
