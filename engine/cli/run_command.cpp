@@ -80,24 +80,8 @@ std::string free_output_name(const std::string& output) {
 // checkpointed", "failed: ...", "running"), or "" when unreadable. Local.
 std::string output_status(const std::string& path) {
   if (!is_strata_file(path)) return "";
-  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (file < 0) return "";
-  std::string status;
-  if (H5Aexists_by_name(file, "/", "status", H5P_DEFAULT) > 0) {
-    const hid_t attr = H5Aopen_by_name(file, "/", "status", H5P_DEFAULT, H5P_DEFAULT);
-    const hid_t type = H5Tcopy(H5T_C_S1);
-    H5Tset_size(type, H5T_VARIABLE);
-    H5Tset_cset(type, H5T_CSET_UTF8);
-    char* text = nullptr;
-    if (attr >= 0 && H5Aread(attr, type, &text) >= 0 && text != nullptr) {
-      status = text;
-      H5free_memory(text);
-    }
-    H5Tclose(type);
-    if (attr >= 0) H5Aclose(attr);
-  }
-  H5Fclose(file);
-  return status;
+  H5Id file{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
+  return file.id < 0 ? "" : string_attribute(file.id, "status").value_or("");
 }
 
 // Why a fresh run cannot simply write `output`, and the commands that go on
@@ -134,13 +118,8 @@ std::string existing_output_hint(const RunArgs& a, const std::string& output, co
     ways += "replace " + std::string(exists ? "it" : "them") + " (--overwrite), ";
     commands.push_back(command_line(a, "--overwrite"));
   }
-  std::string backup = backup_name(output);
-  if (!exists) {
-    // Only the checkpoints move: to the backup's .chk (output_files.hpp).
-    std::filesystem::path b(backup);
-    if (b.extension() == ".h5") b.replace_extension("");
-    backup = b.string() + ".chk";
-  }
+  // Without the output only the checkpoints move: to the backup's .chk.
+  const std::string backup = exists ? backup_name(output) : checkpoint_dir(backup_name(output));
   ways += "or keep " + std::string(exists ? "it" : "them") + " as " + backup + " (run.backup = true)";
   commands.push_back(command_line(a, "--set run.backup=true"));
   std::string text = state + ". To " + ways + ":";

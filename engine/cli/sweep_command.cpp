@@ -10,7 +10,6 @@
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/sweep/point_dir.hpp"
-#include "engine/sweep/sweep_collect.hpp"
 #include "engine/sweep/sweep_runner.hpp"
 #include "engine/sweep/sweep_spec.hpp"
 

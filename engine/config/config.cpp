@@ -102,15 +102,9 @@ void insert_default(toml::table& t, const std::string& name, const Param& p) {
   std::visit(
       [&](const auto& v) {
         using V = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<V, std::vector<std::string>>) {
-          toml::array a;
-          if (p.type != ParamType::table_list) {
-            for (const auto& s : v) a.push_back(s);
-          }
-          t.insert_or_assign(name, std::move(a));
-        } else if constexpr (std::is_same_v<V, std::vector<std::int64_t>>) {
-          toml::array a;
-          for (std::int64_t x : v) a.push_back(x);
+        if constexpr (std::is_same_v<V, std::vector<std::string>> || std::is_same_v<V, std::vector<std::int64_t>>) {
+          toml::array a;   // a list of tables' default is the empty list (Schema::table_list)
+          for (const auto& x : v) a.push_back(x);
           t.insert_or_assign(name, std::move(a));
         } else if constexpr (!std::is_same_v<V, std::monostate>) {
           t.insert_or_assign(name, v);
@@ -129,26 +123,34 @@ Override parse_override(std::string_view arg) {
   return {std::string(arg.substr(0, eq)), std::string(arg.substr(eq + 1)), "--set " + std::string(arg)};
 }
 
-Config Config::load(const std::string& path, const std::vector<Override>& overrides,
-                    const std::function<Schema(const std::string& model)>& schema_for, SweepTable sweep) {
+std::string read_input_file(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw InputError(path + ": cannot open input file (" + std::strerror(errno) + ")");
   std::ostringstream text;
   text << file.rdbuf();
-  return load_text(text.str(), path, overrides, schema_for, sweep);
+  return text.str();
+}
+
+toml::table parse_input(std::string_view text, const std::string& path) {
+  try {
+    return toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    const auto& src = e.source();
+    throw InputError(path + ":" + std::to_string(src.begin.line) + ":" + std::to_string(src.begin.column) +
+                     ": malformed TOML: " + std::string(e.description()));
+  }
+}
+
+Config Config::load(const std::string& path, const std::vector<Override>& overrides,
+                    const std::function<Schema(const std::string& model)>& schema_for, SweepTable sweep) {
+  return load_text(read_input_file(path), path, overrides, schema_for, sweep);
 }
 
 Config Config::load_text(std::string_view text, const std::string& path, const std::vector<Override>& overrides,
                          const std::function<Schema(const std::string& model)>& schema_for, SweepTable sweep) {
   Config c;
   c.path_ = path;
-  try {
-    c.table_ = toml::parse(text, path);
-  } catch (const toml::parse_error& e) {
-    const auto& src = e.source();
-    throw InputError(path + ":" + std::to_string(src.begin.line) + ":" + std::to_string(src.begin.column) +
-                     ": malformed TOML: " + std::string(e.description()));
-  }
+  c.table_ = parse_input(text, path);
   if (const toml::node* s = c.table_.get("sweep")) {
     if (sweep == SweepTable::reject) {
       throw InputError(path + ":" + std::to_string(s->source().begin.line) +
@@ -318,12 +320,7 @@ void Config::validate_and_fill() {
             }
           }
         }
-        if (near) {
-          std::string shown = *near;
-          for (std::size_t pos; (pos = shown.find("[]")) != std::string::npos;) shown.replace(pos, 2, ".N");
-          msg += "; did you mean '" + shown + "'?";
-        }
-        throw InputError(msg);
+        throw InputError(msg + did_you_mean(near));
       }
       validate_value(*p, v, key);
       if ((p->type == ParamType::integer && v.is_floating_point()) || (p->type == ParamType::real && v.is_integer())) {

@@ -25,6 +25,10 @@ struct Override {
 
 // Parses "key=value"; throws InputError for anything else.
 Override parse_override(std::string_view arg);
+// The text of input file `path`; an InputError naming it when it cannot be read.
+std::string read_input_file(const std::string& path);
+// `text` as TOML; an InputError "PATH:LINE:COLUMN: malformed TOML: ..." when it is not.
+toml::table parse_input(std::string_view text, const std::string& path);
 
 // What loading does with a [sweep] table: `strata run` rejects it (the input
 // describes many runs), `strata sweep` removes it before validating a point.

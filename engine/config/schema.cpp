@@ -195,6 +195,13 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+std::string did_you_mean(const std::optional<std::string>& key) {
+  if (!key) return "";
+  std::string shown = *key;
+  for (std::size_t pos; (pos = shown.find("[]")) != std::string::npos;) shown.replace(pos, 2, ".N");
+  return "; did you mean '" + shown + "'?";
+}
+
 std::optional<std::string> Schema::nearest(std::string_view key) const {
   // Compare the last path component within the same table first (a typo in
   // the field name), then whole keys (a field put in the wrong table).

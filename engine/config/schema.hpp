@@ -80,5 +80,8 @@ class Schema {
 };
 
 std::size_t edit_distance(std::string_view a, std::string_view b);
+// "; did you mean 'KEY'?" for a suggested schema key, written as in an input
+// file (a list's "[]" as ".N"); "" without a suggestion.
+std::string did_you_mean(const std::optional<std::string>& key);
 
 }  // namespace strata

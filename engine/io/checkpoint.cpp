@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "engine/io/h5_output.hpp"
+#include "engine/io/output_files.hpp"
 #include "engine/runtime/build_info.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/mpi_context.hpp"
@@ -59,12 +60,6 @@ std::uint64_t bits_of(double v) {
 std::uint64_t bits_of(std::int64_t v) { return static_cast<std::uint64_t>(v); }
 
 // --- names ----------------------------------------------------------------------
-
-std::string checkpoint_dir(const std::string& output) {
-  fs::path p(output);
-  if (p.extension() == ".h5") p.replace_extension("");
-  return p.string() + ".chk";
-}
 
 std::optional<std::int64_t> step_of(const std::string& filename) {
   const std::string prefix = kPrefix, suffix = kSuffix;
@@ -181,26 +176,14 @@ class H5StateWriter final : public StateWriter {
 
 // --- reading (HDF5 C API; ids closed at scope exit) ---------------------------------
 
-struct Id {
-  hid_t id = -1;
-  herr_t (*close)(hid_t) = nullptr;
-  Id() = default;
-  Id(hid_t i, herr_t (*c)(hid_t)) : id(i), close(c) {}
-  Id(const Id&) = delete;
-  Id& operator=(const Id&) = delete;
-  ~Id() {
-    if (id >= 0 && close != nullptr) close(id);
-  }
-};
-
 [[noreturn]] void unreadable(const std::string& what) { throw Error(ExitCode::bad_input, what); }
 
 std::string read_string_attribute(hid_t obj, const char* name) {
   if (H5Aexists(obj, name) <= 0) unreadable(std::string("attribute '") + name + "' missing");
-  Id attr{H5Aopen(obj, name, H5P_DEFAULT), H5Aclose};
-  Id type{H5Aget_type(attr.id), H5Tclose};
+  H5Id attr{H5Aopen(obj, name, H5P_DEFAULT), H5Aclose};
+  H5Id type{H5Aget_type(attr.id), H5Tclose};
   if (H5Tget_class(type.id) != H5T_STRING) unreadable(std::string("attribute '") + name + "' is not a string");
-  Id mem{H5Tcopy(H5T_C_S1), H5Tclose};
+  H5Id mem{H5Tcopy(H5T_C_S1), H5Tclose};
   H5Tset_size(mem.id, H5T_VARIABLE);
   H5Tset_cset(mem.id, H5Tget_cset(type.id));
   char* text = nullptr;
@@ -213,7 +196,7 @@ std::string read_string_attribute(hid_t obj, const char* name) {
 template <class T>
 T read_number_attribute(hid_t obj, const char* name) {
   if (H5Aexists(obj, name) <= 0) unreadable(std::string("attribute '") + name + "' missing");
-  Id attr{H5Aopen(obj, name, H5P_DEFAULT), H5Aclose};
+  H5Id attr{H5Aopen(obj, name, H5P_DEFAULT), H5Aclose};
   T v{};
   const hid_t type = std::is_same_v<T, double> ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT64;
   if (H5Aread(attr.id, type, &v) < 0) unreadable(std::string("attribute '") + name + "' unreadable");
@@ -222,8 +205,8 @@ T read_number_attribute(hid_t obj, const char* name) {
 
 std::string read_text_dataset(hid_t file, const char* path) {
   if (H5Lexists(file, path, H5P_DEFAULT) <= 0) unreadable(std::string(path) + " missing");
-  Id ds{H5Dopen2(file, path, H5P_DEFAULT), H5Dclose};
-  Id type{H5Dget_type(ds.id), H5Tclose};
+  H5Id ds{H5Dopen2(file, path, H5P_DEFAULT), H5Dclose};
+  H5Id type{H5Dget_type(ds.id), H5Tclose};
   const std::size_t size = H5Tget_size(type.id);
   std::string text(size, '\0');
   if (H5Dread(ds.id, type.id, H5S_ALL, H5S_ALL, H5P_DEFAULT, text.data()) < 0) unreadable(std::string(path) + " unreadable");
@@ -232,7 +215,7 @@ std::string read_text_dataset(hid_t file, const char* path) {
 }
 
 std::vector<double> read_all_doubles(hid_t ds) {
-  Id space{H5Dget_space(ds), H5Sclose};
+  H5Id space{H5Dget_space(ds), H5Sclose};
   const hssize_t n = H5Sget_simple_extent_npoints(space.id);
   std::vector<double> v(static_cast<std::size_t>(std::max<hssize_t>(n, 0)));
   if (n > 0 && H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0) {
@@ -249,8 +232,8 @@ struct ChecksumWalk {
 
 herr_t hash_attribute(hid_t obj, const char* name, const H5A_info_t*, void* data) {
   auto* walk = static_cast<ChecksumWalk*>(data);
-  Id attr{H5Aopen(obj, name, H5P_DEFAULT), H5Aclose};
-  Id type{H5Aget_type(attr.id), H5Tclose};
+  H5Id attr{H5Aopen(obj, name, H5P_DEFAULT), H5Aclose};
+  H5Id type{H5Aget_type(attr.id), H5Tclose};
   std::uint64_t bits = 0;
   if (H5Tget_class(type.id) == H5T_FLOAT) {
     double v = 0;
@@ -270,7 +253,7 @@ herr_t hash_attribute(hid_t obj, const char* name, const H5A_info_t*, void* data
 herr_t hash_dataset(hid_t group, const char* name, const H5L_info_t*, void* data) {
   auto* walk = static_cast<ChecksumWalk*>(data);
   try {
-    Id obj{H5Oopen(group, name, H5P_DEFAULT), H5Oclose};
+    H5Id obj{H5Oopen(group, name, H5P_DEFAULT), H5Oclose};
     if (obj.id < 0) return -1;
     if (H5Iget_type(obj.id) == H5I_GROUP) {
       const std::string outer = walk->prefix;
@@ -294,9 +277,9 @@ CheckpointHeader verify_on_root(const std::string& path) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   if (!fs::exists(path)) unreadable("no such file");
   if (H5Fis_hdf5(path.c_str()) <= 0) unreadable("not an HDF5 file (truncated or corrupt)");
-  Id file{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
+  H5Id file{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
   if (file.id < 0) unreadable("HDF5 cannot open it (truncated or corrupt)");
-  Id root{H5Oopen(file.id, "/", H5P_DEFAULT), H5Oclose};
+  H5Id root{H5Oopen(file.id, "/", H5P_DEFAULT), H5Oclose};
   if (H5Aexists(root.id, "format") <= 0 || read_string_attribute(root.id, "format") != kFormat) {
     unreadable("not a strata checkpoint");
   }
@@ -315,7 +298,7 @@ CheckpointHeader verify_on_root(const std::string& path) {
   const auto stored = static_cast<std::uint64_t>(read_number_attribute<std::int64_t>(root.id, "checksum"));
 
   if (H5Lexists(file.id, "/state", H5P_DEFAULT) <= 0) unreadable("/state missing");
-  Id state{H5Gopen2(file.id, "/state", H5P_DEFAULT), H5Gclose};
+  H5Id state{H5Gopen2(file.id, "/state", H5P_DEFAULT), H5Gclose};
   ChecksumWalk walk;
   hsize_t idx = 0;
   if (H5Aiterate2(state.id, H5_INDEX_NAME, H5_ITER_NATIVE, &idx, hash_attribute, &walk) < 0) {
@@ -343,48 +326,31 @@ class H5StateReader final : public StateReader {
  public:
   H5StateReader(const std::string& path, const MpiContext& mpi) {
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-    Id fapl{H5Pcreate(H5P_FILE_ACCESS), H5Pclose};
+    H5Id fapl{H5Pcreate(H5P_FILE_ACCESS), H5Pclose};
     H5Pset_fapl_mpio(fapl.id, mpi.comm(), MPI_INFO_NULL);
-    file_ = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.id);
-    if (file_ < 0) throw Error(ExitCode::resources, path + ": cannot open the checkpoint");
-    state_ = H5Gopen2(file_, "/state", H5P_DEFAULT);
-    if (state_ < 0) throw Error(ExitCode::resources, path + ": /state missing");
+    file_.id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.id);
+    if (file_.id < 0) throw Error(ExitCode::resources, path + ": cannot open the checkpoint");
+    state_.id = H5Gopen2(file_.id, "/state", H5P_DEFAULT);
+    if (state_.id < 0) throw Error(ExitCode::resources, path + ": /state missing");
     path_ = path;
   }
-  ~H5StateReader() override {
-    if (state_ >= 0) H5Gclose(state_);
-    if (file_ >= 0) H5Fclose(file_);
-  }
-  H5StateReader(const H5StateReader&) = delete;
-  H5StateReader& operator=(const H5StateReader&) = delete;
 
   std::int64_t integer(const std::string& name) override {
-    return guarded(path_, name, [&] { return read_number_attribute<std::int64_t>(state_, name.c_str()); });
+    return guarded(path_, name, [&] { return read_number_attribute<std::int64_t>(state_.id, name.c_str()); });
   }
   double real(const std::string& name) override {
-    return guarded(path_, name, [&] { return read_number_attribute<double>(state_, name.c_str()); });
+    return guarded(path_, name, [&] { return read_number_attribute<double>(state_.id, name.c_str()); });
   }
   void array(const std::string& name, std::span<double> local, std::int64_t offset) override {
-    Id ds{open(name), H5Dclose};
-    Id file_space{H5Dget_space(ds.id), H5Sclose};
-    const hsize_t n = local.size();
-    const hsize_t start = static_cast<hsize_t>(offset);
-    Id mem{H5Screate_simple(1, &n, nullptr), H5Sclose};
-    if (n == 0) {
-      H5Sselect_none(file_space.id);
-      H5Sselect_none(mem.id);
-    } else if (H5Sselect_hyperslab(file_space.id, H5S_SELECT_SET, &start, nullptr, &n, nullptr) < 0 ||
-               H5Sselect_valid(file_space.id) <= 0) {
-      throw Error(ExitCode::resources, path_ + ": /state/" + name + ": slab outside the stored array");
-    }
-    if (H5Dread(ds.id, H5T_NATIVE_DOUBLE, mem.id, file_space.id, H5P_DEFAULT, local.data()) < 0) {
-      throw Error(ExitCode::resources, path_ + ": /state/" + name + ": read failed");
-    }
+    H5Id ds{open(name), H5Dclose};
+    H5Id file_space{H5Dget_space(ds.id), H5Sclose};
+    const hsize_t start = static_cast<hsize_t>(offset), n = local.size();
+    read_block(name, ds.id, file_space.id, 1, &start, &n, local, "slab");
   }
   void box(const std::string& name, std::span<double> local, std::span<const std::int64_t> start,
            std::span<const std::int64_t> count) override {
-    Id ds{open(name), H5Dclose};
-    Id file_space{H5Dget_space(ds.id), H5Sclose};
+    H5Id ds{open(name), H5Dclose};
+    H5Id file_space{H5Dget_space(ds.id), H5Sclose};
     const int rank = static_cast<int>(start.size());
     if (H5Sget_simple_extent_ndims(file_space.id) != rank) {
       throw Error(ExitCode::resources, path_ + ": /state/" + name + ": stored with another number of dimensions");
@@ -396,20 +362,10 @@ class H5StateReader final : public StateReader {
       points *= n[d];
     }
     if (points != local.size()) throw std::logic_error("StateReader::box: local size does not match the box");
-    Id mem{H5Screate_simple(rank, n, nullptr), H5Sclose};
-    if (points == 0) {
-      H5Sselect_none(file_space.id);
-      H5Sselect_none(mem.id);
-    } else if (H5Sselect_hyperslab(file_space.id, H5S_SELECT_SET, first, nullptr, n, nullptr) < 0 ||
-               H5Sselect_valid(file_space.id) <= 0) {
-      throw Error(ExitCode::resources, path_ + ": /state/" + name + ": box outside the stored array");
-    }
-    if (H5Dread(ds.id, H5T_NATIVE_DOUBLE, mem.id, file_space.id, H5P_DEFAULT, local.data()) < 0) {
-      throw Error(ExitCode::resources, path_ + ": /state/" + name + ": read failed");
-    }
+    read_block(name, ds.id, file_space.id, rank, first, n, local, "box");
   }
   std::vector<double> records(const std::string& name, int width) override {
-    Id ds{open(name), H5Dclose};
+    H5Id ds{open(name), H5Dclose};
     std::vector<double> v = guarded(path_, name, [&] { return read_all_doubles(ds.id); });
     if (width <= 0 || v.size() % static_cast<std::size_t>(width) != 0) {
       throw Error(ExitCode::resources, path_ + ": /state/" + name + ": not records of width " + std::to_string(width));
@@ -418,13 +374,30 @@ class H5StateReader final : public StateReader {
   }
 
  private:
+  // Reads the block of `n` values from `first` of dataset `ds` into `local`;
+  // `shape` ("slab", "box") names the block when it lies outside the array.
+  void read_block(const std::string& name, hid_t ds, hid_t file_space, int rank, const hsize_t* first,
+                  const hsize_t* n, std::span<double> local, const char* shape) const {
+    H5Id mem{H5Screate_simple(rank, n, nullptr), H5Sclose};
+    if (local.empty()) {
+      H5Sselect_none(file_space);
+      H5Sselect_none(mem.id);
+    } else if (H5Sselect_hyperslab(file_space, H5S_SELECT_SET, first, nullptr, n, nullptr) < 0 ||
+               H5Sselect_valid(file_space) <= 0) {
+      throw Error(ExitCode::resources, path_ + ": /state/" + name + ": " + shape + " outside the stored array");
+    }
+    if (H5Dread(ds, H5T_NATIVE_DOUBLE, mem.id, file_space, H5P_DEFAULT, local.data()) < 0) {
+      throw Error(ExitCode::resources, path_ + ": /state/" + name + ": read failed");
+    }
+  }
   hid_t open(const std::string& name) {
-    const hid_t ds = H5Lexists(state_, name.c_str(), H5P_DEFAULT) > 0 ? H5Dopen2(state_, name.c_str(), H5P_DEFAULT) : -1;
+    const hid_t state = state_.id;
+    const hid_t ds = H5Lexists(state, name.c_str(), H5P_DEFAULT) > 0 ? H5Dopen2(state, name.c_str(), H5P_DEFAULT) : -1;
     if (ds < 0) throw Error(ExitCode::resources, path_ + ": /state/" + name + " missing");
     return ds;
   }
   std::string path_;
-  hid_t file_ = -1, state_ = -1;
+  H5Id file_{-1, H5Fclose}, state_{-1, H5Gclose};   // state_ closes first
 };
 
 }  // namespace

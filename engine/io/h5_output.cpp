@@ -84,15 +84,6 @@ std::string bytes_text(std::uint64_t b) {
   return text;
 }
 
-// Closes an HDF5 id at scope exit.
-struct Handle {
-  hid_t id;
-  herr_t (*close)(hid_t);
-  ~Handle() {
-    if (id >= 0) close(id);
-  }
-};
-
 hid_t vl_string_type() {
   hid_t t = H5Tcopy(H5T_C_S1);
   H5Tset_size(t, H5T_VARIABLE);
@@ -114,6 +105,28 @@ std::string hdf5_version() {
   unsigned maj = 0, min = 0, rel = 0;
   H5get_libversion(&maj, &min, &rel);
   return std::to_string(maj) + "." + std::to_string(min) + "." + std::to_string(rel);
+}
+
+std::optional<std::string> string_attribute(hid_t obj, const char* name) {
+  if (H5Aexists(obj, name) <= 0) return std::nullopt;
+  H5Id attr{H5Aopen(obj, name, H5P_DEFAULT), H5Aclose};
+  H5Id type{H5Aget_type(attr.id), H5Tclose};
+  if (H5Tget_class(type.id) != H5T_STRING) return std::nullopt;
+  H5Id mem{H5Tcopy(H5T_C_S1), H5Tclose};
+  H5Tset_cset(mem.id, H5Tget_cset(type.id));   // HDF5 converts no character sets
+  if (H5Tis_variable_str(type.id) > 0) {
+    H5Tset_size(mem.id, H5T_VARIABLE);
+    char* text = nullptr;
+    if (H5Aread(attr.id, mem.id, &text) < 0 || text == nullptr) return std::nullopt;
+    std::string out(text);
+    H5free_memory(text);
+    return out;
+  }
+  const std::size_t size = H5Tget_size(type.id);
+  H5Tset_size(mem.id, size);
+  std::string buf(size, '\0');
+  if (H5Aread(attr.id, mem.id, buf.data()) < 0) return std::nullopt;
+  return buf.substr(0, buf.find('\0'));
 }
 
 std::size_t H5Table::rows() const {
@@ -274,54 +287,54 @@ void H5Output::close() {
 
 void H5Output::group(const std::string& path) {
   if (H5Lexists(file_, path.c_str(), H5P_DEFAULT) > 0) return;
-  Handle g{check_id(H5Gcreate2(file_, path.c_str(), lcpl_, H5P_DEFAULT, H5P_DEFAULT), "create group " + path), H5Gclose};
+  H5Id g{check_id(H5Gcreate2(file_, path.c_str(), lcpl_, H5P_DEFAULT, H5P_DEFAULT), "create group " + path), H5Gclose};
 }
 
 void H5Output::write_attribute(const std::string& object, const std::string& name, hid_t type, hid_t space,
                                const void* data) {
-  Handle obj{check_id(H5Oopen(file_, object.c_str(), H5P_DEFAULT), "open " + object), H5Oclose};
+  H5Id obj{check_id(H5Oopen(file_, object.c_str(), H5P_DEFAULT), "open " + object), H5Oclose};
   if (H5Aexists(obj.id, name.c_str()) > 0) check(H5Adelete(obj.id, name.c_str()), "replace attribute " + name);
-  Handle attr{check_id(H5Acreate2(obj.id, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT),
+  H5Id attr{check_id(H5Acreate2(obj.id, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT),
                        "create attribute " + object + ":" + name),
               H5Aclose};
   check(H5Awrite(attr.id, type, data), "write attribute " + object + ":" + name);
 }
 
 void H5Output::attribute(const std::string& object, const std::string& name, const std::string& value) {
-  Handle type{vl_string_type(), H5Tclose};
-  Handle space{H5Screate(H5S_SCALAR), H5Sclose};
+  H5Id type{vl_string_type(), H5Tclose};
+  H5Id space{H5Screate(H5S_SCALAR), H5Sclose};
   const char* p = value.c_str();
   write_attribute(object, name, type.id, space.id, &p);
 }
 
 void H5Output::attribute(const std::string& object, const std::string& name, const std::vector<std::string>& value) {
-  Handle type{vl_string_type(), H5Tclose};
+  H5Id type{vl_string_type(), H5Tclose};
   const hsize_t n = value.size();
-  Handle space{H5Screate_simple(1, &n, nullptr), H5Sclose};
+  H5Id space{H5Screate_simple(1, &n, nullptr), H5Sclose};
   std::vector<const char*> ptrs;
   for (const auto& s : value) ptrs.push_back(s.c_str());
   write_attribute(object, name, type.id, space.id, ptrs.data());
 }
 
 void H5Output::attribute(const std::string& object, const std::string& name, std::int64_t value) {
-  Handle space{H5Screate(H5S_SCALAR), H5Sclose};
+  H5Id space{H5Screate(H5S_SCALAR), H5Sclose};
   write_attribute(object, name, H5T_NATIVE_INT64, space.id, &value);
 }
 
 void H5Output::attribute(const std::string& object, const std::string& name, double value) {
-  Handle space{H5Screate(H5S_SCALAR), H5Sclose};
+  H5Id space{H5Screate(H5S_SCALAR), H5Sclose};
   write_attribute(object, name, H5T_NATIVE_DOUBLE, space.id, &value);
 }
 
 void H5Output::attribute(const std::string& object, const std::string& name, const std::vector<double>& value) {
   const hsize_t n = value.size();
-  Handle space{H5Screate_simple(1, &n, nullptr), H5Sclose};
+  H5Id space{H5Screate_simple(1, &n, nullptr), H5Sclose};
   write_attribute(object, name, H5T_NATIVE_DOUBLE, space.id, value.data());
 }
 
 void H5Output::attribute(const std::string& object, const std::string& name, const std::vector<std::int64_t>& value) {
   const hsize_t n = value.size();
-  Handle space{H5Screate_simple(1, &n, nullptr), H5Sclose};
+  H5Id space{H5Screate_simple(1, &n, nullptr), H5Sclose};
   write_attribute(object, name, H5T_NATIVE_INT64, space.id, value.data());
 }
 
@@ -358,10 +371,8 @@ void H5Output::rows(const std::string& path, std::span<const std::int64_t> local
                     std::int64_t total) {
   unlink_existing(path);
   const hsize_t dims = static_cast<hsize_t>(total), first = static_cast<hsize_t>(offset), n = local.size();
-  Handle space{H5Screate_simple(1, &dims, nullptr), H5Sclose};
-  Handle ds{check_id(H5Dcreate2(file_, path.c_str(), H5T_NATIVE_INT64, space.id, lcpl_, H5P_DEFAULT, H5P_DEFAULT),
-                     "create dataset " + path),
-            H5Dclose};
+  H5Id space{H5Screate_simple(1, &dims, nullptr), H5Sclose};
+  H5Id ds{create_dataset(path, H5T_NATIVE_INT64, space.id), H5Dclose};
   write_box(ds.id, path, 1, &first, &n, n, local.data(), H5T_NATIVE_INT64);
 }
 
@@ -378,10 +389,8 @@ void H5Output::slab(const std::string& path, std::span<const double> local, std:
     points *= n[d];
   }
   if (points != local.size()) throw std::logic_error("H5Output::slab: " + path + ": local size does not match the box");
-  Handle space{H5Screate_simple(rank, dims, nullptr), H5Sclose};
-  Handle ds{check_id(H5Dcreate2(file_, path.c_str(), H5T_NATIVE_DOUBLE, space.id, lcpl_, H5P_DEFAULT, H5P_DEFAULT),
-                     "create dataset " + path),
-            H5Dclose};
+  H5Id space{H5Screate_simple(rank, dims, nullptr), H5Sclose};
+  H5Id ds{create_dataset(path, H5T_NATIVE_DOUBLE, space.id), H5Dclose};
   write_box(ds.id, path, rank, first, n, points, local.data());
 }
 
@@ -404,8 +413,8 @@ void H5Output::series(const std::string& path, std::span<const std::int64_t> fra
       chunk[d] = (chunk[d] + 1) / 2;
     }
   }
-  Handle space{H5Screate_simple(rank, dims, max), H5Sclose};
-  Handle dcpl{H5Pcreate(H5P_DATASET_CREATE), H5Pclose};
+  H5Id space{H5Screate_simple(rank, dims, max), H5Sclose};
+  H5Id dcpl{H5Pcreate(H5P_DATASET_CREATE), H5Pclose};
   check(H5Pset_chunk(dcpl.id, rank, chunk), "chunk " + path);
   // NaN is what a reader sees where nothing was written (chunks never
   // allocated). Never written at allocation: parallel HDF5 allocates a
@@ -417,17 +426,15 @@ void H5Output::series(const std::string& path, std::span<const std::int64_t> fra
   H5Pset_fill_value(dcpl.id, H5T_NATIVE_DOUBLE, &fill);
   H5Pset_fill_time(dcpl.id, H5D_FILL_TIME_NEVER);
   H5Pset_alloc_time(dcpl.id, H5D_ALLOC_TIME_INCR);   // parallel HDF5 needs early or incremental
-  Handle ds{check_id(H5Dcreate2(file_, path.c_str(), H5T_NATIVE_DOUBLE, space.id, lcpl_, dcpl.id, H5P_DEFAULT),
-                     "create dataset " + path),
-            H5Dclose};
+  H5Id ds{create_dataset(path, H5T_NATIVE_DOUBLE, space.id, dcpl.id), H5Dclose};
   if (!units.empty()) attribute(path, "units", units);
 }
 
 void H5Output::integer_series(const std::string& path) {
   if (exists(path)) return;
   const hsize_t dims = 0, max = H5S_UNLIMITED, chunk = 1024;
-  Handle space{H5Screate_simple(1, &dims, &max), H5Sclose};
-  Handle dcpl{H5Pcreate(H5P_DATASET_CREATE), H5Pclose};
+  H5Id space{H5Screate_simple(1, &dims, &max), H5Sclose};
+  H5Id dcpl{H5Pcreate(H5P_DATASET_CREATE), H5Pclose};
   check(H5Pset_chunk(dcpl.id, 1, &chunk), "chunk " + path);
   // -1 marks an entry never written (H5MD steps are >= 0); series_resize
   // writes it into a gap itself, as fill values are never written here.
@@ -435,22 +442,20 @@ void H5Output::integer_series(const std::string& path) {
   H5Pset_fill_value(dcpl.id, H5T_NATIVE_INT64, &fill);
   H5Pset_fill_time(dcpl.id, H5D_FILL_TIME_NEVER);   // as in series()
   H5Pset_alloc_time(dcpl.id, H5D_ALLOC_TIME_INCR);
-  Handle ds{check_id(H5Dcreate2(file_, path.c_str(), H5T_NATIVE_INT64, space.id, lcpl_, dcpl.id, H5P_DEFAULT),
-                     "create dataset " + path),
-            H5Dclose};
+  H5Id ds{create_dataset(path, H5T_NATIVE_INT64, space.id, dcpl.id), H5Dclose};
 }
 
 std::int64_t H5Output::series_length(const std::string& path) const {
-  Handle ds{check_id(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), "open dataset " + path), H5Dclose};
-  Handle space{H5Dget_space(ds.id), H5Sclose};
+  H5Id ds{check_id(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), "open dataset " + path), H5Dclose};
+  H5Id space{H5Dget_space(ds.id), H5Sclose};
   hsize_t dims[4] = {0, 0, 0, 0};
   H5Sget_simple_extent_dims(space.id, dims, nullptr);
   return static_cast<std::int64_t>(dims[0]);
 }
 
 void H5Output::series_resize(const std::string& path, std::int64_t length) {
-  Handle ds{check_id(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), "open dataset " + path), H5Dclose};
-  Handle space{H5Dget_space(ds.id), H5Sclose};
+  H5Id ds{check_id(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), "open dataset " + path), H5Dclose};
+  H5Id space{H5Dget_space(ds.id), H5Sclose};
   hsize_t dims[4] = {0, 0, 0, 0};
   H5Sget_simple_extent_dims(space.id, dims, nullptr);
   if (static_cast<std::int64_t>(dims[0]) == length) return;
@@ -463,7 +468,7 @@ void H5Output::series_resize(const std::string& path, std::int64_t length) {
   // most 2^20 values along the second axis.
   if (dims[0] <= before) return;
   const int rank = H5Sget_simple_extent_ndims(space.id);
-  Handle type{H5Dget_type(ds.id), H5Tclose};
+  H5Id type{H5Dget_type(ds.id), H5Tclose};
   const bool integer = H5Tget_class(type.id) == H5T_INTEGER;
   hsize_t inner = 1;
   for (int d = 2; d < rank; ++d) inner *= dims[d];
@@ -484,8 +489,8 @@ void H5Output::series_resize(const std::string& path, std::int64_t length) {
 
 void H5Output::series_write(const std::string& path, std::int64_t index, std::span<const double> local,
                             std::span<const std::int64_t> start, std::span<const std::int64_t> count) {
-  Handle ds{check_id(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), "open dataset " + path), H5Dclose};
-  Handle space{H5Dget_space(ds.id), H5Sclose};
+  H5Id ds{check_id(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), "open dataset " + path), H5Dclose};
+  H5Id space{H5Dget_space(ds.id), H5Sclose};
   const int rank = H5Sget_simple_extent_ndims(space.id);
   if (rank != static_cast<int>(count.size()) + 1) throw std::logic_error("H5Output::series_write: " + path + ": rank");
   hsize_t dims[4] = {0, 0, 0, 0};
@@ -507,8 +512,8 @@ void H5Output::series_write(const std::string& path, std::int64_t index, std::sp
 }
 
 std::vector<double> H5Output::read(const std::string& path) const {
-  Handle ds{check_id(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), "open dataset " + path), H5Dclose};
-  Handle space{H5Dget_space(ds.id), H5Sclose};
+  H5Id ds{check_id(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), "open dataset " + path), H5Dclose};
+  H5Id space{H5Dget_space(ds.id), H5Sclose};
   const hssize_t n = H5Sget_simple_extent_npoints(space.id);
   std::vector<double> out(static_cast<std::size_t>(n > 0 ? n : 0));
   agree(H5Dread(ds.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, xfer_, out.data()) >= 0, "read dataset " + path,
@@ -523,8 +528,8 @@ void H5Output::series_write(const std::string& path, std::int64_t index, double 
 }
 
 void H5Output::series_write(const std::string& path, std::int64_t index, std::int64_t value) {
-  Handle ds{check_id(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), "open dataset " + path), H5Dclose};
-  Handle space{H5Dget_space(ds.id), H5Sclose};
+  H5Id ds{check_id(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), "open dataset " + path), H5Dclose};
+  H5Id space{H5Dget_space(ds.id), H5Sclose};
   hsize_t dims = 0;
   H5Sget_simple_extent_dims(space.id, &dims, nullptr);
   if (dims < static_cast<hsize_t>(index) + 1) {
@@ -537,12 +542,12 @@ void H5Output::series_write(const std::string& path, std::int64_t index, std::in
 
 void H5Output::write_box(hid_t dataset, const std::string& path, int rank, const hsize_t* first, const hsize_t* count,
                          hsize_t points, const void* data, hid_t type) {
-  Handle file_sel{H5Dget_space(dataset), H5Sclose};
+  H5Id file_sel{H5Dget_space(dataset), H5Sclose};
   // An empty dataset (a checkpoint's records when no rank has any) has no
   // storage to write to; every rank sees the same extent, so every rank
   // skips the collective write alike.
   if (H5Sget_simple_extent_npoints(file_sel.id) == 0) return;
-  Handle mem{H5Screate_simple(rank, count, nullptr), H5Sclose};
+  H5Id mem{H5Screate_simple(rank, count, nullptr), H5Sclose};
   // The ranks' boxes tile the whole dataset, or one frame of a series (an
   // unlimited first axis), so every rank knows the bytes of the write
   // without asking the others.
@@ -565,13 +570,11 @@ void H5Output::write_box(hid_t dataset, const std::string& path, int rank, const
 
 hid_t H5Output::write_scalar(const std::string& path, hid_t type, const void* value) {
   unlink_existing(path);
-  Handle space{H5Screate(H5S_SCALAR), H5Sclose};
+  H5Id space{H5Screate(H5S_SCALAR), H5Sclose};
   // Closed here if the write fails: a dataset left open makes H5Fclose fail.
-  Handle ds{check_id(H5Dcreate2(file_, path.c_str(), type, space.id, lcpl_, H5P_DEFAULT, H5P_DEFAULT),
-                     "create dataset " + path),
-            H5Dclose};
+  H5Id ds{create_dataset(path, type, space.id), H5Dclose};
   // Rank 0 writes the value; the others take part with an empty selection.
-  Handle sel{H5Screate(H5S_SCALAR), H5Sclose};
+  H5Id sel{H5Screate(H5S_SCALAR), H5Sclose};
   if (!mpi_.root()) H5Sselect_none(sel.id);
   make_room(H5Tget_size(type), "dataset " + path);
   check(H5Dwrite(ds.id, type, sel.id, sel.id, xfer_, value), "write dataset " + path);
@@ -580,17 +583,17 @@ hid_t H5Output::write_scalar(const std::string& path, hid_t type, const void* va
 
 void H5Output::text(const std::string& path, const std::string& value) {
   // Fixed-length: parallel HDF5 cannot write variable-length data collectively.
-  Handle type{fixed_string_type(value.size() + 1), H5Tclose};
-  Handle ds{write_scalar(path, type.id, value.c_str()), H5Dclose};
+  H5Id type{fixed_string_type(value.size() + 1), H5Tclose};
+  H5Id ds{write_scalar(path, type.id, value.c_str()), H5Dclose};
 }
 
 void H5Output::scalar(const std::string& path, double value, const std::string& units) {
-  Handle ds{write_scalar(path, H5T_NATIVE_DOUBLE, &value), H5Dclose};
+  H5Id ds{write_scalar(path, H5T_NATIVE_DOUBLE, &value), H5Dclose};
   if (!units.empty()) attribute(path, "units", units);
 }
 
 void H5Output::scalar(const std::string& path, std::int64_t value, const std::string& units) {
-  Handle ds{write_scalar(path, H5T_NATIVE_INT64, &value), H5Dclose};
+  H5Id ds{write_scalar(path, H5T_NATIVE_INT64, &value), H5Dclose};
   if (!units.empty()) attribute(path, "units", units);
 }
 
@@ -617,7 +620,7 @@ void H5Output::table(const std::string& path, const H5Table& table) {
   }
   const std::size_t rows = table.rows();
   std::vector<unsigned char> bytes(rows * record, 0);
-  Handle compound{H5Tcreate(H5T_COMPOUND, record), H5Tclose};
+  H5Id compound{H5Tcreate(H5T_COMPOUND, record), H5Tclose};
   for (std::size_t k = 0; k < table.columns.size(); ++k) {
     const auto& c = table.columns[k];
     H5Tinsert(compound.id, c.name.c_str(), offsets[k], types[k]);
@@ -639,11 +642,9 @@ void H5Output::table(const std::string& path, const H5Table& table) {
 
   const hsize_t n = rows;
   unlink_existing(path);
-  Handle space{H5Screate_simple(1, &n, nullptr), H5Sclose};
-  Handle ds{check_id(H5Dcreate2(file_, path.c_str(), compound.id, space.id, lcpl_, H5P_DEFAULT, H5P_DEFAULT),
-                     "create dataset " + path),
-            H5Dclose};
-  Handle sel{H5Screate_simple(1, &n, nullptr), H5Sclose};
+  H5Id space{H5Screate_simple(1, &n, nullptr), H5Sclose};
+  H5Id ds{create_dataset(path, compound.id, space.id), H5Dclose};
+  H5Id sel{H5Screate_simple(1, &n, nullptr), H5Sclose};
   if (!mpi_.root()) H5Sselect_none(sel.id);
   make_room(bytes.size(), "dataset " + path);
   check(H5Dwrite(ds.id, compound.id, sel.id, sel.id, xfer_, bytes.data()), "write dataset " + path);
@@ -658,13 +659,13 @@ bool H5Output::has_attribute(const std::string& object, const std::string& name)
 
 std::string H5Output::string_attribute(const std::string& object, const std::string& name) const {
   if (!has_attribute(object, name)) return "";
-  Handle attr{check_id(H5Aopen_by_name(file_, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
+  H5Id attr{check_id(H5Aopen_by_name(file_, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
                        "open attribute " + object + ":" + name),
               H5Aclose};
-  Handle stored{H5Aget_type(attr.id), H5Tclose};
+  H5Id stored{H5Aget_type(attr.id), H5Tclose};
   if (H5Tget_class(stored.id) != H5T_STRING) return "";
   if (H5Tis_variable_str(stored.id) > 0) {
-    Handle type{vl_string_type(), H5Tclose};
+    H5Id type{vl_string_type(), H5Tclose};
     char* text = nullptr;
     check(H5Aread(attr.id, type.id, &text), "read attribute " + object + ":" + name);
     std::string value = text != nullptr ? text : "";
@@ -672,17 +673,17 @@ std::string H5Output::string_attribute(const std::string& object, const std::str
     return value;
   }
   std::string value(H5Tget_size(stored.id), '\0');
-  Handle type{fixed_string_type(value.size()), H5Tclose};
+  H5Id type{fixed_string_type(value.size()), H5Tclose};
   check(H5Aread(attr.id, type.id, value.data()), "read attribute " + object + ":" + name);
   return value.substr(0, value.find('\0'));
 }
 
 std::vector<std::int64_t> H5Output::integer_attribute(const std::string& object, const std::string& name) const {
   if (!has_attribute(object, name)) return {};
-  Handle attr{check_id(H5Aopen_by_name(file_, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
+  H5Id attr{check_id(H5Aopen_by_name(file_, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
                        "open attribute " + object + ":" + name),
               H5Aclose};
-  Handle space{H5Aget_space(attr.id), H5Sclose};
+  H5Id space{H5Aget_space(attr.id), H5Sclose};
   const hssize_t n = H5Sget_simple_extent_npoints(space.id);
   std::vector<std::int64_t> value(static_cast<std::size_t>(n > 0 ? n : 0));
   if (!value.empty()) check(H5Aread(attr.id, H5T_NATIVE_INT64, value.data()), "read attribute " + object + ":" + name);

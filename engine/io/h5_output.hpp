@@ -17,6 +17,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <variant>
@@ -25,6 +26,19 @@
 namespace strata {
 
 class MpiContext;
+
+// An HDF5 id, closed at scope exit.
+struct H5Id {
+  hid_t id = -1;
+  herr_t (*close)(hid_t) = nullptr;
+  H5Id() = default;
+  H5Id(hid_t i, herr_t (*c)(hid_t)) : id(i), close(c) {}
+  H5Id(const H5Id&) = delete;
+  H5Id& operator=(const H5Id&) = delete;
+  ~H5Id() {
+    if (id >= 0 && close != nullptr) close(id);
+  }
+};
 
 // A compound table (one HDF5 compound dataset, a structured array in h5py).
 struct H5Table {
@@ -160,6 +174,10 @@ class H5Output {
   void write_attribute(const std::string& object, const std::string& name, hid_t type, hid_t space,
                        const void* data);
   hid_t write_scalar(const std::string& path, hid_t type, const void* value);
+  // A new dataset at `path` (collective; a failure throws on every rank).
+  hid_t create_dataset(const std::string& path, hid_t type, hid_t space, hid_t dcpl = H5P_DEFAULT) const {
+    return check_id(H5Dcreate2(file_, path.c_str(), type, space, lcpl_, dcpl, H5P_DEFAULT), "create dataset " + path);
+  }
   // Collective write of this rank's box [first, first + count) of a dataset
   // of doubles (points == 0: this rank selects nothing).
   void write_box(hid_t dataset, const std::string& path, int rank, const hsize_t* first, const hsize_t* count,
@@ -188,6 +206,10 @@ void record_missing_output(H5Output& out, const std::vector<std::int64_t>& frame
 std::string describe_missing_output(const H5Output& out);
 
 std::string hdf5_version();
+
+// The string attribute `name` of `obj` (variable or fixed length), or none
+// where it is missing, not a string or unreadable. Local, for readers.
+std::optional<std::string> string_attribute(hid_t obj, const char* name);
 
 // Whether this process abandoned an HDF5 file (H5Output::agree). HDF5
 // closes what is open when MPI_Finalize ends the library, and closing such

@@ -2,10 +2,12 @@
 
 #include <hdf5.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 
 #include "engine/config/config.hpp"
+#include "engine/io/h5_output.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/mpi_context.hpp"
 
@@ -15,34 +17,28 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string chk_of(const std::string& h5) {
-  fs::path p(h5);
-  if (p.extension() == ".h5") p.replace_extension("");
-  return p.string() + ".chk";
-}
-
 bool has_checkpoints(const std::string& dir) {
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind("step-", 0) == 0) return true;
-  }
-  return false;
+  return std::ranges::any_of(fs::directory_iterator(dir, ec),
+                             [](const auto& e) { return e.path().filename().string().rfind("step-", 0) == 0; });
 }
 
 }  // namespace
+
+std::string checkpoint_dir(const std::string& output) {
+  fs::path p(output);
+  if (p.extension() == ".h5") p.replace_extension("");
+  return p.string() + ".chk";
+}
 
 bool is_strata_file(const std::string& path) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return false;
   if (H5Fis_hdf5(path.c_str()) <= 0) return false;
-  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (file < 0) return false;
-  const bool ours = H5Aexists_by_name(file, "/", "strata_version", H5P_DEFAULT) > 0 &&
-                    H5Aexists_by_name(file, "/", "model", H5P_DEFAULT) > 0;
-  H5Fclose(file);
-  return ours;
+  H5Id file{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
+  return file.id >= 0 && H5Aexists_by_name(file.id, "/", "strata_version", H5P_DEFAULT) > 0 &&
+         H5Aexists_by_name(file.id, "/", "model", H5P_DEFAULT) > 0;
 }
 
 std::string backup_name(const std::string& path) {
@@ -52,7 +48,7 @@ std::string backup_name(const std::string& path) {
   for (int n = 1;; ++n) {
     const std::string candidate = stem + ".~" + std::to_string(n) + "~" + ext;
     std::error_code ec;
-    if (!fs::exists(candidate, ec) && !fs::exists(chk_of(candidate), ec)) return candidate;
+    if (!fs::exists(candidate, ec) && !fs::exists(checkpoint_dir(candidate), ec)) return candidate;
   }
 }
 
@@ -90,7 +86,7 @@ ExistingOutput prepare_fresh_output(const Config& cfg, const std::string& checkp
     if (cfg.boolean("run.backup")) {
       backup = backup_name(path);
       if (output) fs::rename(path, backup, ec);
-      if (!ec && earlier) fs::rename(checkpoints, chk_of(backup), ec);
+      if (!ec && earlier) fs::rename(checkpoints, checkpoint_dir(backup), ec);
       if (ec) cfg.fail("run.output", "cannot keep the existing output as " + backup + " (" + ec.message() + ")");
       decision = static_cast<int>(ExistingOutput::keep_as_backup);
       return;

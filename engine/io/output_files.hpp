@@ -12,6 +12,8 @@ namespace strata {
 class Config;
 class MpiContext;
 
+// The checkpoint directory of an output: "out/run.h5" -> "out/run.chk".
+std::string checkpoint_dir(const std::string& output);
 // Local: whether `path` is an HDF5 file with strata's root attributes.
 bool is_strata_file(const std::string& path);
 // "out/run.h5" -> "out/run.~N~.h5" for the first N for which neither that

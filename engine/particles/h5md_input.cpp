@@ -9,23 +9,13 @@
 #include <numeric>
 #include <vector>
 
+#include "engine/io/h5_output.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/mpi_context.hpp"
 
 namespace strata::particles {
 
 namespace {
-
-struct Id {
-  hid_t id = -1;
-  herr_t (*close)(hid_t) = nullptr;
-  Id(hid_t i, herr_t (*c)(hid_t)) : id(i), close(c) {}
-  Id(const Id&) = delete;
-  Id& operator=(const Id&) = delete;
-  ~Id() {
-    if (id >= 0 && close != nullptr) close(id);
-  }
-};
 
 class File {
  public:
@@ -50,7 +40,7 @@ class File {
   }
   bool is_dataset(const std::string& path) const {
     if (!has(path)) return false;
-    Id obj{H5Oopen(file_.id, path.c_str(), H5P_DEFAULT), H5Oclose};
+    H5Id obj{H5Oopen(file_.id, path.c_str(), H5P_DEFAULT), H5Oclose};
     return obj.id >= 0 && H5Iget_type(obj.id) == H5I_DATASET;
   }
 
@@ -69,9 +59,9 @@ class File {
   }
 
   std::vector<hsize_t> shape(const std::string& dataset) const {
-    Id ds{H5Dopen2(file_.id, dataset.c_str(), H5P_DEFAULT), H5Dclose};
+    H5Id ds{H5Dopen2(file_.id, dataset.c_str(), H5P_DEFAULT), H5Dclose};
     if (ds.id < 0) fail(dataset, "cannot be opened");
-    Id space{H5Dget_space(ds.id), H5Sclose};
+    H5Id space{H5Dget_space(ds.id), H5Sclose};
     const int rank = H5Sget_simple_extent_ndims(space.id);
     std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(rank, 0)));
     if (rank > 0) H5Sget_simple_extent_dims(space.id, dims.data(), nullptr);
@@ -82,17 +72,17 @@ class File {
   template <class T>
   std::vector<T> read(const std::string& dataset, const std::vector<hsize_t>& start,
                       const std::vector<hsize_t>& count) const {
-    Id ds{H5Dopen2(file_.id, dataset.c_str(), H5P_DEFAULT), H5Dclose};
-    Id type{H5Dget_type(ds.id), H5Tclose};
+    H5Id ds{H5Dopen2(file_.id, dataset.c_str(), H5P_DEFAULT), H5Dclose};
+    H5Id type{H5Dget_type(ds.id), H5Tclose};
     const H5T_class_t cls = H5Tget_class(type.id);
     if (cls != H5T_FLOAT && cls != H5T_INTEGER) fail(dataset, "is not numeric");
     hsize_t points = 1;
     for (hsize_t c : count) points *= c;
     std::vector<T> out(static_cast<std::size_t>(points));
     if (points == 0) return out;
-    Id file_sel{H5Dget_space(ds.id), H5Sclose};
+    H5Id file_sel{H5Dget_space(ds.id), H5Sclose};
     H5Sselect_hyperslab(file_sel.id, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
-    Id mem{H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr), H5Sclose};
+    H5Id mem{H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr), H5Sclose};
     const hid_t mem_type = std::is_same_v<T, double> ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT64;
     if (H5Dread(ds.id, mem_type, mem.id, file_sel.id, H5P_DEFAULT, out.data()) < 0) fail(dataset, "unreadable");
     return out;
@@ -102,16 +92,16 @@ class File {
   std::vector<std::string> strings(const std::string& object, const char* name) const {
     std::vector<std::string> out;
     if (!has(object)) return out;
-    Id obj{H5Oopen(file_.id, object.c_str(), H5P_DEFAULT), H5Oclose};
+    H5Id obj{H5Oopen(file_.id, object.c_str(), H5P_DEFAULT), H5Oclose};
     if (obj.id < 0 || H5Aexists(obj.id, name) <= 0) return out;
-    Id attr{H5Aopen(obj.id, name, H5P_DEFAULT), H5Aclose};
-    Id type{H5Aget_type(attr.id), H5Tclose};
-    Id space{H5Aget_space(attr.id), H5Sclose};
+    H5Id attr{H5Aopen(obj.id, name, H5P_DEFAULT), H5Aclose};
+    H5Id type{H5Aget_type(attr.id), H5Tclose};
+    H5Id space{H5Aget_space(attr.id), H5Sclose};
     const hssize_t n = H5Sget_simple_extent_npoints(space.id);
     if (H5Tget_class(type.id) != H5T_STRING || n <= 0) return out;
     if (H5Tis_variable_str(type.id) > 0) {
       std::vector<char*> p(static_cast<std::size_t>(n), nullptr);
-      Id mem{H5Tcopy(H5T_C_S1), H5Tclose};
+      H5Id mem{H5Tcopy(H5T_C_S1), H5Tclose};
       H5Tset_size(mem.id, H5T_VARIABLE);
       H5Tset_cset(mem.id, H5Tget_cset(type.id));
       if (H5Aread(attr.id, mem.id, p.data()) < 0) fail(object, std::string("attribute ") + name + " unreadable");
@@ -131,7 +121,7 @@ class File {
 
  private:
   std::string path_, key_;
-  Id file_;
+  H5Id file_;
 };
 
 // Rows [first, first + count) of a per-particle element of `width` values
@@ -234,25 +224,23 @@ H5mdSnapshot read_local(const std::string& path, const std::string& key, const F
   snap.frame = l.frame;
   const Share mine = even_share(snap.n, mpi.rank(), mpi.size());
   // The frame's step and time, where the file has them (one per frame).
-  for (const char* part : {"step", "time"}) {
-    const std::string d = std::string("/particles/all/position/") + part;
-    if (!f.is_dataset(d) || f.shape(d).size() != 1 || frames_of(f, d) != l.frames) continue;
-    if (part[0] == 's') {
-      snap.step = f.read<std::int64_t>(d, {static_cast<hsize_t>(l.frame)}, {1}).front();
-      snap.has_step = true;
-    } else {
-      snap.time = f.read<double>(d, {static_cast<hsize_t>(l.frame)}, {1}).front();
-      snap.has_time = true;
-    }
-  }
+  const auto per_frame = [&](const std::string& d) {
+    return f.is_dataset(d) && f.shape(d).size() == 1 && frames_of(f, d) == l.frames;
+  };
+  const std::string step = "/particles/all/position/step", time = "/particles/all/position/time";
+  const std::vector<hsize_t> at{static_cast<hsize_t>(l.frame)};
+  snap.has_step = per_frame(step);
+  if (snap.has_step) snap.step = f.read<std::int64_t>(step, at, {1}).front();
+  snap.has_time = per_frame(time);
+  if (snap.has_time) snap.time = f.read<double>(time, at, {1}).front();
 
   HostParticles rows;
   rows.position = read_rows<double>(f, kPosition, true, snap.n, 3, mine.first, mine.count, l.frame);
   rows.velocity = read_rows<double>(f, kVelocity, true, snap.n, 3, mine.first, mine.count, l.frame);
-  for (double v : rows.position)
-    if (!std::isfinite(v)) f.fail(kPosition, "holds a NaN or Inf");
-  for (double v : rows.velocity)
-    if (!std::isfinite(v)) f.fail(kVelocity, "holds a NaN or Inf");
+  const auto finite = [](double v) { return std::isfinite(v); };
+  const auto positive = [](double v) { return v > 0 && std::isfinite(v); };
+  if (!std::ranges::all_of(rows.position, finite)) f.fail(kPosition, "holds a NaN or Inf");
+  if (!std::ranges::all_of(rows.velocity, finite)) f.fail(kVelocity, "holds a NaN or Inf");
 
   // Ids: every rank reads them all to number the particles by ascending id.
   rows.index.resize(static_cast<std::size_t>(mine.count));
@@ -281,8 +269,7 @@ H5mdSnapshot read_local(const std::string& path, const std::string& key, const F
   if (!l.mass.empty()) {
     rows.mass = read_rows<double>(f, l.mass, l.mass_series, snap.n, 1, mine.first, mine.count,
                                   frame_in(f, l.mass, l.mass_series, l));
-    for (double m : rows.mass)
-      if (!(m > 0) || !std::isfinite(m)) f.fail(l.mass, "holds a mass that is not positive and finite");
+    if (!std::ranges::all_of(rows.mass, positive)) f.fail(l.mass, "holds a mass that is not positive and finite");
     snap.has_mass = true;
   }
 
@@ -295,8 +282,8 @@ H5mdSnapshot read_local(const std::string& path, const std::string& key, const F
     const std::vector<double> v = f.read<double>(l.edges, start, count);
     snap.box.edges = v.size() == 3 ? std::array<double, 3>{v[0], v[1], v[2]}
                                    : std::array<double, 3>{v[0], v[4], v[8]};   // a diagonal box matrix
-    for (double x : snap.box.edges)
-      if (!(x > 0) || !std::isfinite(x)) f.fail(l.edges, "holds an edge that is not positive and finite");
+    if (!std::ranges::all_of(snap.box.edges, positive))
+      f.fail(l.edges, "holds an edge that is not positive and finite");
     snap.has_box = true;
     // H5MD: boundary is an attribute of the box group; periodic unless "none".
     const std::vector<std::string> boundary = f.strings("/particles/all/box", "boundary");

@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <cstdlib>
+#include <numeric>
 #include <cstring>
 
 #include "engine/backend/backend.hpp"
@@ -245,11 +246,8 @@ void DeviceHealth::write(H5Output& out, const MpiContext& mpi) {
   int count = static_cast<int>(flat.size());
   std::vector<int> counts(static_cast<std::size_t>(n)), displs(static_cast<std::size_t>(n));
   MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, mpi.comm());
-  int total = 0;
-  for (std::size_t r = 0; r < counts.size(); ++r) {
-    displs[r] = total;
-    total += counts[r];
-  }
+  std::exclusive_scan(counts.begin(), counts.end(), displs.begin(), 0);
+  const int total = displs.back() + counts.back();
   std::vector<double> all(static_cast<std::size_t>(total));
   MPI_Allgatherv(flat.data(), count, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, mpi.comm());
   const auto names = mpi.gather_strings(device_name_);

@@ -128,17 +128,18 @@ void TreeSum::add(const double* blocks, std::int64_t count) {
     // is the node_sum order for the aligned subtrees of a cover node.
     std::vector<double> sums(blocks + b * width_, blocks + (b + 1) * width_);
     int level = 0;
-    while (!stack_.empty() && stack_.back().first == level) {
-      std::vector<double>& left = stack_.back().second;
-      for (std::size_t k = 0; k < left.size(); ++k) left[k] += sums[k];
-      sums = std::move(left);
-      stack_.pop_back();
-      ++level;
-    }
+    for (; !stack_.empty() && stack_.back().first == level; ++level) merge_top(sums);
     stack_.emplace_back(level, std::move(sums));
     const Node& node = cover_[current_];
     if (++filled_ == t.hi(node.level, node.j) - t.lo(node.level, node.j)) close_node();
   }
+}
+
+void TreeSum::merge_top(std::vector<double>& sums) {
+  std::vector<double>& left = stack_.back().second;
+  for (int k = 0; k < width_; ++k) left[static_cast<std::size_t>(k)] += sums[static_cast<std::size_t>(k)];
+  sums = std::move(left);
+  stack_.pop_back();
 }
 
 void TreeSum::close_node() {
@@ -146,12 +147,7 @@ void TreeSum::close_node() {
   // size; its tree sum is e0 + (e1 + (e2 + ...)) (node_sum's right spine).
   std::vector<double> sums = std::move(stack_.back().second);
   stack_.pop_back();
-  while (!stack_.empty()) {
-    std::vector<double>& left = stack_.back().second;
-    for (std::size_t k = 0; k < left.size(); ++k) left[k] += sums[k];
-    sums = std::move(left);
-    stack_.pop_back();
-  }
+  while (!stack_.empty()) merge_top(sums);
   const Node& node = cover_[current_];
   records_.push_back(node.level);
   records_.push_back(static_cast<double>(node.j));   // exact: j < 2^53

@@ -51,6 +51,8 @@ class TreeSum {
     std::int64_t j;
   };
   void close_node();
+  // sums = top of the stack (left) + sums (right), popping the top.
+  void merge_top(std::vector<double>& sums);
   std::int64_t n_;
   int width_;
   std::vector<Node> cover_;          // the largest tree nodes inside this rank's range, in order

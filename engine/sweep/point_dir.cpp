@@ -18,14 +18,10 @@ namespace strata {
 
 const char* to_string(PointStatus s) {
   switch (s) {
-    case PointStatus::pending:
-      return "pending";
-    case PointStatus::running:
-      return "running";
-    case PointStatus::done:
-      return "done";
-    case PointStatus::failed:
-      return "failed";
+    case PointStatus::pending: return "pending";
+    case PointStatus::running: return "running";
+    case PointStatus::done: return "done";
+    case PointStatus::failed: return "failed";
   }
   return "?";
 }

@@ -1,4 +1,4 @@
-#include "engine/sweep/sweep_collect.hpp"
+#include "engine/sweep/sweep_runner.hpp"
 
 #include <hdf5.h>
 #include <mpi.h>
@@ -31,34 +31,6 @@ struct Result {
 };
 using Results = std::vector<Result>;
 
-std::string units_attribute(hid_t obj) {
-  if (H5Aexists(obj, "units") <= 0) return "";
-  const hid_t attr = H5Aopen(obj, "units", H5P_DEFAULT);
-  const hid_t type = H5Aget_type(attr);
-  std::string out;
-  if (H5Tget_class(type) == H5T_STRING) {
-    const hid_t mem = H5Tcopy(H5T_C_S1);
-    H5Tset_cset(mem, H5Tget_cset(type));   // HDF5 converts no character sets
-    if (H5Tis_variable_str(type) > 0) {
-      H5Tset_size(mem, H5T_VARIABLE);
-      char* text = nullptr;
-      if (H5Aread(attr, mem, &text) >= 0 && text != nullptr) {
-        out = text;
-        H5free_memory(text);
-      }
-    } else {
-      const std::size_t size = H5Tget_size(type);
-      H5Tset_size(mem, size);
-      std::string buf(size, '\0');
-      if (H5Aread(attr, mem, buf.data()) >= 0) out = buf.substr(0, buf.find('\0'));
-    }
-    H5Tclose(mem);
-  }
-  H5Tclose(type);
-  H5Aclose(attr);
-  return out;
-}
-
 // Every scalar integer or float dataset below `group`, except the stored
 // input (/config) and the timers (/timers), which describe the run rather
 // than its results. Uses only calls that HDF5 1.10 to 1.14 share.
@@ -89,7 +61,7 @@ void walk(hid_t group, const std::string& path, Results& out) {
         for (char& c : column) {
           if (c == '/') c = '.';
         }
-        out.push_back({column, value, units_attribute(obj)});
+        out.push_back({column, value, string_attribute(obj, "units").value_or("")});
       }
       H5Tclose(type);
       H5Sclose(space);

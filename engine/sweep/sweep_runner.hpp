@@ -1,10 +1,12 @@
 // Running sweep points: one point on all ranks (--index, a Slurm array
 // task), or every point not yet done inside one MPI job (--all), with the
-// ranks split into groups that take points as they come free.
+// ranks split into groups that take points as they come free; and the
+// sweep's summary of the points' outputs.
 #pragma once
 
 #include <cstddef>
 #include <ostream>
+#include <string>
 
 namespace strata {
 
@@ -28,5 +30,11 @@ int run_sweep_index(const SweepSpec& spec, const MpiContext& world, std::ostream
 // stopped after a checkpoint (no more points are dealt then) or points are
 // still held by another process.
 int run_sweep_all(const SweepSpec& spec, const MpiContext& world, std::ostream& out, const SweepRunOptions& opt);
+
+// The sweep's summary: one row per point (index, swept values, status, every
+// numeric scalar result of its output) as OUT.h5 and OUT.csv. Rank 0 reads
+// the points' outputs and writes `path` and the .csv beside it; every rank
+// calls it (errors are collective). Returns 0.
+int collect_sweep(const SweepSpec& spec, const MpiContext& mpi, std::ostream& out, const std::string& path);
 
 }  // namespace strata

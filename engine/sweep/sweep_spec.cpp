@@ -1,11 +1,8 @@
 #include "engine/sweep/sweep_spec.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstring>
-#include <fstream>
 #include <functional>
 #include <sstream>
 
@@ -197,21 +194,8 @@ bool SweepAxis::numeric() const {
 SweepSpec SweepSpec::load(const std::string& input, const std::vector<std::string>& set) {
   SweepSpec spec;
   spec.input_ = input;
-  {
-    std::ifstream file(input, std::ios::binary);
-    if (!file) throw InputError(input + ": cannot open input file (" + std::strerror(errno) + ")");
-    std::ostringstream text;
-    text << file.rdbuf();
-    spec.text_ = text.str();
-  }
-  toml::table table;
-  try {
-    table = toml::parse(spec.text_, input);
-  } catch (const toml::parse_error& e) {
-    const auto& src = e.source();
-    throw InputError(input + ":" + std::to_string(src.begin.line) + ":" + std::to_string(src.begin.column) +
-                     ": malformed TOML: " + std::string(e.description()));
-  }
+  spec.text_ = read_input_file(input);
+  const toml::table table = parse_input(spec.text_, input);
   const SweepErrors err{spec.input_};
   const toml::node* sweep_node = table.get("sweep");
   if (sweep_node == nullptr) {
@@ -423,13 +407,7 @@ void SweepSpec::validate(const MpiContext& mpi) const {
         const Param* param = schema.find(skey);
         const std::string where = input_ + ":" + std::to_string(a.line) + ": [sweep] \"" + a.key + "\"";
         if (param == nullptr) {
-          std::string msg = where + ": not an input key of model " + model;
-          if (auto near = schema.nearest(skey)) {
-            std::string shown = *near;
-            for (std::size_t pos; (pos = shown.find("[]")) != std::string::npos;) shown.replace(pos, 2, ".N");
-            msg += "; did you mean '" + shown + "'?";
-          }
-          throw InputError(msg);
+          throw InputError(where + ": not an input key of model " + model + did_you_mean(schema.nearest(skey)));
         }
         if (param->type == ParamType::table_list) {
           throw InputError(where + ": a whole list of tables cannot be swept; sweep a field of one entry, e.g. \"" +
