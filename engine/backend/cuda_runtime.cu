@@ -75,28 +75,28 @@ std::size_t free_memory() {
   return free_bytes;
 }
 
+namespace {
+// An allocation whose failure (the memory is full) is a ResourceError naming `what` and the size.
+void* allocated(cudaError_t e, void* p, std::size_t bytes, const char* what) {
+  if (e == cudaSuccess) return p;
+  (void)cudaGetLastError();
+  throw ResourceError(std::string(what) + ": cannot allocate " + std::to_string(bytes) + " bytes (" +
+                      cudaGetErrorString(e) + ")");
+}
+}  // namespace
+
 void* allocate(std::size_t bytes) {
   void* p = nullptr;
-  cudaError_t e = cudaMalloc(&p, bytes);
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError();
-    throw ResourceError("device memory: cannot allocate " + std::to_string(bytes) + " bytes (" +
-                        cudaGetErrorString(e) + ")");
-  }
-  return p;
+  const cudaError_t e = cudaMalloc(&p, bytes);
+  return allocated(e, p, bytes, "device memory");
 }
 
 void release(void* p) noexcept { (void)cudaFree(p); }
 
 void* allocate_pinned(std::size_t bytes) {
   void* p = nullptr;
-  cudaError_t e = cudaMallocHost(&p, bytes);
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError();
-    throw ResourceError("pinned host memory: cannot allocate " + std::to_string(bytes) + " bytes (" +
-                        cudaGetErrorString(e) + ")");
-  }
-  return p;
+  const cudaError_t e = cudaMallocHost(&p, bytes);
+  return allocated(e, p, bytes, "pinned host memory");
 }
 
 void release_pinned(void* p) noexcept { (void)cudaFreeHost(p); }
