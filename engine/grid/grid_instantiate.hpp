@@ -19,12 +19,14 @@
 #define STRATA_GRID_MAX(M, ...) \
   STRATA_REDUCE(M, double, strata::kernels::MaxOp, strata::kernels::grid::BoxValue<__VA_ARGS__>)
 
-// The grid layer's own kernels: halo packing, self-periodic copies, boundaries.
+// The grid layer's own kernels: halo packing, self-periodic copies, boundaries, a field's total and maximum.
 #define STRATA_GRID_KERNELS(M, Real)                               \
   STRATA_GRID_FOR(M, strata::kernels::grid::Pack<Real>)            \
   STRATA_GRID_FOR(M, strata::kernels::grid::Unpack<Real>)          \
   STRATA_GRID_FOR(M, strata::kernels::grid::PeriodicWrap<Real>)    \
   STRATA_GRID_FOR(M, strata::kernels::grid::FillSide<Real>)        \
+  STRATA_GRID_SUM(M, strata::kernels::grid::CellValue<Real>)       \
+  STRATA_GRID_MAX(M, strata::kernels::grid::CellValue<Real>)       \
   STRATA_REDUCE(M, double, strata::Plus,                           \
                 strata::kernels::grid::BoxValue<strata::kernels::grid::NonFiniteCell<Real>>)
 STRATA_DECLARE_KERNELS(STRATA_GRID_KERNELS)

@@ -25,8 +25,6 @@ GridOutput::GridOutput(H5Output* out, const Grid& g, std::vector<Quantity> field
   if (static_cast<int>(axes_.size()) != g.dims()) throw std::logic_error("GridOutput: one axis name per grid axis");
 }
 
-std::string GridOutput::xdmf_path(const std::string& h5_path) { return xdmf::path_for(h5_path); }
-
 void GridOutput::create() {
   if (out_ == nullptr) return;
   write_grid();
@@ -206,7 +204,7 @@ std::string GridOutput::xdmf_entry(std::size_t f) const {
 
 void GridOutput::write_xdmf() {
   if (!grid_.mpi().root()) return;
-  sidecar_ = xdmf::Sidecar(xdmf_path(out_->path()), xdmf::head("fields"), xdmf::kTail);
+  sidecar_ = xdmf::Sidecar(xdmf::path_for(out_->path()), xdmf::head("fields"), xdmf::kTail);
   std::vector<std::string> entries;
   // A lost frame (NaN time) has nothing to show.
   for (std::size_t f = 0; f < times_.size(); ++f)

@@ -50,7 +50,7 @@ class GridOutput {
   const std::vector<std::int64_t>& missing_frames() const { return missing_frames_; }
   const std::vector<std::int64_t>& missing_rows() const { return missing_rows_; }
 
-  // Appends a frame: values[f] is this rank's owned cells of fields()[f]
+  // Appends a frame: values[f] is this rank's owned cells of field f
   // (grid::owned_values). Collective (HDF5 only); rank 0 appends it to
   // the XDMF sidecar.
   void frame(double time, const std::vector<std::vector<double>>& values);
@@ -59,9 +59,6 @@ class GridOutput {
 
   std::int64_t frames() const { return frames_; }
   std::int64_t rows() const { return rows_; }
-  const std::vector<Quantity>& fields() const { return fields_; }
-  // OUT.xmf for OUT.h5.
-  static std::string xdmf_path(const std::string& h5_path);
 
  private:
   void write_grid();      // /grid: attributes and cell-centre coordinates

@@ -153,7 +153,6 @@ class GridSimulation : public Simulation {
                     {"output_wait_seconds", "s", ctx_.mpi.max(writer_->waited_seconds())}};
     const double bytes = bytes_per_cell_update();
     if (bytes > 0) perf.figures.push_back({"achieved_bandwidth", "GB/s", seconds > 0 ? updates * bytes / seconds / 1e9 : 0.0});
-    for (const auto& f : extra_figures()) perf.figures.push_back(f);
     return perf;
   }
 
@@ -217,7 +216,6 @@ class GridSimulation : public Simulation {
   virtual void restore_extra(StateReader&) {}
   // Bytes one cell update must move at the least (for GB/s), 0 if not meaningful.
   virtual double bytes_per_cell_update() const { return 0; }
-  virtual std::vector<Performance::Figure> extra_figures() const { return {}; }
   // The closing lines of the run, from the last diagnostics row.
   virtual void print_summary(const std::vector<double>& last) const { (void)last; }
 

@@ -40,8 +40,6 @@ H5mdOutput::H5mdOutput(H5Output* out, const MpiContext& mpi, std::int64_t n, con
     : out_(out), mpi_(mpi), n_(n), box_(box), units_(units), author_(std::move(author)),
       observables_(std::move(observables)) {}
 
-std::string H5mdOutput::xdmf_path(const std::string& h5_path) { return xdmf::path_for(h5_path); }
-
 // An H5MD time-dependent element: a group with step (int64), time and
 // value; only what does not exist yet (a restart may find some of it).
 void H5mdOutput::create_element(const std::string& path, const std::vector<std::int64_t>& frame,
@@ -145,19 +143,18 @@ void H5mdOutput::resume(std::int64_t frames, std::int64_t rows, const HostPartic
   frames_ = frames;
   rows_ = rows;
   // A frame's time is written after its values: a NaN time (the fill
-  // value) marks a frame that never fully reached the disk.
-  std::vector<double> times = times_;
+  // value) marks a frame that never fully reached the disk. The XDMF
+  // sidecar leaves out a frame either element lacks.
   const std::vector<double> velocity_times = o.read(std::string(kAll) + "/velocity/time");
-  for (std::size_t k = 0; k < times.size(); ++k)
-    if (std::isnan(velocity_times[k])) times[k] = velocity_times[k];
+  for (std::size_t k = 0; k < times_.size(); ++k)
+    if (std::isnan(velocity_times[k])) times_[k] = velocity_times[k];
   std::vector<double> row_times(static_cast<std::size_t>(rows), 0.0);
   for (const Observable& ob : observables_) {
     const std::vector<double> t = o.read("/observables/" + ob.name + "/time");
     for (std::size_t k = 0; k < row_times.size(); ++k)
       if (std::isnan(t[k])) row_times[k] = t[k];
   }
-  times_ = times;   // the XDMF sidecar leaves out a frame either element lacks
-  missing_frames_ = nan_indices(times);
+  missing_frames_ = nan_indices(times_);
   missing_rows_ = nan_indices(row_times);
   record_missing_output(o, missing_frames_, missing_rows_);
   mpi_.collective([&] { write_xdmf(); });
@@ -243,7 +240,7 @@ std::string H5mdOutput::xdmf_entry(std::size_t f) const {
 
 void H5mdOutput::write_xdmf() {
   if (!mpi_.root()) return;
-  sidecar_ = xdmf::Sidecar(xdmf_path(out_->path()), xdmf::head("particles"), xdmf::kTail);
+  sidecar_ = xdmf::Sidecar(xdmf::path_for(out_->path()), xdmf::head("particles"), xdmf::kTail);
   std::vector<std::string> entries;
   // A lost frame (NaN time) has nothing to show.
   for (std::size_t f = 0; f < times_.size(); ++f)

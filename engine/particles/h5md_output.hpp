@@ -87,8 +87,6 @@ class H5mdOutput {
 
   std::int64_t frames() const { return frames_; }
   std::int64_t rows() const { return rows_; }
-  // OUT.xmf for OUT.h5.
-  static std::string xdmf_path(const std::string& h5_path);
 
  private:
   void write_static(const HostParticles& p);   // /h5md, box, id, mass

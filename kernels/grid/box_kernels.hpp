@@ -138,4 +138,11 @@ struct NonFiniteCell {
   }
 };
 
+// A cell's value: global_sum gives a field's total, global_max its maximum.
+template <class T>
+struct CellValue {
+  FieldView<const T> f;
+  STRATA_HD double operator()(index_t i, index_t j, index_t k) const { return static_cast<double>(f(i, j, k)); }
+};
+
 }  // namespace strata::kernels::grid

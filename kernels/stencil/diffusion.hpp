@@ -128,10 +128,4 @@ struct GaussianError2Separable {
   }
 };
 
-template <class T>
-struct CellOf {
-  FieldView<const T> u;
-  STRATA_HD double operator()(index_t i, index_t j, index_t k) const { return static_cast<double>(u(i, j, k)); }
-};
-
 }  // namespace strata::kernels::stencil

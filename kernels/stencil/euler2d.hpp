@@ -73,59 +73,46 @@ STRATA_HD STRATA_FORCEINLINE void face_stencil(T s0, T s1, T s2, T s3, T& val, T
   d3 = -s0 + T(3) * s1 - T(3) * s2 + s3;
 }
 
-// Fluxes through the x-face i (between cells i-1 and i) of row j: needs
-// cells i-2 .. i+1. hv = -hv_beta dx / (16 dt_stage), miniWeather's
-// hyperviscosity coefficient for the stage length.
-template <class T>
-struct FluxX {
+// Fluxes through the face i (Axis 0: x-face between cells i-1 and i of row
+// j) or j (Axis 1: z-face between rows j-1 and j of column i): needs the
+// four cells around it. hv = -hv_beta dx / (16 dt_stage), miniWeather's
+// hyperviscosity coefficient for the stage length. Along z only the
+// pressure perturbation enters (the background is in balance); at the
+// bottom and top faces w = 0 and the density's hyperviscous flux is
+// dropped, so no mass crosses the walls.
+template <class T, int Axis>
+struct Flux {
   ConstState<T> s;
   State<T> flux;
   Background<T> bg;
   T hv;
   STRATA_HD STRATA_FORCEINLINE void operator()(index_t i, index_t j, index_t) const {
+    const index_t di = Axis == 0 ? 1 : 0;
+    const index_t dj = 1 - di;
     T vals[kVars], d3[kVars];
     for (int v = 0; v < kVars; ++v)
-      face_stencil(s(i - 2, j, 0, v), s(i - 1, j, 0, v), s(i, j, 0, v), s(i + 1, j, 0, v), vals[v], d3[v]);
-    const T r = vals[kDens] + bg.cell_dens(j);
-    const T u = vals[kUmom] / r;
-    const T w = vals[kWmom] / r;
-    const T t = (vals[kRhot] + bg.cell_dens_theta(j)) / r;
-    const T p = T(kC0) * power(r * t, T(kGamma));
-    flux(i, j, 0, kDens) = r * u - hv * d3[kDens];
-    flux(i, j, 0, kUmom) = r * u * u + p - hv * d3[kUmom];
-    flux(i, j, 0, kWmom) = r * u * w - hv * d3[kWmom];
-    flux(i, j, 0, kRhot) = r * u * t - hv * d3[kRhot];
-  }
-};
-
-// Fluxes through the z-face j (between rows j-1 and j) of column i: needs
-// rows j-2 .. j+1. Only the pressure perturbation enters (the background
-// is in balance); at the bottom and top faces w = 0 and the density's
-// hyperviscous flux is dropped, so no mass crosses the walls.
-template <class T>
-struct FluxZ {
-  ConstState<T> s;
-  State<T> flux;
-  Background<T> bg;
-  T hv;
-  STRATA_HD STRATA_FORCEINLINE void operator()(index_t i, index_t j, index_t) const {
-    T vals[kVars], d3[kVars];
-    for (int v = 0; v < kVars; ++v)
-      face_stencil(s(i, j - 2, 0, v), s(i, j - 1, 0, v), s(i, j, 0, v), s(i, j + 1, 0, v), vals[v], d3[v]);
+      face_stencil(s(i - 2 * di, j - 2 * dj, 0, v), s(i - di, j - dj, 0, v), s(i, j, 0, v),
+                   s(i + di, j + dj, 0, v), vals[v], d3[v]);
     const index_t kf = bg.k0 + j;
-    const T r = vals[kDens] + bg.dens_int[kf];
+    const T r = vals[kDens] + (Axis == 0 ? bg.cell_dens(j) : bg.dens_int[kf]);
     const T u = vals[kUmom] / r;
     T w = vals[kWmom] / r;
-    const T t = (vals[kRhot] + bg.dens_theta_int[kf]) / r;
-    const T p = T(kC0) * power(r * t, T(kGamma)) - bg.pressure_int[kf];
-    if (kf == 0 || kf == bg.nz) {
+    const T t = (vals[kRhot] + (Axis == 0 ? bg.cell_dens_theta(j) : bg.dens_theta_int[kf])) / r;
+    T p = T(kC0) * power(r * t, T(kGamma));
+    if (Axis == 1) p = p - bg.pressure_int[kf];
+    if (Axis == 1 && (kf == 0 || kf == bg.nz)) {
       w = T(0);
       d3[kDens] = T(0);
     }
-    flux(i, j, 0, kDens) = r * w - hv * d3[kDens];
-    flux(i, j, 0, kUmom) = r * w * u - hv * d3[kUmom];
-    flux(i, j, 0, kWmom) = r * w * w + p - hv * d3[kWmom];
-    flux(i, j, 0, kRhot) = r * w * t - hv * d3[kRhot];
+    // The velocity through the face carries every variable; the pressure
+    // pushes the momentum normal to it.
+    const T n = Axis == 0 ? u : w;
+    T mom[2] = {r * n * u, r * n * w};
+    mom[Axis] = mom[Axis] + p;
+    flux(i, j, 0, kDens) = r * n - hv * d3[kDens];
+    flux(i, j, 0, kUmom) = mom[0] - hv * d3[kUmom];
+    flux(i, j, 0, kWmom) = mom[1] - hv * d3[kWmom];
+    flux(i, j, 0, kRhot) = r * n * t - hv * d3[kRhot];
   }
 };
 

@@ -167,13 +167,6 @@ struct NormalVelocityWall {
 
 // --- diagnostics: per-cell values for grid::global_sum / global_max -----------
 
-// Depth (the mass is its sum times dx dy).
-template <class T>
-struct DepthOf {
-  FieldView<const T> h;
-  STRATA_HD double operator()(index_t i, index_t j, index_t) const { return static_cast<double>(h(i, j)); }
-};
-
 // Total energy per unit area h K + g h^2 / 2 (the scheme's conserved energy).
 template <class T>
 struct EnergyOf {

@@ -188,8 +188,8 @@ class DiffusionSimulation final : public grid::GridSimulation<T> {
     const Device& dev = this->ctx_.device;
     const auto h = g.spec().d;
     const double dv = h[0] * h[1] * h[2];
-    const double heat = grid::global_sum(g, dev, kernels::stencil::CellOf<T>{u_.view()}) * dv;
-    const double umax = grid::global_max(g, dev, kernels::stencil::CellOf<T>{u_.view()});
+    const double heat = grid::global_sum(g, dev, kernels::grid::CellValue<T>{u_.view()}) * dv;
+    const double umax = grid::global_max(g, dev, kernels::grid::CellValue<T>{u_.view()});
     // The exact solution from per-axis tables (GaussianAxisFactors): the
     // bits of evaluating it per cell, at a cost of n[0] + n[1] + n[2]
     // factors instead of n[0] n[1] n[2] (up to 9 exponentials each, twice:

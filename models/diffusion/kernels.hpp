@@ -8,7 +8,5 @@
   STRATA_GRID_FOR(M, strata::kernels::stencil::HeatStep<Real>)                  \
   STRATA_GRID_FOR(M, strata::kernels::stencil::GaussianInit<Real>)              \
   STRATA_ONCE(Real, STRATA_FOR(M, strata::kernels::stencil::GaussianAxisFactors)) \
-  STRATA_GRID_SUM(M, strata::kernels::stencil::GaussianError2Separable<Real>)   \
-  STRATA_GRID_SUM(M, strata::kernels::stencil::CellOf<Real>)                    \
-  STRATA_GRID_MAX(M, strata::kernels::stencil::CellOf<Real>)
+  STRATA_GRID_SUM(M, strata::kernels::stencil::GaussianError2Separable<Real>)
 STRATA_DECLARE_KERNELS(STRATA_DIFFUSION_KERNELS)

@@ -183,9 +183,9 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
   void flux(int axis, Field<T>& s, T hv, const Box& faces) {
     const Device& dev = this->ctx_.device;
     if (axis == 0) {
-      grid::for_box(dev, faces, k::FluxX<T>{s.view(), flux_.view(), background(), hv});
+      grid::for_box(dev, faces, k::Flux<T, 0>{s.view(), flux_.view(), background(), hv});
     } else {
-      grid::for_box(dev, faces, k::FluxZ<T>{s.view(), flux_.view(), background(), hv});
+      grid::for_box(dev, faces, k::Flux<T, 1>{s.view(), flux_.view(), background(), hv});
     }
   }
 

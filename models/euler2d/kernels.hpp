@@ -6,8 +6,8 @@
 #include "kernels/stencil/euler2d.hpp"
 
 #define STRATA_EULER2D_KERNELS(M, Real)                                      \
-  STRATA_GRID_FOR(M, strata::kernels::stencil::euler2d::FluxX<Real>)         \
-  STRATA_GRID_FOR(M, strata::kernels::stencil::euler2d::FluxZ<Real>)         \
+  STRATA_GRID_FOR(M, strata::kernels::stencil::euler2d::Flux<Real, 0>)       \
+  STRATA_GRID_FOR(M, strata::kernels::stencil::euler2d::Flux<Real, 1>)       \
   STRATA_GRID_FOR(M, strata::kernels::stencil::euler2d::ApplyTendency<Real>) \
   STRATA_GRID_FOR(M, strata::kernels::stencil::euler2d::WallHaloZ<Real>)     \
   STRATA_GRID_FOR(M, strata::kernels::stencil::euler2d::InjectJet<Real>)     \

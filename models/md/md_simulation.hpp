@@ -3,6 +3,7 @@
 // on rank 0 in LAMMPS's thermo_style one columns.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -234,9 +235,7 @@ class MdSimulation : public Simulation {
   void check_thermo() const {
     const double values[] = {last_.temperature, last_.pe, last_.ke, last_.pressure, last_.momentum[0],
                              last_.momentum[1], last_.momentum[2]};
-    bool finite = true;
-    for (double v : values) finite = finite && std::isfinite(v);
-    if (finite) return;
+    if (std::ranges::all_of(values, [](double v) { return std::isfinite(v); })) return;
     const std::string what = "md: the thermo row of step " + std::to_string(step_) + " is not finite (T = " +
                              std::to_string(last_.temperature) + ", PE = " + std::to_string(last_.pe) + ")";
     // Name an atom whose force, energy, position or velocity broke, from the

@@ -8,7 +8,6 @@
   STRATA_GRID_FOR(M, strata::kernels::stencil::ShallowWaterStage<Real>)   \
   STRATA_GRID_FOR(M, strata::kernels::stencil::NormalVelocityWall<Real>)  \
   STRATA_GRID_FOR(M, strata::kernels::stencil::VorticityAtCentres<Real>)  \
-  STRATA_GRID_SUM(M, strata::kernels::stencil::DepthOf<Real>)             \
   STRATA_GRID_SUM(M, strata::kernels::stencil::EnergyOf<Real>)            \
   STRATA_GRID_SUM(M, strata::kernels::stencil::EnstrophyOf<Real>)         \
   STRATA_GRID_MAX(M, strata::kernels::stencil::CourantOf<Real>)

@@ -102,7 +102,7 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
     refresh(h_, u_, v_);
     const double area = p_.dx() * p_.dy();
     const ks::ShallowWaterRhs<T> r = rhs(h_, u_, v_);
-    const double mass = grid::global_sum(g, dev, ks::DepthOf<T>{h_.view()}) * area;
+    const double mass = grid::global_sum(g, dev, kernels::grid::CellValue<T>{h_.view()}) * area;
     const double energy = grid::global_sum(g, dev, ks::EnergyOf<T>{r}) * area;
     const double enstrophy = grid::global_sum(g, dev, ks::EnstrophyOf<T>{r}) * area;
     const double courant = max_courant();

@@ -54,8 +54,8 @@ struct CellValues {
   STRATA_STENCIL_TEST_LAUNCH(M, strata::kernels::stencil::ShallowWaterStage<T>)     \
   STRATA_STENCIL_TEST_LAUNCH(M, strata::kernels::stencil::NormalVelocityWall<T>)    \
   STRATA_STENCIL_TEST_LAUNCH(M, strata::kernels::stencil::VorticityAtCentres<T>)    \
-  STRATA_STENCIL_TEST_LAUNCH(M, strata::kernels::stencil::euler2d::FluxX<T>)        \
-  STRATA_STENCIL_TEST_LAUNCH(M, strata::kernels::stencil::euler2d::FluxZ<T>)        \
+  STRATA_STENCIL_TEST_LAUNCH(M, strata::kernels::stencil::euler2d::Flux<T, 0>)      \
+  STRATA_STENCIL_TEST_LAUNCH(M, strata::kernels::stencil::euler2d::Flux<T, 1>)      \
   STRATA_STENCIL_TEST_LAUNCH(M, strata::kernels::stencil::euler2d::ApplyTendency<T>) \
   STRATA_STENCIL_TEST_LAUNCH(M, strata::kernels::stencil::euler2d::WallHaloZ<T>)    \
   STRATA_STENCIL_TEST_LAUNCH(M, strata::kernels::stencil::euler2d::InjectJet<T>)    \

@@ -758,8 +758,8 @@ TEMPLATE_TEST_CASE("euler2d FluxX and FluxZ match miniWeather's face fluxes", "[
         const BackgroundArrays<T> bg = random_background<T>(k0, kNz + 2 * k0);
         const DeviceBackground<T> dbg(d, bg);
         DeviceVars<T> dq(d, q), fx(d, euler_vars<T>()), fz(d, euler_vars<T>());
-        launch(d, kFacesX, ke::FluxX<T>{dq.cstate(), fx.state(), dbg.view(), hv});
-        launch(d, kFacesZ, ke::FluxZ<T>{dq.cstate(), fz.state(), dbg.view(), hv});
+        launch(d, kFacesX, ke::Flux<T, 0>{dq.cstate(), fx.state(), dbg.view(), hv});
+        launch(d, kFacesZ, ke::Flux<T, 1>{dq.cstate(), fz.state(), dbg.view(), hv});
         const Vars<T> got_x = fx.read(), got_z = fz.read();
         // The longest path, the momentum flux: 5 roundings for the face
         // value, 1 for r, 2 for t, 1 for r t, pow (within 2 ulp on CUDA,
@@ -828,7 +828,7 @@ TEMPLATE_TEST_CASE("euler2d: a state uniform along x has no x tendency", "[stenc
     SECTION(test::describe(d, precision_of<T>())) {
       const DeviceBackground<T> dbg(d, bg);
       DeviceVars<T> dq(d, q), flux(d, euler_vars<T>()), out(d, euler_vars<T>());
-      launch(d, kFacesX, ke::FluxX<T>{dq.cstate(), flux.state(), dbg.view(), T(-0.7)});
+      launch(d, kFacesX, ke::Flux<T, 0>{dq.cstate(), flux.state(), dbg.view(), T(-0.7)});
       launch(d, kOwned,
              ke::ApplyTendency<T>{dq.cstate(), dq.cstate(), flux.cstate(), out.state(), {}, 0, T(250), T(0.7)});
       const Vars<T> got = out.read();
@@ -862,7 +862,7 @@ TEMPLATE_TEST_CASE("euler2d: the hydrostatic background at rest stays at rest", 
     SECTION(test::describe(d, precision_of<T>())) {
       const DeviceBackground<T> dbg(d, bg);
       DeviceVars<T> dq(d, q), flux(d, euler_vars<T>()), out(d, euler_vars<T>());
-      launch(d, kFacesZ, ke::FluxZ<T>{dq.cstate(), flux.state(), dbg.view(), T(-0.7)});
+      launch(d, kFacesZ, ke::Flux<T, 1>{dq.cstate(), flux.state(), dbg.view(), T(-0.7)});
       launch(d, kOwned, ke::ApplyTendency<T>{dq.cstate(), dq.cstate(), flux.cstate(), out.state(), {}, 1, dz, dt});
       const Vars<T> got = out.read();
       const double w_tol =
@@ -896,7 +896,7 @@ TEMPLATE_TEST_CASE("euler2d: face values of a linear field are exact, its hyperv
     SECTION(test::describe(d, precision_of<T>())) {
       const DeviceBackground<T> dbg(d, bg);
       DeviceVars<T> dq(d, q), flux(d, euler_vars<T>());
-      launch(d, kFacesX, ke::FluxX<T>{dq.cstate(), flux.state(), dbg.view(), T(-1000)});
+      launch(d, kFacesX, ke::Flux<T, 0>{dq.cstate(), flux.state(), dbg.view(), T(-1000)});
       const Vars<T> got = flux.read();
       std::size_t bad = 0;
       for (index_t j = 0; j < kNz; ++j)
@@ -928,9 +928,9 @@ TEMPLATE_TEST_CASE("euler2d: the hyperviscous mass flux of a cubic is -6 hv, non
         const DeviceBackground<T> dbg(d, bg);
         DeviceVars<T> dq(d, q), flux(d, euler_vars<T>());
         if (axis == 0) {
-          launch(d, kFacesX, ke::FluxX<T>{dq.cstate(), flux.state(), dbg.view(), hv});
+          launch(d, kFacesX, ke::Flux<T, 0>{dq.cstate(), flux.state(), dbg.view(), hv});
         } else {
-          launch(d, kFacesZ, ke::FluxZ<T>{dq.cstate(), flux.state(), dbg.view(), hv});
+          launch(d, kFacesZ, ke::Flux<T, 1>{dq.cstate(), flux.state(), dbg.view(), hv});
         }
         const Vars<T> got = flux.read();
         const Box& faces = axis == 0 ? kFacesX : kFacesZ;
