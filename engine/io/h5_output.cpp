@@ -239,20 +239,13 @@ void H5Output::agree(bool ok, const std::string& what, bool writing) const {
 }
 
 void H5Output::settle(const std::string& local_failure, bool abandon) const {
-  // The lowest failing rank's words, so every rank throws the same.
-  int first = local_failure.empty() ? mpi_.size() : mpi_.rank();
-  MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm_);
-  if (first == mpi_.size()) return;
-  std::string message = local_failure;
-  int len = static_cast<int>(message.size());
-  MPI_Bcast(&len, 1, MPI_INT, first, comm_);
-  message.resize(static_cast<std::size_t>(len));
-  MPI_Bcast(message.data(), len, MPI_CHAR, first, comm_);
+  const auto failure = lowest_failure(comm_, local_failure);
+  if (!failure) return;
   if (abandon && file_ >= 0) {
     file_ = -1;   // never closed: see agree()
     g_abandoned = true;
   }
-  throw Error(ExitCode::resources, message, true);
+  throw Error(ExitCode::resources, failure->message, true);
 }
 
 void H5Output::make_room(std::uint64_t total, const std::string& what) const {
