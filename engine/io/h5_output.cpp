@@ -482,6 +482,11 @@ void H5Output::series_resize(const std::string& path, std::int64_t length) {
 
 void H5Output::series_write(const std::string& path, std::int64_t index, std::span<const double> local,
                             std::span<const std::int64_t> start, std::span<const std::int64_t> count) {
+  series_box(path, index, local.data(), local.size(), H5T_NATIVE_DOUBLE, start, count);
+}
+
+void H5Output::series_box(const std::string& path, std::int64_t index, const void* local, std::size_t size, hid_t type,
+                          std::span<const std::int64_t> start, std::span<const std::int64_t> count) {
   H5Id ds{check_id(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), "open dataset " + path), H5Dclose};
   H5Id space{H5Dget_space(ds.id), H5Sclose};
   const int rank = H5Sget_simple_extent_ndims(space.id);
@@ -499,9 +504,9 @@ void H5Output::series_write(const std::string& path, std::int64_t index, std::sp
     n[d] = static_cast<hsize_t>(count[d - 1]);
     points *= n[d];
   }
-  if (points != local.size() && !(local.empty())) throw std::logic_error("H5Output::series_write: " + path + ": size");
-  if (local.empty()) points = 0;
-  write_box(ds.id, path, rank, first, n, points, local.data());
+  if (points != size && size != 0) throw std::logic_error("H5Output::series_write: " + path + ": size");
+  if (size == 0) points = 0;
+  write_box(ds.id, path, rank, first, n, points, local, type);
 }
 
 std::vector<double> H5Output::read(const std::string& path) const {
@@ -521,16 +526,7 @@ void H5Output::series_write(const std::string& path, std::int64_t index, double 
 }
 
 void H5Output::series_write(const std::string& path, std::int64_t index, std::int64_t value) {
-  H5Id ds{check_id(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), "open dataset " + path), H5Dclose};
-  H5Id space{H5Dget_space(ds.id), H5Sclose};
-  hsize_t dims = 0;
-  H5Sget_simple_extent_dims(space.id, &dims, nullptr);
-  if (dims < static_cast<hsize_t>(index) + 1) {
-    dims = static_cast<hsize_t>(index) + 1;
-    check(H5Dset_extent(ds.id, &dims), "extend " + path);
-  }
-  const hsize_t first = static_cast<hsize_t>(index), n = 1;
-  write_box(ds.id, path, 1, &first, &n, mpi_.root() ? 1 : 0, &value, H5T_NATIVE_INT64);
+  series_box(path, index, &value, mpi_.root() ? 1 : 0, H5T_NATIVE_INT64, {}, {});
 }
 
 void H5Output::write_box(hid_t dataset, const std::string& path, int rank, const hsize_t* first, const hsize_t* count,
