@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <numeric>
 
 #include "engine/runtime/error.hpp"
 
@@ -90,12 +91,9 @@ std::vector<std::string> MpiContext::gather_strings(const std::string& mine) con
   int len = static_cast<int>(mine.size());
   std::vector<int> lens(static_cast<std::size_t>(size_));
   MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, comm_);
-  std::vector<int> displs(lens.size(), 0);
-  int total = 0;
-  for (std::size_t i = 0; i < lens.size(); ++i) {
-    displs[i] = total;
-    total += lens[i];
-  }
+  std::vector<int> displs(lens.size());
+  std::exclusive_scan(lens.begin(), lens.end(), displs.begin(), 0);
+  const int total = displs.back() + lens.back();
   std::string all(static_cast<std::size_t>(total), '\0');
   MPI_Allgatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, comm_);
   std::vector<std::string> out;
