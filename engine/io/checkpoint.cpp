@@ -422,10 +422,7 @@ void CheckpointStore::remove_temporaries() {
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(dir_, ec)) {
       const std::string name = entry.path().filename().string();
-      if (name.size() > std::strlen(kTmpSuffix) && name.rfind(kPrefix, 0) == 0 &&
-          name.compare(name.size() - std::strlen(kTmpSuffix), std::strlen(kTmpSuffix), kTmpSuffix) == 0) {
-        fs::remove(entry.path(), ec);
-      }
+      if (name.starts_with(kPrefix) && name.ends_with(kTmpSuffix)) fs::remove(entry.path(), ec);
     }
   });
 }
