@@ -54,10 +54,6 @@ std::string run_prefix(const strata::MpiContext& mpi, const char* argv0) {
   return prefix;
 }
 
-bool ends_with(std::string_view s, std::string_view tail) {
-  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -161,7 +157,7 @@ int main(int argc, char** argv) {
   if (*run) {
     // --restart's value is optional, so `run --restart IN.toml` hands it the
     // input. A checkpoint is never TOML: a .toml there is the input.
-    if (ends_with(run_args.restart_file, ".toml")) {
+    if (run_args.restart_file.ends_with(".toml")) {
       if (!run_args.input.empty()) {
         if (mpi.root()) {
           std::cerr << "strata: input error: --restart " << run_args.restart_file

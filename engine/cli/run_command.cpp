@@ -215,17 +215,16 @@ bool same_value(const toml::node& a, const toml::node& b) {
 std::optional<std::string> first_difference(const toml::node& now, const toml::node& then, const std::string& key) {
   if (const auto* a = now.as_table(); a != nullptr && then.is_table()) {
     const auto* b = then.as_table();
+    auto sub = [&](const toml::key& k) {
+      return key.empty() ? std::string(k.str()) : key + "." + std::string(k.str());
+    };
     for (auto&& [k, v] : *a) {
-      const std::string sub = key.empty() ? std::string(k.str()) : key + "." + std::string(k.str());
       const toml::node* other = b->get(k.str());
-      if (other == nullptr) return sub + ": " + node_text(&v) + " now, absent in the checkpoint";
-      if (auto d = first_difference(v, *other, sub)) return d;
+      if (other == nullptr) return sub(k) + ": " + node_text(&v) + " now, absent in the checkpoint";
+      if (auto d = first_difference(v, *other, sub(k))) return d;
     }
     for (auto&& [k, v] : *b) {
-      if (!a->contains(k.str())) {
-        return (key.empty() ? std::string(k.str()) : key + "." + std::string(k.str())) + ": absent now, " +
-               node_text(&v) + " in the checkpoint";
-      }
+      if (!a->contains(k.str())) return sub(k) + ": absent now, " + node_text(&v) + " in the checkpoint";
     }
     return std::nullopt;
   }

@@ -393,6 +393,19 @@ void Config::validate_value(const Param& p, toml::node& v, const std::string& ke
   auto check_range = [&](double x) {
     if (!p.range.contains(x)) bad("out of range: must be " + p.range.describe() + (p.unit.empty() ? "" : " " + p.unit));
   };
+  // A finite number within range; `not_number` throws for anything else.
+  auto check_number = [&](const toml::node& e, auto&& not_number) {
+    double x = 0;
+    if (const auto* f = e.as_floating_point()) {
+      x = f->get();
+    } else if (const auto* i = e.as_integer()) {
+      x = static_cast<double>(i->get());
+    } else {
+      not_number();
+    }
+    if (!std::isfinite(x)) bad("must be finite");
+    check_range(x);
+  };
   switch (p.type) {
     case ParamType::integer: {
       if (auto* f = v.as_floating_point()) {
@@ -408,7 +421,6 @@ void Config::validate_value(const Param& p, toml::node& v, const std::string& ke
       return;
     }
     case ParamType::real: {
-      double x = 0;
       if (const auto* w = v.as_string()) {
         // A real that also takes words (a lookback's strike = "floating").
         for (const std::string& c : p.choices) {
@@ -416,15 +428,7 @@ void Config::validate_value(const Param& p, toml::node& v, const std::string& ke
         }
         wrong_type();
       }
-      if (auto* f = v.as_floating_point()) {
-        x = f->get();
-      } else if (auto* i = v.as_integer()) {
-        x = static_cast<double>(i->get());
-      } else {
-        wrong_type();
-      }
-      if (!std::isfinite(x)) bad("must be finite");
-      check_range(x);
+      check_number(v, wrong_type);
       return;
     }
     case ParamType::boolean:
@@ -474,16 +478,7 @@ void Config::validate_value(const Param& p, toml::node& v, const std::string& ke
       const auto* a = v.as_array();
       if (a == nullptr) wrong_type();
       auto number = [&](const toml::node& e) {
-        double x = 0;
-        if (const auto* f = e.as_floating_point()) {
-          x = f->get();
-        } else if (const auto* i = e.as_integer()) {
-          x = static_cast<double>(i->get());
-        } else {
-          bad("expected " + expected_name(p) + ", found " + type_name(e) + " in it");
-        }
-        if (!std::isfinite(x)) bad("must be finite");
-        check_range(x);
+        check_number(e, [&] { bad("expected " + expected_name(p) + ", found " + type_name(e) + " in it"); });
       };
       for (const auto& e : *a) {
         if (p.type == ParamType::real_list) {
@@ -570,6 +565,17 @@ namespace {
 [[noreturn]] void missing(std::string_view key, const char* type) {
   throw std::logic_error("config: " + std::string(key) + " is not a resolved " + type + " key");
 }
+
+// The list at `key` (n, its node).
+const toml::array& list_at(const toml::node* n, std::string_view key) {
+  if (n == nullptr || !n->is_array()) missing(key, "list");
+  return *n->as_array();
+}
+
+double number_of(const toml::node& e) {
+  if (const auto* f = e.as_floating_point()) return f->get();
+  return static_cast<double>(e.as_integer()->get());
+}
 }  // namespace
 
 std::int64_t Config::integer(std::string_view key) const {
@@ -607,43 +613,26 @@ std::string Config::string(std::string_view key) const {
 }
 
 std::vector<std::string> Config::strings(std::string_view key) const {
-  const toml::node* n = node(key);
-  if (n == nullptr || !n->is_array()) missing(key, "list");
   std::vector<std::string> out;
-  for (const auto& e : *n->as_array()) out.push_back(e.as_string()->get());
+  for (const auto& e : list_at(node(key), key)) out.push_back(e.as_string()->get());
   return out;
 }
 
 std::vector<std::int64_t> Config::integers(std::string_view key) const {
-  const toml::node* n = node(key);
-  if (n == nullptr || !n->is_array()) missing(key, "list");
   std::vector<std::int64_t> out;
-  for (const auto& e : *n->as_array()) out.push_back(e.as_integer()->get());
+  for (const auto& e : list_at(node(key), key)) out.push_back(e.as_integer()->get());
   return out;
 }
 
-namespace {
-
-double number_of(const toml::node& e) {
-  if (const auto* f = e.as_floating_point()) return f->get();
-  return static_cast<double>(e.as_integer()->get());
-}
-
-}  // namespace
-
 std::vector<double> Config::reals(std::string_view key) const {
-  const toml::node* n = node(key);
-  if (n == nullptr || !n->is_array()) missing(key, "list");
   std::vector<double> out;
-  for (const auto& e : *n->as_array()) out.push_back(number_of(e));
+  for (const auto& e : list_at(node(key), key)) out.push_back(number_of(e));
   return out;
 }
 
 std::vector<std::vector<double>> Config::real_rows(std::string_view key) const {
-  const toml::node* n = node(key);
-  if (n == nullptr || !n->is_array()) missing(key, "list");
   std::vector<std::vector<double>> out;
-  for (const auto& row : *n->as_array()) {
+  for (const auto& row : list_at(node(key), key)) {
     out.emplace_back();
     for (const auto& e : *row.as_array()) out.back().push_back(number_of(e));
   }
@@ -651,9 +640,7 @@ std::vector<std::vector<double>> Config::real_rows(std::string_view key) const {
 }
 
 std::size_t Config::count(std::string_view list_key) const {
-  const toml::node* n = node(list_key);
-  if (n == nullptr || !n->is_array()) missing(list_key, "list");
-  return n->as_array()->size();
+  return list_at(node(list_key), list_key).size();
 }
 
 }  // namespace strata

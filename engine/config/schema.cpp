@@ -139,10 +139,6 @@ Param& Schema::table_list(std::string key, Range count, std::string doc) {
   return add({std::move(key), ParamType::table_list, v, "", count, {}, std::move(doc)});
 }
 
-void Schema::merge(const Schema& other) {
-  for (const Param& p : other.params_) add(p);
-}
-
 const Param* Schema::find(std::string_view key) const {
   for (const Param& p : params_) {
     if (p.key == key) return &p;

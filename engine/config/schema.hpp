@@ -61,8 +61,6 @@ class Schema {
   Param& real_matrix(std::string key, std::string unit, Range range, std::string doc);
   Param& table_list(std::string key, Range count, std::string doc);
 
-  void merge(const Schema& other);
-
   const Param* find(std::string_view key) const;
   Param& find_mut(std::string_view key);   // a declared key; throws std::logic_error otherwise
   // Whether `prefix` names a table that holds declared keys ("pricing", "pricing.asset[]").

@@ -183,14 +183,8 @@ std::string read_string_attribute(hid_t obj, const char* name) {
   H5Id attr{H5Aopen(obj, name, H5P_DEFAULT), H5Aclose};
   H5Id type{H5Aget_type(attr.id), H5Tclose};
   if (H5Tget_class(type.id) != H5T_STRING) unreadable(std::string("attribute '") + name + "' is not a string");
-  H5Id mem{H5Tcopy(H5T_C_S1), H5Tclose};
-  H5Tset_size(mem.id, H5T_VARIABLE);
-  H5Tset_cset(mem.id, H5Tget_cset(type.id));
-  char* text = nullptr;
-  if (H5Aread(attr.id, mem.id, &text) < 0 || text == nullptr) unreadable(std::string("attribute '") + name + "' unreadable");
-  std::string s(text);
-  H5free_memory(text);
-  return s;
+  if (auto text = string_attribute(obj, name)) return *text;
+  unreadable(std::string("attribute '") + name + "' unreadable");
 }
 
 template <class T>
@@ -422,10 +416,7 @@ void CheckpointStore::remove_temporaries() {
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(dir_, ec)) {
       const std::string name = entry.path().filename().string();
-      if (name.size() > std::strlen(kTmpSuffix) && name.rfind(kPrefix, 0) == 0 &&
-          name.compare(name.size() - std::strlen(kTmpSuffix), std::strlen(kTmpSuffix), kTmpSuffix) == 0) {
-        fs::remove(entry.path(), ec);
-      }
+      if (name.starts_with(kPrefix) && name.ends_with(kTmpSuffix)) fs::remove(entry.path(), ec);
     }
   });
 }

@@ -239,20 +239,13 @@ void H5Output::agree(bool ok, const std::string& what, bool writing) const {
 }
 
 void H5Output::settle(const std::string& local_failure, bool abandon) const {
-  // The lowest failing rank's words, so every rank throws the same.
-  int first = local_failure.empty() ? mpi_.size() : mpi_.rank();
-  MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm_);
-  if (first == mpi_.size()) return;
-  std::string message = local_failure;
-  int len = static_cast<int>(message.size());
-  MPI_Bcast(&len, 1, MPI_INT, first, comm_);
-  message.resize(static_cast<std::size_t>(len));
-  MPI_Bcast(message.data(), len, MPI_CHAR, first, comm_);
+  const auto failure = lowest_failure(comm_, local_failure);
+  if (!failure) return;
   if (abandon && file_ >= 0) {
     file_ = -1;   // never closed: see agree()
     g_abandoned = true;
   }
-  throw Error(ExitCode::resources, message, true);
+  throw Error(ExitCode::resources, failure->message, true);
 }
 
 void H5Output::make_room(std::uint64_t total, const std::string& what) const {
@@ -489,6 +482,11 @@ void H5Output::series_resize(const std::string& path, std::int64_t length) {
 
 void H5Output::series_write(const std::string& path, std::int64_t index, std::span<const double> local,
                             std::span<const std::int64_t> start, std::span<const std::int64_t> count) {
+  series_box(path, index, local.data(), local.size(), H5T_NATIVE_DOUBLE, start, count);
+}
+
+void H5Output::series_box(const std::string& path, std::int64_t index, const void* local, std::size_t size, hid_t type,
+                          std::span<const std::int64_t> start, std::span<const std::int64_t> count) {
   H5Id ds{check_id(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), "open dataset " + path), H5Dclose};
   H5Id space{H5Dget_space(ds.id), H5Sclose};
   const int rank = H5Sget_simple_extent_ndims(space.id);
@@ -506,9 +504,9 @@ void H5Output::series_write(const std::string& path, std::int64_t index, std::sp
     n[d] = static_cast<hsize_t>(count[d - 1]);
     points *= n[d];
   }
-  if (points != local.size() && !(local.empty())) throw std::logic_error("H5Output::series_write: " + path + ": size");
-  if (local.empty()) points = 0;
-  write_box(ds.id, path, rank, first, n, points, local.data());
+  if (points != size && size != 0) throw std::logic_error("H5Output::series_write: " + path + ": size");
+  if (size == 0) points = 0;
+  write_box(ds.id, path, rank, first, n, points, local, type);
 }
 
 std::vector<double> H5Output::read(const std::string& path) const {
@@ -528,16 +526,7 @@ void H5Output::series_write(const std::string& path, std::int64_t index, double 
 }
 
 void H5Output::series_write(const std::string& path, std::int64_t index, std::int64_t value) {
-  H5Id ds{check_id(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), "open dataset " + path), H5Dclose};
-  H5Id space{H5Dget_space(ds.id), H5Sclose};
-  hsize_t dims = 0;
-  H5Sget_simple_extent_dims(space.id, &dims, nullptr);
-  if (dims < static_cast<hsize_t>(index) + 1) {
-    dims = static_cast<hsize_t>(index) + 1;
-    check(H5Dset_extent(ds.id, &dims), "extend " + path);
-  }
-  const hsize_t first = static_cast<hsize_t>(index), n = 1;
-  write_box(ds.id, path, 1, &first, &n, mpi_.root() ? 1 : 0, &value, H5T_NATIVE_INT64);
+  series_box(path, index, &value, mpi_.root() ? 1 : 0, H5T_NATIVE_INT64, {}, {});
 }
 
 void H5Output::write_box(hid_t dataset, const std::string& path, int rank, const hsize_t* first, const hsize_t* count,

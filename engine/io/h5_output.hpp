@@ -182,6 +182,9 @@ class H5Output {
   // of doubles (points == 0: this rank selects nothing).
   void write_box(hid_t dataset, const std::string& path, int rank, const hsize_t* first, const hsize_t* count,
                  hsize_t points, const void* data, hid_t type = H5T_NATIVE_DOUBLE);
+  // series_write's frame `index` in any type: this rank's `size` values (0: none).
+  void series_box(const std::string& path, std::int64_t index, const void* local, std::size_t size, hid_t type,
+                  std::span<const std::int64_t> start, std::span<const std::int64_t> count);
   void unlink_existing(const std::string& path);
   std::string path_, name_, directory_, created_directory_;
   const MpiContext& mpi_;

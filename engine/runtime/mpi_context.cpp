@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <numeric>
 
 #include "engine/runtime/error.hpp"
 
@@ -89,12 +91,9 @@ std::vector<std::string> MpiContext::gather_strings(const std::string& mine) con
   int len = static_cast<int>(mine.size());
   std::vector<int> lens(static_cast<std::size_t>(size_));
   MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, comm_);
-  std::vector<int> displs(lens.size(), 0);
-  int total = 0;
-  for (std::size_t i = 0; i < lens.size(); ++i) {
-    displs[i] = total;
-    total += lens[i];
-  }
+  std::vector<int> displs(lens.size());
+  std::exclusive_scan(lens.begin(), lens.end(), displs.begin(), 0);
+  const int total = displs.back() + lens.back();
   std::string all(static_cast<std::size_t>(total), '\0');
   MPI_Allgatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, comm_);
   std::vector<std::string> out;
@@ -104,23 +103,30 @@ std::vector<std::string> MpiContext::gather_strings(const std::string& mine) con
   return out;
 }
 
+std::optional<Failure> lowest_failure(MPI_Comm comm, const std::string& local_failure) {
+  int first = std::numeric_limits<int>::max();
+  if (!local_failure.empty()) MPI_Comm_rank(comm, &first);
+  MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm);
+  if (first == std::numeric_limits<int>::max()) return std::nullopt;
+  int len = static_cast<int>(local_failure.size());
+  MPI_Bcast(&len, 1, MPI_INT, first, comm);
+  std::string message = local_failure;
+  message.resize(static_cast<std::size_t>(len));
+  MPI_Bcast(message.data(), len, MPI_CHAR, first, comm);
+  return Failure{first, message};
+}
+
 void MpiContext::check_collective(const std::string& local_error, int exit_code, bool name_rank) const {
   // The lowest failing rank's message and code win, so every rank throws the same.
-  int mine = local_error.empty() ? size_ : rank_;
-  int first = size_;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm_);
-  if (first == size_) return;
+  auto failure = lowest_failure(comm_, local_error);
+  if (!failure) return;
   int code_and_naming[2] = {exit_code, name_rank ? 1 : 0};
-  MPI_Bcast(code_and_naming, 2, MPI_INT, first, comm_);
+  MPI_Bcast(code_and_naming, 2, MPI_INT, failure->rank, comm_);
   const int code = code_and_naming[0];
   name_rank = code_and_naming[1] != 0;
-  int len = static_cast<int>(local_error.size());
-  MPI_Bcast(&len, 1, MPI_INT, first, comm_);
-  std::string message = local_error;
-  message.resize(static_cast<std::size_t>(len));
-  MPI_Bcast(message.data(), len, MPI_CHAR, first, comm_);
+  std::string& message = failure->message;
   if (name_rank && size_ > 1 && code != static_cast<int>(ExitCode::bad_input) && message.rfind("rank ", 0) != 0) {
-    message = "rank " + std::to_string(first) + ": " + message;
+    message = "rank " + std::to_string(failure->rank) + ": " + message;
   }
   throw Error(static_cast<ExitCode>(code), message, true);
 }

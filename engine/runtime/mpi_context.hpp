@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,12 @@ namespace strata {
 
 // Throws an internal Error naming `what` and MPI's message unless rc is MPI_SUCCESS.
 void throw_mpi(int rc, const char* what);
+
+// Collective on comm: the lowest rank of comm whose local_failure is not
+// empty, with its message, on every rank (so every rank throws the same);
+// nothing when no rank failed.
+struct Failure { int rank; std::string message; };
+std::optional<Failure> lowest_failure(MPI_Comm comm, const std::string& local_failure);
 
 class MpiContext {
  public:

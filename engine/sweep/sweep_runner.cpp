@@ -165,22 +165,15 @@ int run_sweep_index(const SweepSpec& spec, const MpiContext& world, std::ostream
   // Rank 0 decides (done, locked elsewhere, or ours) and tells the rest.
   int state = 0;  // 0 run, 1 done, 2 locked elsewhere
   PointLock lock;
-  std::string problem;
-  int code = 0;
-  if (world.root()) {
-    try {
-      if (marker_exists(dir, "done")) {
-        state = 1;
-      } else {
-        lock = PointLock::try_acquire(dir);
-        if (!lock.held()) state = 2;
-      }
-    } catch (const Error& e) {
-      problem = e.what();
-      code = static_cast<int>(e.code());
+  world.collective([&] {
+    if (!world.root()) return;
+    if (marker_exists(dir, "done")) {
+      state = 1;
+    } else {
+      lock = PointLock::try_acquire(dir);
+      if (!lock.held()) state = 2;
     }
-  }
-  world.check_collective(problem, code);
+  });
   MPI_Bcast(&state, 1, MPI_INT, 0, world.comm());
   if (state == 1) {
     out << name << " is done (" << dir << "): nothing to run\n";
@@ -243,17 +236,9 @@ int run_sweep_all(const SweepSpec& spec, const MpiContext& world, std::ostream& 
         }
         long long next = -1;
         PointLock lock;
-        std::string problem;
-        int code = 0;
-        if (group.root()) {
-          try {
-            next = claim_next(spec, cursor, opt.retry_failed, lock);
-          } catch (const Error& e) {
-            problem = e.what();
-            code = static_cast<int>(e.code());
-          }
-        }
-        group.check_collective(problem, code);
+        group.collective([&] {
+          if (group.root()) next = claim_next(spec, cursor, opt.retry_failed, lock);
+        });
         MPI_Bcast(&next, 1, MPI_LONG_LONG, 0, group.comm());
         if (next < 0) break;
         const auto p = static_cast<std::size_t>(next);

@@ -16,18 +16,13 @@ namespace {
 // More points than this is a typo in a range, not an experiment.
 constexpr double kMaxPoints = 1'000'000;
 
-std::string shortest(double x) {
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, x);
-  return std::string(buf, r.ptr);
-}
-
 // A double as TOML text that reads back as the same double (and as a float,
 // so "80" becomes "80.0").
 std::string float_toml(double x) {
   if (std::isnan(x)) return "nan";
   if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
-  std::string s = shortest(x);
+  char buf[64];
+  std::string s(buf, std::to_chars(buf, buf + sizeof buf, x).ptr);
   if (s.find_first_of(".e") == std::string::npos) s += ".0";
   return s;
 }
@@ -45,11 +40,12 @@ std::string quoted(const std::string& s) {
   return out.str();
 }
 
+SweepValue integer_value(std::int64_t v) { return {std::to_string(v), std::to_string(v), static_cast<double>(v)}; }
+SweepValue real_value(double v) { return {float_toml(v), float_toml(v), v}; }
+
 SweepValue value_of(const toml::node& n) {
-  if (const auto* i = n.as_integer()) {
-    return {std::to_string(i->get()), std::to_string(i->get()), static_cast<double>(i->get())};
-  }
-  if (const auto* f = n.as_floating_point()) return {float_toml(f->get()), float_toml(f->get()), f->get()};
+  if (const auto* i = n.as_integer()) return integer_value(i->get());
+  if (const auto* f = n.as_floating_point()) return real_value(f->get());
   if (const auto* b = n.as_boolean()) {
     const std::string t = b->get() ? "true" : "false";
     return {t, t, b->get() ? 1.0 : 0.0};
@@ -58,9 +54,6 @@ SweepValue value_of(const toml::node& n) {
   const std::string t = toml_text(n);
   return {t, t, std::nullopt};
 }
-
-SweepValue integer_value(std::int64_t v) { return {std::to_string(v), std::to_string(v), static_cast<double>(v)}; }
-SweepValue real_value(double v) { return {float_toml(v), float_toml(v), v}; }
 
 // "pricing.asset.0.vol" -> "pricing.asset[].vol", as the schema names it;
 // an entry may be named instead of numbered ("pricing.asset.SPX.vol"), as
@@ -111,6 +104,9 @@ std::vector<SweepValue> expand_range(const toml::table& t, const std::string& na
                    "or { start, stop, step }");
     }
   }
+  auto as_double = [](const toml::node& n) {
+    return n.is_integer() ? static_cast<double>(n.as_integer()->get()) : n.as_floating_point()->get();
+  };
   auto number = [&](const char* field) -> const toml::node& {
     const toml::node* n = t.get(field);
     if (n == nullptr) {
@@ -120,12 +116,8 @@ std::vector<SweepValue> expand_range(const toml::table& t, const std::string& na
                    "{ start, stop, step }");
     }
     if (!n->is_number()) err.fail(line, name, std::string(field) + " = " + toml_text(*n) + ": expected a number");
-    const double x = n->is_integer() ? static_cast<double>(n->as_integer()->get()) : n->as_floating_point()->get();
-    if (!std::isfinite(x)) err.fail(line, name, std::string(field) + " = " + toml_text(*n) + ": must be finite");
+    if (!std::isfinite(as_double(*n))) err.fail(line, name, std::string(field) + " = " + toml_text(*n) + ": must be finite");
     return *n;
-  };
-  auto as_double = [](const toml::node& n) {
-    return n.is_integer() ? static_cast<double>(n.as_integer()->get()) : n.as_floating_point()->get();
   };
   const toml::node& start_node = number("start");
   const toml::node& stop_node = number("stop");

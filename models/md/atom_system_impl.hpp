@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "engine/runtime/mpi_context.hpp"
+
 namespace strata::md {
 
 template <class T>
@@ -114,16 +116,8 @@ std::string AtomSystem<T>::check() {
 // Every rank throws the lowest failing rank's message (collective).
 template <class T>
 void AtomSystem<T>::agree_on(const std::string& local_failure) const {
-  const int mine = local_failure.empty() ? std::numeric_limits<int>::max() : domain_.rank();
-  int first = 0;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, domain_.comm());
-  if (first == std::numeric_limits<int>::max()) return;
-  int length = static_cast<int>(local_failure.size());
-  MPI_Bcast(&length, 1, MPI_INT, first, domain_.comm());
-  std::string text = local_failure;
-  text.resize(static_cast<std::size_t>(length));
-  MPI_Bcast(text.data(), length, MPI_CHAR, first, domain_.comm());
-  throw Error(ExitCode::numerical, text, true);
+  if (const auto failure = lowest_failure(domain_.comm(), local_failure))
+    throw Error(ExitCode::numerical, failure->message, true);
 }
 
 // Atoms whose x0 left the sub-box go to the neighbour owning them, axis by
