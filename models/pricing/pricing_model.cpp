@@ -353,29 +353,16 @@ class PricingModel final : public ModelOf<Portfolio, read_portfolio, declare_sch
     // Reiner-Rubinstein barriers, Goldman-Sosin-Gatto and Conze-Viswanathan
     // lookbacks (continuous: Broadie-Glasserman-Kou shift, a bias of about
     // 0.15% of the price, below a tenth of the tolerance at these paths).
-    std::vector<Instrument> path_cases;
-    auto add = [&](Instrument in) { path_cases.push_back(std::move(in)); };
-    {
-      Instrument dig{"digital call K=105 cash=10", "digital", true, 105, 1.0, 0};
-      dig.cash = 10;
-      add(dig);
-      Instrument geo{"geometric asian call 12 fixings", "asian", true, 100, 1.0, 0};
-      geo.fixings = 12;
-      geo.geometric = true;
-      add(geo);
-      Instrument doc{"barrier down-and-out call H=90 rebate 2", "barrier", true, 100, 1.0, 0};
-      doc.barrier = 90;
-      doc.rebate = 2;
-      add(doc);
-      Instrument uip{"barrier up-and-in put H=115", "barrier", false, 100, 1.0, 0};
-      uip.barrier = 115;
-      uip.kind = {true, true};
-      add(uip);
-      Instrument lbf{"lookback floating call", "lookback", true, 0, 1.0, 0};
-      lbf.floating = true;
-      add(lbf);
-      add(Instrument{"lookback fixed put K=95", "lookback", false, 95, 1.0, 0});
-    }
+    const std::vector<Instrument> path_cases = {
+        {.name = "digital call K=105 cash=10", .type = "digital", .strike = 105, .maturity = 1.0, .cash = 10},
+        {.name = "geometric asian call 12 fixings", .type = "asian", .strike = 100, .maturity = 1.0, .fixings = 12,
+         .geometric = true},
+        {.name = "barrier down-and-out call H=90 rebate 2", .type = "barrier", .strike = 100, .maturity = 1.0,
+         .barrier = 90, .rebate = 2},
+        {.name = "barrier up-and-in put H=115", .type = "barrier", .call = false, .strike = 100, .maturity = 1.0,
+         .barrier = 115, .kind = {true, true}},
+        {.name = "lookback floating call", .type = "lookback", .maturity = 1.0, .floating = true},
+        {"lookback fixed put K=95", "lookback", false, 95, 1.0, 0}};
     // Models and baskets: Heston by both schemes, Merton, Stulz max/min and the
     // geometric basket on correlated GBM assets (50 steps a year: the
     // schemes' bias there is below half a standard error at 2^15 paths).
@@ -384,59 +371,41 @@ class PricingModel final : public ModelOf<Portfolio, read_portfolio, declare_sch
     models.seed = 20261124;
     models.paths = std::int64_t{1} << 15;
     models.steps_per_year = 50;
-    {
-      Asset h{"H", 100.0, 0.02, 0.0, "heston"};
-      h.v0 = 0.04;
-      h.kappa = 4.0;
-      h.theta = 0.25;
-      h.xi = 1.0;
-      h.rho = -0.5;
-      Asset hf = h;
-      hf.name = "HF";
-      hf.qe = false;
-      Asset m{"M", 100.0, 0.02, 0.2, "merton"};
-      m.jump_intensity = 1.0;
-      m.jump_mean = -0.1;
-      m.jump_vol = 0.15;
-      models.assets = {h, hf, m, {"B1", 100.0, 0.01, 0.2, "gbm"}, {"B2", 95.0, 0.0, 0.3, "gbm"}};
-      models.correlation.assign(25, 0.0);
-      for (int i = 0; i < 5; ++i) models.correlation[static_cast<std::size_t>(6 * i)] = 1.0;
-      models.correlation[3 * 5 + 4] = models.correlation[4 * 5 + 3] = 0.6;
-      models.instruments = {{"heston QE call K=100", "european", true, 100, 1.0, 0},
-                            {"heston full-truncation put K=110", "european", false, 110, 1.0, 1},
-                            {"merton call K=100", "european", true, 100, 1.0, 2}};
-      Instrument mx{"basket max call, rho=0.6", "basket", true, 100, 1.0, 3};
-      mx.basket_assets = {3, 4};
-      mx.basket = "max";
-      Instrument geo{"geometric basket call, rho=0.6", "basket", true, 100, 1.0, 3};
-      geo.basket_assets = {3, 4};
-      geo.geometric = true;
-      geo.weights = {0.5, 0.5};
-      Instrument mn{"basket min put, rho=0.6", "basket", false, 100, 1.0, 3};
-      mn.basket_assets = {3, 4};
-      mn.basket = "min";
-      models.instruments.push_back(mx);
-      models.instruments.push_back(mn);
-      models.instruments.push_back(geo);
-    }
+    const Asset h{.name = "H", .spot = 100.0, .dividend = 0.02, .model = "heston", .v0 = 0.04, .kappa = 4.0,
+                  .theta = 0.25, .xi = 1.0, .rho = -0.5};
+    Asset hf = h;
+    hf.name = "HF";
+    hf.qe = false;
+    const Asset m{.name = "M", .spot = 100.0, .dividend = 0.02, .vol = 0.2, .model = "merton", .jump_intensity = 1.0,
+                  .jump_mean = -0.1, .jump_vol = 0.15};
+    models.assets = {h, hf, m, {"B1", 100.0, 0.01, 0.2, "gbm"}, {"B2", 95.0, 0.0, 0.3, "gbm"}};
+    models.correlation.assign(25, 0.0);
+    for (int i = 0; i < 5; ++i) models.correlation[static_cast<std::size_t>(6 * i)] = 1.0;
+    models.correlation[3 * 5 + 4] = models.correlation[4 * 5 + 3] = 0.6;
+    models.instruments = {
+        {"heston QE call K=100", "european", true, 100, 1.0, 0},
+        {"heston full-truncation put K=110", "european", false, 110, 1.0, 1},
+        {"merton call K=100", "european", true, 100, 1.0, 2},
+        {.name = "basket max call, rho=0.6", .type = "basket", .strike = 100, .maturity = 1.0, .asset = 3,
+         .basket_assets = {3, 4}, .basket = "max"},
+        {.name = "basket min put, rho=0.6", .type = "basket", .call = false, .strike = 100, .maturity = 1.0, .asset = 3,
+         .basket_assets = {3, 4}, .basket = "min"},
+        {.name = "geometric basket call, rho=0.6", .type = "basket", .strike = 100, .maturity = 1.0, .asset = 3,
+         .basket_assets = {3, 4}, .geometric = true, .weights = {0.5, 0.5}}};
     // Quasi-Monte Carlo with control variates: 16 Sobol' replicates of
     // 2^14 points; the estimate over its standard error is Student's t
     // with 15 degrees of freedom, so its tolerance is t's quantile.
-    Portfolio qmc;
-    qmc.rate = 0.05;
-    qmc.seed = 20261125;
-    qmc.sobol = true;
-    qmc.replicates = 16;
-    qmc.control_variate = true;
-    qmc.paths = std::int64_t{16} << 14;
-    qmc.steps_per_year = 12;
-    qmc.assets = {{"A", 100.0, 0.02, 0.25, "gbm"}};
-    {
-      Instrument geo{"sobol geometric asian call", "asian", true, 100, 1.0, 0};
-      geo.fixings = 12;
-      geo.geometric = true;
-      qmc.instruments = {{"sobol european call, control variate", "european", true, 100, 1.0, 0}, geo};
-    }
+    const Portfolio qmc{.assets = {{"A", 100.0, 0.02, 0.25, "gbm"}},
+                        .instruments = {{"sobol european call, control variate", "european", true, 100, 1.0, 0},
+                                        {.name = "sobol geometric asian call", .type = "asian", .strike = 100,
+                                         .maturity = 1.0, .fixings = 12, .geometric = true}},
+                        .rate = 0.05,
+                        .paths = std::int64_t{16} << 14,
+                        .seed = 20261125,
+                        .sobol = true,
+                        .replicates = 16,
+                        .control_variate = true,
+                        .steps_per_year = 12};
     const int k =
         static_cast<int>(std::size(cases) + path_cases.size() + models.instruments.size() + qmc.instruments.size());
     const double alpha = 1e-3 / (2.0 * k);
@@ -444,13 +413,14 @@ class PricingModel final : public ModelOf<Portfolio, read_portfolio, declare_sch
     const double z_t = boost::math::quantile(boost::math::complement(boost::math::students_t(qmc.replicates - 1), alpha));
     double z = z_normal;
     std::vector<CheckResult> results;
-    auto check = [&](const Portfolio& p, const std::vector<std::string>& names) {
+    auto check = [&](const Portfolio& p) {
       const SamplePlan plan = plan_samples(p, ctx.device, ctx.mpi);
       const std::vector<Estimate> est = price_portfolio(p, plan, ctx.device, ctx.precision, ctx.mpi, nullptr);
       for (std::size_t i = 0; i < est.size(); ++i) {
         char d[96];
         std::snprintf(d, sizeof d, "%.2f se, %lld paths", z, static_cast<long long>(est[i].paths));
-        results.push_back(CheckResult::within(names[i], est[i].price, reference_for(p, p.instruments[i])->price,
+        const Instrument& in = p.instruments[i];
+        results.push_back(CheckResult::within(in.name, est[i].price, reference_for(p, in)->price,
                                               z * est[i].standard_error, d));
       }
     };
@@ -462,27 +432,19 @@ class PricingModel final : public ModelOf<Portfolio, read_portfolio, declare_sch
       Portfolio p = base;
       p.paths = std::int64_t{1} << 21;
       p.antithetic = antithetic;
-      std::vector<std::string> names;
       for (const Case& c : cases) {
-        if (c.antithetic != antithetic) continue;
-        p.instruments.push_back({c.name, "european", c.call, c.strike, c.maturity, c.asset});
-        names.push_back(c.name);
+        if (c.antithetic == antithetic) p.instruments.push_back(
+            {c.name, "european", c.call, c.strike, c.maturity, c.asset});
       }
-      check(p, names);
+      check(p);
     }
     Portfolio p = base;
     p.paths = std::int64_t{1} << 17;
     p.instruments = path_cases;
-    std::vector<std::string> names;
-    for (const Instrument& in : path_cases) names.push_back(in.name);
-    check(p, names);
-    names.clear();
-    for (const Instrument& in : models.instruments) names.push_back(in.name);
-    check(models, names);
-    names.clear();
-    for (const Instrument& in : qmc.instruments) names.push_back(in.name);
+    check(p);
+    check(models);
     z = z_t;
-    check(qmc, names);
+    check(qmc);
     return results;
   }
 };
