@@ -365,22 +365,21 @@ struct PathGroupRun::Data {
   std::int64_t max_blocks = 0;
 };
 
-std::size_t PathGroupRun::bytes_per_block(const PathGroup& g, bool antithetic, Precision precision, int replicates,
-                                          int greek_slots) {
+std::size_t PathGroupRun::bytes_per_block(const Portfolio& p, const PathGroup& g, Precision precision) {
+  const std::size_t greek_slots = plan_greeks(p, g).slots.size();
   const std::size_t real = precision == Precision::fp32 ? sizeof(float) : sizeof(double);
   // Log prices and step variances of every asset, and each Greek's value
   // of the lane's sample.
-  const std::size_t path = 2 * (g.grid.size() + 1) * g.assets.size() * (antithetic ? 2 : 1) * real +
-                           static_cast<std::size_t>(greek_slots) * sizeof(double);
-  const std::size_t moments = (g.instruments.size() + static_cast<std::size_t>(greek_slots)) *
-                              static_cast<std::size_t>(replicates) * kMoments * sizeof(double);
+  const std::size_t path =
+      2 * (g.grid.size() + 1) * g.assets.size() * (p.antithetic ? 2 : 1) * real + greek_slots * sizeof(double);
+  const std::size_t moments =
+      (g.instruments.size() + greek_slots) * static_cast<std::size_t>(p.replicates) * kMoments * sizeof(double);
   return static_cast<std::size_t>(kLanes) * (path + moments) + moments;
 }
 
-std::int64_t PathGroupRun::launch_blocks(const PathGroup& g, bool antithetic, Precision precision, int replicates,
-                                         const Device& device, std::int64_t chunk_blocks, int greek_slots) {
-  const auto fit =
-      static_cast<std::int64_t>(device.launch_bytes() / bytes_per_block(g, antithetic, precision, replicates, greek_slots));
+std::int64_t PathGroupRun::launch_blocks(const Portfolio& p, const PathGroup& g, Precision precision,
+                                         const Device& device, std::int64_t chunk_blocks) {
+  const auto fit = static_cast<std::int64_t>(device.launch_bytes() / bytes_per_block(p, g, precision));
   return std::clamp<std::int64_t>(fit, 1, std::max<std::int64_t>(1, chunk_blocks));
 }
 

@@ -71,12 +71,12 @@ class PathGroupRun {
   // Per instrument of the group: whether it has a control variate.
   const std::vector<bool>& controlled() const { return controlled_; }
 
-  // Device bytes per block of a launch (path storage and lane moments).
-  static std::size_t bytes_per_block(const PathGroup& g, bool antithetic, Precision precision, int replicates,
-                                     int greek_slots = 0);
+  // Device bytes per block of a launch of p's group g (path storage, its
+  // Greeks' values and lane moments).
+  static std::size_t bytes_per_block(const Portfolio& p, const PathGroup& g, Precision precision);
   // Blocks per launch: as many as fit the backend's working-memory budget.
-  static std::int64_t launch_blocks(const PathGroup& g, bool antithetic, Precision precision, int replicates,
-                                    const Device& device, std::int64_t chunk_blocks, int greek_slots = 0);
+  static std::int64_t launch_blocks(const Portfolio& p, const PathGroup& g, Precision precision, const Device& device,
+                                    std::int64_t chunk_blocks);
 
  private:
   template <class Real>

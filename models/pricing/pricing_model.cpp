@@ -277,14 +277,13 @@ class PricingModel final : public ModelOf<Portfolio, read_portfolio, declare_sch
       for (int a : g.assets) names += (names.empty() ? "" : "+") + p.assets[static_cast<std::size_t>(a)].name;
       const GreekPlan gp = plan_greeks(p, g);
       const int greeks = static_cast<int>(gp.slots.size());
-      const std::int64_t nb =
-          PathGroupRun::launch_blocks(g, p.antithetic, ctx.precision, p.replicates, ctx.device, plan.chunk_blocks, greeks);
+      const std::int64_t nb = PathGroupRun::launch_blocks(p, g, ctx.precision, ctx.device, plan.chunk_blocks);
       std::snprintf(text, sizeof text,
                     "      path group on %s: %zu instrument(s), %zu steps per path to T = %g; launches of %lld "
                     "blocks, %.1f MiB\n",
                     names.c_str(), g.instruments.size(), g.grid.size(),
                     g.grid.back(), static_cast<long long>(nb),
-                    static_cast<double>(nb) * static_cast<double>(PathGroupRun::bytes_per_block(g, p.antithetic, ctx.precision, p.replicates, greeks)) /
+                    static_cast<double>(nb) * static_cast<double>(PathGroupRun::bytes_per_block(p, g, ctx.precision)) /
                         (1 << 20));
       ctx.out << text;
       const std::size_t bytes = regression_bytes(p, g, ctx.mpi.size());
