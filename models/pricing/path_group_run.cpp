@@ -21,14 +21,11 @@ using namespace kernels::pricing;
 
 namespace {
 
+// In PayoffKind's order.
 PayoffKind kind_of(const std::string& type) {
-  if (type == "digital") return PayoffKind::digital;
-  if (type == "asian") return PayoffKind::asian;
-  if (type == "barrier") return PayoffKind::barrier;
-  if (type == "lookback") return PayoffKind::lookback;
-  if (type == "basket") return PayoffKind::basket;
-  if (type == "american") return PayoffKind::american;
-  return PayoffKind::european;
+  const std::string kinds[] = {"european", "digital", "asian", "barrier", "lookback", "basket", "american"};
+  const auto k = std::find(kinds, std::end(kinds), type) - kinds;
+  return k == std::ssize(kinds) ? PayoffKind::european : static_cast<PayoffKind>(k);
 }
 
 template <class T>
@@ -77,8 +74,8 @@ struct GridSteps {
   std::vector<double> dt, sqrt_dt, discount_at;
 };
 
-GridSteps grid_steps(const std::vector<double>& grid, double rate) {
-  GridSteps out;
+// Appends the grid's steps (a bumped scenario's after the base's).
+void add_grid_steps(GridSteps& out, const std::vector<double>& grid, double rate) {
   double prev = 0.0;
   for (double t : grid) {
     out.dt.push_back(t - prev);
@@ -86,7 +83,6 @@ GridSteps grid_steps(const std::vector<double>& grid, double rate) {
     out.discount_at.push_back(std::exp(-rate * t));
     prev = t;
   }
-  return out;
 }
 
 // One precision's copy of a host vector: numbers converted, kernel structs
@@ -126,14 +122,11 @@ HostPaths host_paths(const Portfolio& p, const PathGroup& g, const std::vector<B
     for (int j = 0; j < i; ++j) h.correlated = h.correlated || h.cholesky[static_cast<std::size_t>(i * h.n_assets + j)] != 0.0;
   }
   for (int a : g.assets) h.assets.push_back(asset_step(p, p.assets[static_cast<std::size_t>(a)]));
-  h.grid = grid_steps(g.grid, p.rate);
+  add_grid_steps(h.grid, g.grid, p.rate);
   for (const Bump& b : scenarios) {
     const Portfolio q = bumped_portfolio(p, g, b);
     for (int a : g.assets) h.assets.push_back(asset_step(q, q.assets[static_cast<std::size_t>(a)]));
-    const GridSteps bumped = grid_steps(bumped_grid(g, b), q.rate);
-    h.grid.dt.insert(h.grid.dt.end(), bumped.dt.begin(), bumped.dt.end());
-    h.grid.sqrt_dt.insert(h.grid.sqrt_dt.end(), bumped.sqrt_dt.begin(), bumped.sqrt_dt.end());
-    h.grid.discount_at.insert(h.grid.discount_at.end(), bumped.discount_at.begin(), bumped.discount_at.end());
+    add_grid_steps(h.grid, bumped_grid(g, b), q.rate);
   }
   return h;
 }

@@ -332,20 +332,19 @@ class PricingModel final : public ModelOf<Portfolio, read_portfolio, declare_sch
     // within z standard errors, z chosen so that all checks together raise a
     // false alarm with probability 1e-3 (Bonferroni: z = Phi^{-1}(1 - 1e-3/(2k))).
     struct Case {
-      const char* name;
-      bool call;
-      double strike, maturity;
-      int asset;
+      Instrument in;
       bool antithetic;
     };
     const Case cases[] = {
-        {"european call ATM q=2%", true, 100, 1.0, 0, false},  {"european put ATM q=2%", false, 100, 1.0, 0, false},
-        {"european call ITM K=80", true, 80, 1.0, 0, false},    {"european put OTM K=80", false, 80, 1.0, 0, false},
-        {"european call OTM K=130 vol=30%", true, 130, 2.0, 1, false},
-        {"european call T=0.1 K=105", true, 105, 0.1, 1, false},
-        {"european put vol=60% K=110", false, 110, 0.5, 2, false},
-        {"european call ATM antithetic", true, 100, 1.0, 0, true},
-        {"european put ITM K=120 antithetic", false, 120, 1.5, 1, true},
+        {{"european call ATM q=2%", "european", true, 100, 1.0, 0}, false},
+        {{"european put ATM q=2%", "european", false, 100, 1.0, 0}, false},
+        {{"european call ITM K=80", "european", true, 80, 1.0, 0}, false},
+        {{"european put OTM K=80", "european", false, 80, 1.0, 0}, false},
+        {{"european call OTM K=130 vol=30%", "european", true, 130, 2.0, 1}, false},
+        {{"european call T=0.1 K=105", "european", true, 105, 0.1, 1}, false},
+        {{"european put vol=60% K=110", "european", false, 110, 0.5, 2}, false},
+        {{"european call ATM antithetic", "european", true, 100, 1.0, 0}, true},
+        {{"european put ITM K=120 antithetic", "european", false, 120, 1.5, 1}, true},
     };
     // One path group (252 steps a year) with one instrument per path
     // closed form: cash-or-nothing, discrete geometric Asian,
@@ -432,8 +431,7 @@ class PricingModel final : public ModelOf<Portfolio, read_portfolio, declare_sch
       p.paths = std::int64_t{1} << 21;
       p.antithetic = antithetic;
       for (const Case& c : cases) {
-        if (c.antithetic == antithetic) p.instruments.push_back(
-            {c.name, "european", c.call, c.strike, c.maturity, c.asset});
+        if (c.antithetic == antithetic) p.instruments.push_back(c.in);
       }
       check(p);
     }
