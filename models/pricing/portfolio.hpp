@@ -48,8 +48,8 @@ struct Instrument {
 };
 
 struct Portfolio {
-  std::vector<Asset> assets;
-  std::vector<Instrument> instruments;
+  std::vector<Asset> assets{};
+  std::vector<Instrument> instruments{};
   double rate = 0;
   std::int64_t paths = 0;        // as asked
   bool antithetic = false;

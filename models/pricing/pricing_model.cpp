@@ -182,10 +182,6 @@ void write_exercise(H5Output& out, bool root, const Portfolio& p, const Instrume
 
 void write_results(H5Output& out, const Portfolio& p, const std::vector<Estimate>& est,
                    const std::vector<GreekEstimate>& greeks, const References& refs, bool root) {
-  H5Table summary;
-  std::vector<std::string> name, type, option;
-  std::vector<double> strike, maturity, price, se, lo, hi, ref;
-  std::vector<std::int64_t> paths;
   for (std::size_t i = 0; i < est.size(); ++i) {
     const Instrument& in = p.instruments[i];
     const Estimate& e = est[i];
@@ -221,27 +217,31 @@ void write_results(H5Output& out, const Portfolio& p, const std::vector<Estimate
     std::vector<std::string> asset_names;
     for (int a : assets_of(in)) asset_names.push_back(p.assets[static_cast<std::size_t>(a)].name);
     out.attribute(g, "assets", asset_names);
-    name.push_back(in.name);
-    type.push_back(in.type);
-    option.push_back(in.call ? "call" : "put");
-    strike.push_back(in.floating ? std::numeric_limits<double>::quiet_NaN() : in.strike);
-    maturity.push_back(in.maturity);
-    price.push_back(e.price);
-    se.push_back(e.standard_error);
-    lo.push_back(e.ci95_low);
-    hi.push_back(e.ci95_high);
-    paths.push_back(e.paths);
-    // NaN where no closed form exists.
-    ref.push_back(r ? r->price : std::numeric_limits<double>::quiet_NaN());
   }
-  summary.columns = {{"name", "", name},          {"type", "", type},          {"option", "", option},
-                     {"strike", "currency", strike}, {"maturity", "years", maturity}, {"price", "currency", price},
-                     {"stderr", "currency", se},  {"ci95_low", "currency", lo}, {"ci95_high", "currency", hi},
-                     {"paths", "paths", paths},   {"reference_price", "currency", ref}};
-  if (p.control_variate) {
-    std::vector<double> beta;
-    for (const Estimate& e : est) beta.push_back(e.control_beta);   // NaN: no control
-    summary.columns.push_back({"control_beta", "", beta});
+  // One column of the summary: f(i) of every instrument i.
+  auto column = [&](auto f) {
+    std::vector<decltype(f(std::size_t{0}))> v;
+    for (std::size_t i = 0; i < est.size(); ++i) v.push_back(f(i));
+    return v;
+  };
+  const std::vector<Instrument>& in = p.instruments;
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  H5Table summary;
+  summary.columns = {
+      {"name", "", column([&](std::size_t i) { return in[i].name; })},
+      {"type", "", column([&](std::size_t i) { return in[i].type; })},
+      {"option", "", column([&](std::size_t i) { return std::string(in[i].call ? "call" : "put"); })},
+      {"strike", "currency", column([&](std::size_t i) { return in[i].floating ? kNaN : in[i].strike; })},
+      {"maturity", "years", column([&](std::size_t i) { return in[i].maturity; })},
+      {"price", "currency", column([&](std::size_t i) { return est[i].price; })},
+      {"stderr", "currency", column([&](std::size_t i) { return est[i].standard_error; })},
+      {"ci95_low", "currency", column([&](std::size_t i) { return est[i].ci95_low; })},
+      {"ci95_high", "currency", column([&](std::size_t i) { return est[i].ci95_high; })},
+      {"paths", "paths", column([&](std::size_t i) { return est[i].paths; })},
+      // NaN where no closed form exists.
+      {"reference_price", "currency", column([&](std::size_t i) { return refs[i] ? refs[i]->price : kNaN; })}};
+  if (p.control_variate) {   // NaN: no control
+    summary.columns.push_back({"control_beta", "", column([&](std::size_t i) { return est[i].control_beta; })});
   }
   write_greeks(out, p, greeks, root);
   add_greek_columns(summary, p, greeks);
@@ -364,11 +364,7 @@ class PricingModel final : public ModelOf<Portfolio, read_portfolio, declare_sch
     // Models and baskets: Heston by both schemes, Merton, Stulz max/min and the
     // geometric basket on correlated GBM assets (50 steps a year: the
     // schemes' bias there is below half a standard error at 2^15 paths).
-    Portfolio models;
-    models.rate = 0.03;
-    models.seed = 20261124;
-    models.paths = std::int64_t{1} << 15;
-    models.steps_per_year = 50;
+    Portfolio models{.rate = 0.03, .paths = std::int64_t{1} << 15, .seed = 20261124, .steps_per_year = 50};
     const Asset h{.name = "H", .spot = 100.0, .dividend = 0.02, .model = "heston", .v0 = 0.04, .kappa = 4.0,
                   .theta = 0.25, .xi = 1.0, .rho = -0.5};
     Asset hf = h;
@@ -422,10 +418,10 @@ class PricingModel final : public ModelOf<Portfolio, read_portfolio, declare_sch
                                               z * est[i].standard_error, d));
       }
     };
-    Portfolio base;
-    base.rate = 0.05;
-    base.seed = 20261122;
-    base.assets = {{"A", 100.0, 0.02, 0.2, "gbm"}, {"B", 100.0, 0.0, 0.3, "gbm"}, {"C", 100.0, 0.0, 0.6, "gbm"}};
+    const Portfolio base{
+        .assets = {{"A", 100.0, 0.02, 0.2, "gbm"}, {"B", 100.0, 0.0, 0.3, "gbm"}, {"C", 100.0, 0.0, 0.6, "gbm"}},
+        .rate = 0.05,
+        .seed = 20261122};
     for (bool antithetic : {false, true}) {
       Portfolio p = base;
       p.paths = std::int64_t{1} << 21;
