@@ -538,7 +538,6 @@ void PortfolioRun::restore(StateReader& r) {
     seen += b.size();
   }
   reset_ranges(mine, steps_done);
-  restored_blocks_ = restored;
   blocks_computed_ = 0;
   samples_computed_ = 0;
   done_samples_ = 0;

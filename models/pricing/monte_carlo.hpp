@@ -162,7 +162,7 @@ class PortfolioRun {
   bool timed_ = true;                           // steps sized by time (chunk_paths = 0)
   std::int64_t step_slices_ = 1;
   std::int64_t steps_ = 0, steps_done_ = 0;
-  std::int64_t blocks_computed_ = 0, restored_blocks_ = 0;
+  std::int64_t blocks_computed_ = 0;
   std::int64_t samples_computed_ = 0;           // by this process, this rank (pricing)
   double done_samples_ = 0, restored_samples_ = 0, pass_done_ = 0;   // all ranks: progress
   std::optional<std::string> first_bad_;
