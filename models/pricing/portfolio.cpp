@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <numeric>
 #include <unordered_set>
 
 #include "engine/config/config.hpp"
@@ -173,7 +174,7 @@ void read_correlation(const Config& c, Portfolio& p) {
   }
   for (const auto& r : rows) p.correlation.insert(p.correlation.end(), r.begin(), r.end());
   std::vector<int> all(n);
-  for (std::size_t i = 0; i < n; ++i) all[i] = static_cast<int>(i);
+  std::iota(all.begin(), all.end(), 0);
   if (cholesky_of(p, all).empty()) c.fail(key, "not positive definite (its Cholesky factorisation fails)");
 }
 

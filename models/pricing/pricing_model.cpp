@@ -117,13 +117,10 @@ std::string format_table(const Portfolio& p, const std::vector<Estimate>& est, c
                                             : "");
         notes += line;
       }
-    }
-    if (!ref) {
-      if (const std::optional<Reference> raw = reference_for(p, in); raw && !is_price(*raw)) {
-        std::snprintf(line, sizeof line, "no reference for %s: its %s gave %g, not a price, for these inputs\n",
-                      in.name.c_str(), raw->method.c_str(), raw->price);
-        notes += line;
-      }
+    } else if (const std::optional<Reference> raw = reference_for(p, in); raw && !is_price(*raw)) {
+      std::snprintf(line, sizeof line, "no reference for %s: its %s gave %g, not a price, for these inputs\n",
+                    in.name.c_str(), raw->method.c_str(), raw->price);
+      notes += line;
     }
     if (!ref && in.type == "american") {
       notes += "no reference for " + in.name +
@@ -147,9 +144,7 @@ std::string format_table(const Portfolio& p, const std::vector<Estimate>& est, c
             "normals depend on the seed, the path and the step, not on the instrument), so their errors are\n"
             "correlated and the diff/se values move together: read them as one draw, not several independent ones.\n";
   }
-  bool controls = false;
-  for (const Estimate& e : est) controls = controls || !std::isnan(e.control_beta);
-  if (controls) {
+  if (std::any_of(est.begin(), est.end(), [](const Estimate& e) { return !std::isnan(e.control_beta); })) {
     text += "control variates (stderr is that of payoff - beta (control - mean)):";
     for (std::size_t i = 0; i < est.size(); ++i) {
       if (std::isnan(est[i].control_beta)) continue;
