@@ -214,13 +214,8 @@ void PortfolioRun::finish_regression() {
   }
 }
 
-bool PortfolioRun::settle() {
-  bool changed = false;
-  while (pass_ && mpi_.max(static_cast<double>(pass_->slices_left())) == 0.0) {
-    finish_regression();
-    changed = true;
-  }
-  return changed;
+void PortfolioRun::settle() {
+  while (pass_ && mpi_.max(static_cast<double>(pass_->slices_left())) == 0.0) finish_regression();
 }
 
 int PortfolioRun::slices_in(std::int64_t block) const {

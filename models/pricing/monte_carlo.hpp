@@ -119,7 +119,7 @@ class PortfolioRun {
   void fold_group(std::size_t group, std::int64_t first, std::int64_t nb);
   void prepare_pricing();                       // collective
   void finish_regression();                     // collective: fit, then the next pass or pricing
-  bool settle();                                // collective: finishes passes every rank is done with
+  void settle();                                // collective: finishes passes every rank is done with
   void update_steps();                          // collective
   void set_steps(double most_left);             // from the most work any rank has left
   std::int64_t work_left() const;               // this rank's slices, every phase
