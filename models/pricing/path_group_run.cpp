@@ -105,19 +105,14 @@ struct HostPaths {
   std::uint64_t seed = 0;
   int steps = 0, n_assets = 0, replicates = 1;
   bool antithetic = false, correlated = false;
-  std::vector<AssetStep<double>> assets;   // [scenario][asset]
-  std::vector<double> cholesky;
-  GridSteps grid;                          // [scenario][step]
+  std::vector<AssetStep<double>> assets{};   // [scenario][asset]
+  std::vector<double> cholesky{};
+  GridSteps grid{};                          // [scenario][step]
 };
 
 HostPaths host_paths(const Portfolio& p, const PathGroup& g, const std::vector<Bump>& scenarios) {
-  HostPaths h;
-  h.seed = p.seed;
-  h.steps = static_cast<int>(g.grid.size());
-  h.n_assets = static_cast<int>(g.assets.size());
-  h.replicates = p.replicates;
-  h.antithetic = p.antithetic;
-  h.cholesky = cholesky_of(p, g.assets);
+  HostPaths h{.seed = p.seed, .steps = static_cast<int>(g.grid.size()), .n_assets = static_cast<int>(g.assets.size()),
+              .replicates = p.replicates, .antithetic = p.antithetic, .cholesky = cholesky_of(p, g.assets)};
   for (int i = 0; i < h.n_assets; ++i) {
     for (int j = 0; j < i; ++j) h.correlated = h.correlated || h.cholesky[static_cast<std::size_t>(i * h.n_assets + j)] != 0.0;
   }
