@@ -70,16 +70,6 @@ STRATA_HD inline bool poisson_term(Real u, Real mean_over_n, Real n, Real& p, Re
   return more;
 }
 
-// Poisson(mean) by inversion, capped at 64 events (far in the tail for any
-// mean per step a grid allows).
-template <class Real>
-STRATA_HD inline Real poisson_count(Real mean, Real u) {
-  Real p = std::exp(-mean), cdf = p, count = Real(0);
-  for (int n = 1; n <= 64 && poisson_term(u, mean / static_cast<Real>(n), static_cast<Real>(n), p, cdf, count); ++n) {
-  }
-  return count;
-}
-
 // The sum of `count` log-normal jumps, zj its normal.
 template <class Real>
 STRATA_HD inline Real merton_jumps(const AssetStep<Real>& a, Real count, Real zj) {
@@ -175,8 +165,9 @@ STRATA_HD inline void gbm_lanes(const AssetStep<Real>& asset, Real dt, Real sqrt
   }
 }
 
-// Merton: Poisson's inversion runs in every lane until none is still below
-// its uniform: each lane takes the terms poisson_count would alone.
+// Merton: Poisson(mean) by inversion, capped at 64 events (far in the tail
+// for any mean per step a grid allows), runs in every lane until none is
+// still below its uniform: each lane takes the terms its own inversion would.
 template <int W, class Math, class Real>
 STRATA_HD inline void merton_lanes(const AssetStep<Real>& asset, Real dt, Real sqrt_dt, const Real* w, const Real* e,
                                    const Real* j, Real sign, const Real* prev, Real* next, Real* var) {

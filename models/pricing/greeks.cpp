@@ -32,25 +32,30 @@ constexpr double kRelativeBump = 1e-2;
 constexpr double kRateBump = 1e-3;
 constexpr double kFloorBump = 1e-4;   // for inputs that may be 0 (vol, v0)
 
-double bump_size(const Portfolio& p, const PathGroup& g, BumpedInput input, int asset) {
-  const Asset* a = asset >= 0 ? &p.assets[static_cast<std::size_t>(g.assets[static_cast<std::size_t>(asset)])] : nullptr;
+// The asset input a bump moves (all but rate and maturity).
+template <class A>
+auto& input_of(A& a, BumpedInput input) {
   switch (input) {
-    case BumpedInput::spot: return kRelativeBump * a->spot;
-    case BumpedInput::vol: return std::max(kRelativeBump * a->vol, kFloorBump);
-    case BumpedInput::v0: return std::max(kRelativeBump * a->v0, kFloorBump);
-    case BumpedInput::theta: return kRelativeBump * a->theta;
-    case BumpedInput::xi: return kRelativeBump * a->xi;
-    case BumpedInput::rate: return kRateBump;
-    case BumpedInput::maturity: return kRelativeBump * g.grid.back();
+    case BumpedInput::vol: return a.vol;
+    case BumpedInput::v0: return a.v0;
+    case BumpedInput::theta: return a.theta;
+    case BumpedInput::xi: return a.xi;
+    default: return a.spot;
   }
-  return 0.0;
 }
 
-// Whether an input that must stay >= 0 is below the bump h.
-bool below(const Portfolio& p, const PathGroup& g, BumpedInput input, int asset, double h) {
-  if (input != BumpedInput::vol && input != BumpedInput::v0) return false;
-  const Asset& a = p.assets[static_cast<std::size_t>(g.assets[static_cast<std::size_t>(asset)])];
-  return (input == BumpedInput::vol ? a.vol : a.v0) < h;
+// Inputs that may be 0 and must stay >= 0.
+bool floored(BumpedInput input) { return input == BumpedInput::vol || input == BumpedInput::v0; }
+
+double input_value(const Portfolio& p, const PathGroup& g, BumpedInput input, int asset) {
+  return input_of(p.assets[static_cast<std::size_t>(g.assets[static_cast<std::size_t>(asset)])], input);
+}
+
+double bump_size(const Portfolio& p, const PathGroup& g, BumpedInput input, int asset) {
+  if (input == BumpedInput::rate) return kRateBump;
+  if (input == BumpedInput::maturity) return kRelativeBump * g.grid.back();
+  const double h = kRelativeBump * input_value(p, g, input, asset);
+  return floored(input) ? std::max(h, kFloorBump) : h;
 }
 
 }  // namespace
@@ -62,10 +67,9 @@ GreekPlan plan_greeks(const Portfolio& p, const PathGroup& g) {
   GreekPlan plan;
   // The scenario index of a bump (added on first use; 0: the base).
   auto scenario = [&](BumpedInput input, int asset, double size) {
-    for (std::size_t c = 0; c < plan.scenarios.size(); ++c) {
-      const Bump& b = plan.scenarios[c];
-      if (b.input == input && b.asset == asset && b.size == size) return static_cast<int>(c + 1);
-    }
+    const auto same = [&](const Bump& b) { return b.input == input && b.asset == asset && b.size == size; };
+    const auto c = std::find_if(plan.scenarios.begin(), plan.scenarios.end(), same);
+    if (c != plan.scenarios.end()) return static_cast<int>(c - plan.scenarios.begin() + 1);
     plan.scenarios.push_back({input, asset, size});
     return static_cast<int>(plan.scenarios.size());
   };
@@ -80,22 +84,17 @@ GreekPlan plan_greeks(const Portfolio& p, const PathGroup& g) {
     const bool lipschitz =
         in.type == "european" || in.type == "asian" || in.type == "basket" || in.type == "lookback";
     auto pathwise = [&](int greek, int asset, bool vol, bool score = false) {
-      int tangent = -1;
-      for (std::size_t k = 0; k < plan.tangents.size(); ++k) {
-        const Tangent& t = plan.tangents[k];
-        if (t.asset == asset && t.vol == vol && t.score == score) tangent = static_cast<int>(k);
-      }
-      if (tangent < 0) {
-        plan.tangents.push_back({asset, vol, score});
-        tangent = static_cast<int>(plan.tangents.size() - 1);
-      }
+      const auto same = [&](const Tangent& t) { return t.asset == asset && t.vol == vol && t.score == score; };
+      const auto t = std::find_if(plan.tangents.begin(), plan.tangents.end(), same);
+      const auto tangent = static_cast<int>(t - plan.tangents.begin());
+      if (t == plan.tangents.end()) plan.tangents.push_back({asset, vol, score});
       plan.terms.push_back({0, payoff, greek, 1.0, tangent});
     };
     // dV/dx by (V(x + h) - V(x - h)) / 2h, times `sign`; for a vol or v0
     // below h (0 allowed, negative not), (V(x + h) - V(x)) / h, bias O(h).
     auto central = [&](int greek, BumpedInput input, int asset, double sign) {
       const double h = bump_size(p, g, input, asset);
-      if (below(p, g, input, asset, h)) {
+      if (floored(input) && input_value(p, g, input, asset) < h) {
         plan.terms.push_back({scenario(input, asset, h), payoff, greek, sign / h, -1});
         plan.terms.push_back({0, payoff, greek, -sign / h, -1});
         return;
@@ -149,15 +148,7 @@ Portfolio bumped_portfolio(const Portfolio& p, const PathGroup& g, const Bump& b
   } else if (b.input == BumpedInput::maturity) {
     for (std::size_t i : g.instruments) q.instruments[i].maturity += b.size;
   } else {
-    Asset& a = q.assets[static_cast<std::size_t>(g.assets[static_cast<std::size_t>(b.asset)])];
-    switch (b.input) {
-      case BumpedInput::spot: a.spot += b.size; break;
-      case BumpedInput::vol: a.vol += b.size; break;
-      case BumpedInput::v0: a.v0 += b.size; break;
-      case BumpedInput::theta: a.theta += b.size; break;
-      case BumpedInput::xi: a.xi += b.size; break;
-      default: break;
-    }
+    input_of(q.assets[static_cast<std::size_t>(g.assets[static_cast<std::size_t>(b.asset)])], b.input) += b.size;
   }
   return q;
 }

@@ -34,16 +34,14 @@ struct GreekValues {
 std::vector<GreekValues> collect(const Portfolio& p, const std::vector<GreekEstimate>& greeks) {
   std::vector<GreekValues> out;
   for (const GreekEstimate& g : greeks) {
-    GreekValues* v = nullptr;
-    for (GreekValues& w : out) {
-      if (w.instrument == g.instrument && w.name == g.name) v = &w;
-    }
-    if (v == nullptr) {
+    const auto same = [&](const GreekValues& w) { return w.instrument == g.instrument && w.name == g.name; };
+    auto v = std::find_if(out.begin(), out.end(), same);
+    if (v == out.end()) {
       const Instrument& in = p.instruments[g.instrument];
       const bool per_asset = per_asset_greeks(in) && g.element >= 0;
       const std::size_t n = per_asset ? assets_of(in).size() : 1;
       out.push_back({g.instrument, g.name, per_asset, std::vector<double>(n, kNaN), std::vector<double>(n, kNaN)});
-      v = &out.back();
+      v = std::prev(out.end());
     }
     const auto e = static_cast<std::size_t>(g.element < 0 ? 0 : g.element);
     v->value[e] = g.estimate.price;

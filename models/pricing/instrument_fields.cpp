@@ -1,9 +1,8 @@
 #include "models/pricing/instrument_fields.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
-#include <initializer_list>
-#include <utility>
 
 #include "engine/config/config.hpp"
 #include "engine/config/schema.hpp"
@@ -16,7 +15,7 @@ constexpr const char* kField = "pricing.instrument[].";
 
 class ConfigFields final : public InstrumentFields {
  public:
-  ConfigFields(const Config& c, std::size_t index) : c_(c), prefix_("pricing.instrument." + std::to_string(index) + ".") {}
+  ConfigFields(const Config& c, const std::string& prefix) : c_(c), prefix_(prefix) {}
   double real(const std::string& key) const override { return c_.real(prefix_ + key); }
   std::optional<std::string> word(const std::string& key) const override { return c_.word(prefix_ + key); }
   std::int64_t integer(const std::string& key) const override { return c_.integer(prefix_ + key); }
@@ -99,11 +98,9 @@ class CsvFields final : public InstrumentFields {
     return number(key, cell);
   }
   std::optional<std::string> word(const std::string& key) const override {
-    const std::string& cell = this->cell(key);
-    for (const std::string& w : param(key).choices) {
-      if (cell == w) return w;
-    }
-    return std::nullopt;
+    const std::vector<std::string>& choices = param(key).choices;
+    const auto w = std::find(choices.begin(), choices.end(), cell(key));
+    return w == choices.end() ? std::nullopt : std::optional<std::string>(*w);
   }
   std::int64_t integer(const std::string& key) const override {
     const std::string& cell = this->cell(key);
@@ -152,10 +149,8 @@ class CsvFields final : public InstrumentFields {
 
  private:
   int column(const std::string& key) const {
-    for (std::size_t i = 0; i < header_.size(); ++i) {
-      if (header_[i] == key) return static_cast<int>(i);
-    }
-    return -1;
+    const auto i = std::find(header_.begin(), header_.end(), key);
+    return i == header_.end() ? -1 : static_cast<int>(i - header_.begin());
   }
   const std::string& cell(const std::string& key) const {
     static const std::string empty;
@@ -179,14 +174,13 @@ class CsvFields final : public InstrumentFields {
   const Schema& schema_;
 };
 
-// A key of another type is a mistake, not something to ignore. (Compared
-// with its default, so the stored /config, which lists every key, reads
-// back.)
-void reject_foreign(const InstrumentFields& f, const Schema& schema, const std::string& owner,
-                    std::initializer_list<std::pair<const char*, bool>> belongs) {
+}  // namespace
+
+void reject_foreign(const InstrumentFields& f, const Schema& schema, const std::string& schema_prefix,
+                    const std::string& owner, std::initializer_list<std::pair<const char*, bool>> belongs) {
   for (const auto& [key, ok] : belongs) {
     if (ok) continue;
-    const Param& param = *schema.find(std::string(kField) + key);
+    const Param& param = *schema.find(schema_prefix + key);
     bool is_default = true;
     switch (param.type) {
       case ParamType::real: is_default = f.real(key) == std::get<double>(param.default_value); break;
@@ -201,10 +195,8 @@ void reject_foreign(const InstrumentFields& f, const Schema& schema, const std::
   }
 }
 
-}  // namespace
-
-std::unique_ptr<InstrumentFields> config_fields(const Config& c, std::size_t index) {
-  return std::make_unique<ConfigFields>(c, index);
+std::unique_ptr<InstrumentFields> config_fields(const Config& c, const std::string& prefix) {
+  return std::make_unique<ConfigFields>(c, prefix);
 }
 
 Instrument read_instrument(const InstrumentFields& f, const Portfolio& p, const Schema& schema) {
@@ -234,7 +226,7 @@ Instrument read_instrument(const InstrumentFields& f, const Portfolio& p, const 
 
   const bool discrete = !in.continuous;
   const bool vowel = in.type[0] == 'a';   // an asian, an american; a european
-  reject_foreign(f, schema, (vowel ? "an " : "a ") + in.type + " option",
+  reject_foreign(f, schema, kField, (vowel ? "an " : "a ") + in.type + " option",
                  {{"cash", in.type == "digital"},
                   {"fixings", in.type == "asian" || ((in.type == "barrier" || in.type == "lookback") && discrete)},
                   {"average", in.type == "asian" || in.type == "basket"},
@@ -272,9 +264,7 @@ Instrument read_instrument(const InstrumentFields& f, const Portfolio& p, const 
       if (p.assets[a].name == name) found = static_cast<int>(a);
     }
     if (found < 0) f.fail("assets", "no [[pricing.asset]] is named \"" + name + "\"");
-    for (int b : in.basket_assets) {
-      if (b == found) f.fail("assets", "\"" + name + "\" is named twice");
-    }
+    if (std::ranges::count(in.basket_assets, found) > 0) f.fail("assets", "\"" + name + "\" is named twice");
     in.basket_assets.push_back(found);
   }
   in.asset = in.basket_assets.front();

@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/pricing/portfolio.hpp"
@@ -28,7 +30,15 @@ class InstrumentFields {
   [[noreturn]] virtual void fail(const std::string& key, const std::string& message) const = 0;
 };
 
-std::unique_ptr<InstrumentFields> config_fields(const Config& c, std::size_t index);
+// The keys of one table of the input: "pricing.instrument.3.", "pricing.asset.0.".
+std::unique_ptr<InstrumentFields> config_fields(const Config& c, const std::string& prefix);
+
+// A key of another type or model is a mistake, not something to ignore:
+// each key whose flag is false must hold its default (compared with it, so
+// the stored /config, which lists every key, reads back). schema_prefix
+// names the table's keys in the schema ("pricing.asset[].").
+void reject_foreign(const InstrumentFields& f, const Schema& schema, const std::string& schema_prefix,
+                    const std::string& owner, std::initializer_list<std::pair<const char*, bool>> belongs);
 
 // The instrument the fields describe, every check done but the uniqueness
 // of its name.

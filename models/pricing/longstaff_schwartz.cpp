@@ -120,8 +120,9 @@ RegressionPass::RegressionPass(const Portfolio& p, const PathGroup& g, const Dev
   block_ = mine_.first;
   const std::int64_t end = std::min(samples_, mine_.last * kSamplesPerBlock);
   mpi.collective([&] {
+    // q_ has no antithetic pair, one replicate and no Greeks.
     const std::int64_t nb =
-        PathGroupRun::launch_blocks(g, false, precision, 1, device, std::max<std::int64_t>(1, mine_.size()));
+        PathGroupRun::launch_blocks(q_, g, precision, device, std::max<std::int64_t>(1, mine_.size()));
     run_ = std::make_unique<PathGroupRun>(q_, g_, device, precision, nb, std::vector<double>{}, false,
                                           std::vector<double>(static_cast<std::size_t>(offsets_.back()), 0.0));
     states_.assign(static_cast<std::size_t>(std::max<std::int64_t>(0, end - mine_.first * kSamplesPerBlock)) * row_,

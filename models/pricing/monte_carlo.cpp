@@ -48,11 +48,8 @@ SamplePlan plan_samples(const Portfolio& p, const Device& device, const MpiConte
   // larger).
   std::size_t groups = 0;
   for (const PathGroup& g : path_groups(p)) {
-    const int greeks = static_cast<int>(plan_greeks(p, g).slots.size());
-    const std::int64_t nb =
-        PathGroupRun::launch_blocks(g, p.antithetic, Precision::fp64, p.replicates, device, plan.chunk_blocks, greeks);
-    groups = std::max(groups, static_cast<std::size_t>(nb) *
-                                  PathGroupRun::bytes_per_block(g, p.antithetic, Precision::fp64, p.replicates, greeks));
+    const std::int64_t nb = PathGroupRun::launch_blocks(p, g, Precision::fp64, device, plan.chunk_blocks);
+    groups = std::max(groups, static_cast<std::size_t>(nb) * PathGroupRun::bytes_per_block(p, g, Precision::fp64));
   }
   plan.device_bytes += groups;
   return plan;
@@ -171,9 +168,7 @@ void PortfolioRun::prepare_pricing() {
     std::size_t work = 0, lanes = 0, blocks = 0;
     for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
       const PathGroup& g = groups_[gi];
-      const int greeks = static_cast<int>(plan_greeks(p, g).slots.size());
-      const std::int64_t nb =
-          PathGroupRun::launch_blocks(g, p.antithetic, precision_, p.replicates, device_, plan_.chunk_blocks, greeks);
+      const std::int64_t nb = PathGroupRun::launch_blocks(p, g, precision_, device_, plan_.chunk_blocks);
       // The pilot runs alike on every rank: the same betas everywhere.
       const std::vector<double> betas =
           p.control_variate ? control_betas(p, g, device_, precision_) : std::vector<double>{};
@@ -219,13 +214,8 @@ void PortfolioRun::finish_regression() {
   }
 }
 
-bool PortfolioRun::settle() {
-  bool changed = false;
-  while (pass_ && mpi_.max(static_cast<double>(pass_->slices_left())) == 0.0) {
-    finish_regression();
-    changed = true;
-  }
-  return changed;
+void PortfolioRun::settle() {
+  while (pass_ && mpi_.max(static_cast<double>(pass_->slices_left())) == 0.0) finish_regression();
 }
 
 int PortfolioRun::slices_in(std::int64_t block) const {
@@ -543,7 +533,6 @@ void PortfolioRun::restore(StateReader& r) {
     seen += b.size();
   }
   reset_ranges(mine, steps_done);
-  restored_blocks_ = restored;
   blocks_computed_ = 0;
   samples_computed_ = 0;
   done_samples_ = 0;

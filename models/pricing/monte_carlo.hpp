@@ -119,7 +119,7 @@ class PortfolioRun {
   void fold_group(std::size_t group, std::int64_t first, std::int64_t nb);
   void prepare_pricing();                       // collective
   void finish_regression();                     // collective: fit, then the next pass or pricing
-  bool settle();                                // collective: finishes passes every rank is done with
+  void settle();                                // collective: finishes passes every rank is done with
   void update_steps();                          // collective
   void set_steps(double most_left);             // from the most work any rank has left
   std::int64_t work_left() const;               // this rank's slices, every phase
@@ -162,7 +162,7 @@ class PortfolioRun {
   bool timed_ = true;                           // steps sized by time (chunk_paths = 0)
   std::int64_t step_slices_ = 1;
   std::int64_t steps_ = 0, steps_done_ = 0;
-  std::int64_t blocks_computed_ = 0, restored_blocks_ = 0;
+  std::int64_t blocks_computed_ = 0;
   std::int64_t samples_computed_ = 0;           // by this process, this rank (pricing)
   double done_samples_ = 0, restored_samples_ = 0, pass_done_ = 0;   // all ranks: progress
   std::optional<std::string> first_bad_;

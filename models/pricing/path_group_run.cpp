@@ -21,14 +21,11 @@ using namespace kernels::pricing;
 
 namespace {
 
+// In PayoffKind's order.
 PayoffKind kind_of(const std::string& type) {
-  if (type == "digital") return PayoffKind::digital;
-  if (type == "asian") return PayoffKind::asian;
-  if (type == "barrier") return PayoffKind::barrier;
-  if (type == "lookback") return PayoffKind::lookback;
-  if (type == "basket") return PayoffKind::basket;
-  if (type == "american") return PayoffKind::american;
-  return PayoffKind::european;
+  const std::string kinds[] = {"european", "digital", "asian", "barrier", "lookback", "basket", "american"};
+  const auto k = std::find(kinds, std::end(kinds), type) - kinds;
+  return k == std::ssize(kinds) ? PayoffKind::european : static_cast<PayoffKind>(k);
 }
 
 template <class T>
@@ -77,8 +74,8 @@ struct GridSteps {
   std::vector<double> dt, sqrt_dt, discount_at;
 };
 
-GridSteps grid_steps(const std::vector<double>& grid, double rate) {
-  GridSteps out;
+// Appends the grid's steps (a bumped scenario's after the base's).
+void add_grid_steps(GridSteps& out, const std::vector<double>& grid, double rate) {
   double prev = 0.0;
   for (double t : grid) {
     out.dt.push_back(t - prev);
@@ -86,7 +83,6 @@ GridSteps grid_steps(const std::vector<double>& grid, double rate) {
     out.discount_at.push_back(std::exp(-rate * t));
     prev = t;
   }
-  return out;
 }
 
 // One precision's copy of a host vector: numbers converted, kernel structs
@@ -109,31 +105,23 @@ struct HostPaths {
   std::uint64_t seed = 0;
   int steps = 0, n_assets = 0, replicates = 1;
   bool antithetic = false, correlated = false;
-  std::vector<AssetStep<double>> assets;   // [scenario][asset]
-  std::vector<double> cholesky;
-  GridSteps grid;                          // [scenario][step]
+  std::vector<AssetStep<double>> assets{};   // [scenario][asset]
+  std::vector<double> cholesky{};
+  GridSteps grid{};                          // [scenario][step]
 };
 
 HostPaths host_paths(const Portfolio& p, const PathGroup& g, const std::vector<Bump>& scenarios) {
-  HostPaths h;
-  h.seed = p.seed;
-  h.steps = static_cast<int>(g.grid.size());
-  h.n_assets = static_cast<int>(g.assets.size());
-  h.replicates = p.replicates;
-  h.antithetic = p.antithetic;
-  h.cholesky = cholesky_of(p, g.assets);
+  HostPaths h{.seed = p.seed, .steps = static_cast<int>(g.grid.size()), .n_assets = static_cast<int>(g.assets.size()),
+              .replicates = p.replicates, .antithetic = p.antithetic, .cholesky = cholesky_of(p, g.assets)};
   for (int i = 0; i < h.n_assets; ++i) {
     for (int j = 0; j < i; ++j) h.correlated = h.correlated || h.cholesky[static_cast<std::size_t>(i * h.n_assets + j)] != 0.0;
   }
   for (int a : g.assets) h.assets.push_back(asset_step(p, p.assets[static_cast<std::size_t>(a)]));
-  h.grid = grid_steps(g.grid, p.rate);
+  add_grid_steps(h.grid, g.grid, p.rate);
   for (const Bump& b : scenarios) {
     const Portfolio q = bumped_portfolio(p, g, b);
     for (int a : g.assets) h.assets.push_back(asset_step(q, q.assets[static_cast<std::size_t>(a)]));
-    const GridSteps bumped = grid_steps(bumped_grid(g, b), q.rate);
-    h.grid.dt.insert(h.grid.dt.end(), bumped.dt.begin(), bumped.dt.end());
-    h.grid.sqrt_dt.insert(h.grid.sqrt_dt.end(), bumped.sqrt_dt.begin(), bumped.sqrt_dt.end());
-    h.grid.discount_at.insert(h.grid.discount_at.end(), bumped.discount_at.begin(), bumped.discount_at.end());
+    add_grid_steps(h.grid, bumped_grid(g, b), q.rate);
   }
   return h;
 }
@@ -365,22 +353,21 @@ struct PathGroupRun::Data {
   std::int64_t max_blocks = 0;
 };
 
-std::size_t PathGroupRun::bytes_per_block(const PathGroup& g, bool antithetic, Precision precision, int replicates,
-                                          int greek_slots) {
+std::size_t PathGroupRun::bytes_per_block(const Portfolio& p, const PathGroup& g, Precision precision) {
+  const std::size_t greek_slots = plan_greeks(p, g).slots.size();
   const std::size_t real = precision == Precision::fp32 ? sizeof(float) : sizeof(double);
   // Log prices and step variances of every asset, and each Greek's value
   // of the lane's sample.
-  const std::size_t path = 2 * (g.grid.size() + 1) * g.assets.size() * (antithetic ? 2 : 1) * real +
-                           static_cast<std::size_t>(greek_slots) * sizeof(double);
-  const std::size_t moments = (g.instruments.size() + static_cast<std::size_t>(greek_slots)) *
-                              static_cast<std::size_t>(replicates) * kMoments * sizeof(double);
+  const std::size_t path =
+      2 * (g.grid.size() + 1) * g.assets.size() * (p.antithetic ? 2 : 1) * real + greek_slots * sizeof(double);
+  const std::size_t moments =
+      (g.instruments.size() + greek_slots) * static_cast<std::size_t>(p.replicates) * kMoments * sizeof(double);
   return static_cast<std::size_t>(kLanes) * (path + moments) + moments;
 }
 
-std::int64_t PathGroupRun::launch_blocks(const PathGroup& g, bool antithetic, Precision precision, int replicates,
-                                         const Device& device, std::int64_t chunk_blocks, int greek_slots) {
-  const auto fit =
-      static_cast<std::int64_t>(device.launch_bytes() / bytes_per_block(g, antithetic, precision, replicates, greek_slots));
+std::int64_t PathGroupRun::launch_blocks(const Portfolio& p, const PathGroup& g, Precision precision,
+                                         const Device& device, std::int64_t chunk_blocks) {
+  const auto fit = static_cast<std::int64_t>(device.launch_bytes() / bytes_per_block(p, g, precision));
   return std::clamp<std::int64_t>(fit, 1, std::max<std::int64_t>(1, chunk_blocks));
 }
 

@@ -48,7 +48,7 @@ class PathGroupRun {
   // (j = (instruments + slot) * replicates + replicate).
   //
   // Or one block cut into slices (sample_blocks.hpp): slices [begin, end)
-  // of block `first` (nb = 1), whose lane moments so far (block_lane_doubles(),
+  // of block `first` (nb = 1), whose lane moments so far (every slot's, in
   // the kernel's layout) `slices.lanes` holds and receives; out gets the
   // block's moments only when slices.last (its last slice is done).
   void compute(std::int64_t first, std::int64_t nb, std::int64_t n_samples, GroupScratch& scratch,
@@ -60,8 +60,6 @@ class PathGroupRun {
   // out's rows from sample out_first on.
   void exercise_states(std::int64_t first, std::int64_t nb, std::int64_t n_samples, int slice_begin, int slice_end,
                        double* out, std::int64_t out_first);
-  // Doubles of one block's lane moments (every slot): a cut block's state.
-  std::size_t block_lane_doubles() const { return block_lane_doubles_; }
   // Doubles of each scratch buffer a launch of this group needs.
   std::size_t work_doubles() const { return work_doubles_; }
   std::size_t lane_doubles() const { return lane_doubles_; }
@@ -71,12 +69,12 @@ class PathGroupRun {
   // Per instrument of the group: whether it has a control variate.
   const std::vector<bool>& controlled() const { return controlled_; }
 
-  // Device bytes per block of a launch (path storage and lane moments).
-  static std::size_t bytes_per_block(const PathGroup& g, bool antithetic, Precision precision, int replicates,
-                                     int greek_slots = 0);
+  // Device bytes per block of a launch of p's group g (path storage, its
+  // Greeks' values and lane moments).
+  static std::size_t bytes_per_block(const Portfolio& p, const PathGroup& g, Precision precision);
   // Blocks per launch: as many as fit the backend's working-memory budget.
-  static std::int64_t launch_blocks(const PathGroup& g, bool antithetic, Precision precision, int replicates,
-                                    const Device& device, std::int64_t chunk_blocks, int greek_slots = 0);
+  static std::int64_t launch_blocks(const Portfolio& p, const PathGroup& g, Precision precision, const Device& device,
+                                    std::int64_t chunk_blocks);
 
  private:
   template <class Real>

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <numeric>
 #include <unordered_set>
 
 #include "engine/config/config.hpp"
@@ -151,35 +152,6 @@ const char* const kNameRule = "names use letters, digits, '_', '-', '.' (at most
 
 namespace {
 
-// Given in the input file or by --set, rather than filled in as a default.
-bool given(const Config& c, const std::string& key) {
-  const std::string w = c.where(key);
-  return w.size() < 9 || w.compare(w.size() - 9, 9, "(default)") != 0;
-}
-
-// A key of another type or model is a mistake, not something to ignore.
-// (Compared with its default, so the stored /config, which lists every
-// key, reads back.)
-void reject_foreign(const Config& c, const std::string& prefix, const std::string& owner,
-                    std::initializer_list<std::pair<const char*, bool>> belongs, const std::string& schema_prefix) {
-  for (const auto& [key, ok] : belongs) {
-    if (ok) continue;
-    const Param* param = c.schema().find(schema_prefix + key);
-    const std::string full = prefix + key;
-    bool is_default = true;
-    switch (param->type) {
-      case ParamType::real: is_default = c.real(full) == std::get<double>(param->default_value); break;
-      case ParamType::integer: is_default = c.integer(full) == std::get<std::int64_t>(param->default_value); break;
-      case ParamType::real_list: is_default = c.reals(full).empty(); break;
-      default: is_default = c.string(full) == std::get<std::string>(param->default_value); break;
-    }
-    if (!is_default) {
-      c.fail(full, "does not apply to " + owner +
-                       (std::string(key) == "fixings" ? " (fixings: asian, or discrete monitoring)" : ""));
-    }
-  }
-}
-
 // pricing.correlation: n x n, symmetric, unit diagonal, positive definite
 // (its Cholesky factorisation succeeds).
 void read_correlation(const Config& c, Portfolio& p) {
@@ -202,7 +174,7 @@ void read_correlation(const Config& c, Portfolio& p) {
   }
   for (const auto& r : rows) p.correlation.insert(p.correlation.end(), r.begin(), r.end());
   std::vector<int> all(n);
-  for (std::size_t i = 0; i < n; ++i) all[i] = static_cast<int>(i);
+  std::iota(all.begin(), all.end(), 0);
   if (cholesky_of(p, all).empty()) c.fail(key, "not positive definite (its Cholesky factorisation fails)");
 }
 
@@ -265,15 +237,15 @@ Portfolio read_portfolio(const Config& c) {
     a.jump_mean = c.real(k + "jump_mean");
     a.jump_vol = c.real(k + "jump_vol");
     const bool heston = a.model == "heston", merton = a.model == "merton";
-    reject_foreign(c, k, "model " + a.model,
+    const std::unique_ptr<InstrumentFields> f = config_fields(c, k);
+    reject_foreign(*f, c.schema(), "pricing.asset[].", "model " + a.model,
                    {{"vol", !heston}, {"v0", heston}, {"kappa", heston}, {"theta", heston}, {"xi", heston},
                     {"rho", heston}, {"scheme", heston}, {"jump_intensity", merton}, {"jump_mean", merton},
-                    {"jump_vol", merton}},
-                   "pricing.asset[].");
-    if (!heston && !given(c, k + "vol")) c.fail(k + "vol", "required for model " + a.model);
+                    {"jump_vol", merton}});
+    if (!heston && !f->given("vol")) c.fail(k + "vol", "required for model " + a.model);
     if (heston) {
       for (const char* key : {"v0", "kappa", "theta", "xi"}) {
-        if (!given(c, k + key)) c.fail(k + key, "required for model heston");
+        if (!f->given(key)) c.fail(k + key, "required for model heston");
       }
       if (!(a.kappa > 0)) c.fail(k + "kappa", "heston needs kappa > 0");
       if (!(a.theta > 0)) c.fail(k + "theta", "heston needs theta > 0");
@@ -285,9 +257,10 @@ Portfolio read_portfolio(const Config& c) {
   p.steps_per_year = static_cast<int>(c.integer("pricing.steps_per_year"));
   std::unordered_set<std::string> names;
   for (std::size_t i = 0; i < c.count("pricing.instrument"); ++i) {
-    p.instruments.push_back(read_instrument(*config_fields(c, i), p, c.schema()));
+    const std::string k = "pricing.instrument." + std::to_string(i) + ".";
+    p.instruments.push_back(read_instrument(*config_fields(c, k), p, c.schema()));
     if (!names.insert(p.instruments.back().name).second) {
-      c.fail("pricing.instrument." + std::to_string(i) + ".name", "two instruments have this name");
+      c.fail(k + "name", "two instruments have this name");
     }
   }
   const std::string file = c.string("pricing.portfolio_file");

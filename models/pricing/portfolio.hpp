@@ -48,8 +48,8 @@ struct Instrument {
 };
 
 struct Portfolio {
-  std::vector<Asset> assets;
-  std::vector<Instrument> instruments;
+  std::vector<Asset> assets{};
+  std::vector<Instrument> instruments{};
   double rate = 0;
   std::int64_t paths = 0;        // as asked
   bool antithetic = false;
@@ -59,10 +59,10 @@ struct Portfolio {
   int replicates = 1;            // sobol: independent scramblings (1 for philox)
   bool control_variate = false;  // control_variates.hpp
   int steps_per_year = 252;
-  std::vector<double> correlation;   // n x n row-major over assets; empty: independent
+  std::vector<double> correlation{};   // n x n row-major over assets; empty: independent
   std::int64_t regression_paths = 0; // american: paths of the Longstaff-Schwartz regression pass
   int repeat = 1;                    // price the portfolio this many times (warm timing)
-  std::vector<std::string> greeks;   // pricing.greeks, in the order asked (greeks.hpp)
+  std::vector<std::string> greeks{};   // pricing.greeks, in the order asked (greeks.hpp)
 };
 
 // The assets an instrument's paths need (a basket's list, else its asset).

@@ -117,13 +117,10 @@ std::string format_table(const Portfolio& p, const std::vector<Estimate>& est, c
                                             : "");
         notes += line;
       }
-    }
-    if (!ref) {
-      if (const std::optional<Reference> raw = reference_for(p, in); raw && !is_price(*raw)) {
-        std::snprintf(line, sizeof line, "no reference for %s: its %s gave %g, not a price, for these inputs\n",
-                      in.name.c_str(), raw->method.c_str(), raw->price);
-        notes += line;
-      }
+    } else if (const std::optional<Reference> raw = reference_for(p, in); raw && !is_price(*raw)) {
+      std::snprintf(line, sizeof line, "no reference for %s: its %s gave %g, not a price, for these inputs\n",
+                    in.name.c_str(), raw->method.c_str(), raw->price);
+      notes += line;
     }
     if (!ref && in.type == "american") {
       notes += "no reference for " + in.name +
@@ -147,9 +144,7 @@ std::string format_table(const Portfolio& p, const std::vector<Estimate>& est, c
             "normals depend on the seed, the path and the step, not on the instrument), so their errors are\n"
             "correlated and the diff/se values move together: read them as one draw, not several independent ones.\n";
   }
-  bool controls = false;
-  for (const Estimate& e : est) controls = controls || !std::isnan(e.control_beta);
-  if (controls) {
+  if (std::any_of(est.begin(), est.end(), [](const Estimate& e) { return !std::isnan(e.control_beta); })) {
     text += "control variates (stderr is that of payoff - beta (control - mean)):";
     for (std::size_t i = 0; i < est.size(); ++i) {
       if (std::isnan(est[i].control_beta)) continue;
@@ -182,10 +177,6 @@ void write_exercise(H5Output& out, bool root, const Portfolio& p, const Instrume
 
 void write_results(H5Output& out, const Portfolio& p, const std::vector<Estimate>& est,
                    const std::vector<GreekEstimate>& greeks, const References& refs, bool root) {
-  H5Table summary;
-  std::vector<std::string> name, type, option;
-  std::vector<double> strike, maturity, price, se, lo, hi, ref;
-  std::vector<std::int64_t> paths;
   for (std::size_t i = 0; i < est.size(); ++i) {
     const Instrument& in = p.instruments[i];
     const Estimate& e = est[i];
@@ -221,27 +212,31 @@ void write_results(H5Output& out, const Portfolio& p, const std::vector<Estimate
     std::vector<std::string> asset_names;
     for (int a : assets_of(in)) asset_names.push_back(p.assets[static_cast<std::size_t>(a)].name);
     out.attribute(g, "assets", asset_names);
-    name.push_back(in.name);
-    type.push_back(in.type);
-    option.push_back(in.call ? "call" : "put");
-    strike.push_back(in.floating ? std::numeric_limits<double>::quiet_NaN() : in.strike);
-    maturity.push_back(in.maturity);
-    price.push_back(e.price);
-    se.push_back(e.standard_error);
-    lo.push_back(e.ci95_low);
-    hi.push_back(e.ci95_high);
-    paths.push_back(e.paths);
-    // NaN where no closed form exists.
-    ref.push_back(r ? r->price : std::numeric_limits<double>::quiet_NaN());
   }
-  summary.columns = {{"name", "", name},          {"type", "", type},          {"option", "", option},
-                     {"strike", "currency", strike}, {"maturity", "years", maturity}, {"price", "currency", price},
-                     {"stderr", "currency", se},  {"ci95_low", "currency", lo}, {"ci95_high", "currency", hi},
-                     {"paths", "paths", paths},   {"reference_price", "currency", ref}};
-  if (p.control_variate) {
-    std::vector<double> beta;
-    for (const Estimate& e : est) beta.push_back(e.control_beta);   // NaN: no control
-    summary.columns.push_back({"control_beta", "", beta});
+  // One column of the summary: f(i) of every instrument i.
+  auto column = [&](auto f) {
+    std::vector<decltype(f(std::size_t{0}))> v;
+    for (std::size_t i = 0; i < est.size(); ++i) v.push_back(f(i));
+    return v;
+  };
+  const std::vector<Instrument>& in = p.instruments;
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  H5Table summary;
+  summary.columns = {
+      {"name", "", column([&](std::size_t i) { return in[i].name; })},
+      {"type", "", column([&](std::size_t i) { return in[i].type; })},
+      {"option", "", column([&](std::size_t i) { return std::string(in[i].call ? "call" : "put"); })},
+      {"strike", "currency", column([&](std::size_t i) { return in[i].floating ? kNaN : in[i].strike; })},
+      {"maturity", "years", column([&](std::size_t i) { return in[i].maturity; })},
+      {"price", "currency", column([&](std::size_t i) { return est[i].price; })},
+      {"stderr", "currency", column([&](std::size_t i) { return est[i].standard_error; })},
+      {"ci95_low", "currency", column([&](std::size_t i) { return est[i].ci95_low; })},
+      {"ci95_high", "currency", column([&](std::size_t i) { return est[i].ci95_high; })},
+      {"paths", "paths", column([&](std::size_t i) { return est[i].paths; })},
+      // NaN where no closed form exists.
+      {"reference_price", "currency", column([&](std::size_t i) { return refs[i] ? refs[i]->price : kNaN; })}};
+  if (p.control_variate) {   // NaN: no control
+    summary.columns.push_back({"control_beta", "", column([&](std::size_t i) { return est[i].control_beta; })});
   }
   write_greeks(out, p, greeks, root);
   add_greek_columns(summary, p, greeks);
@@ -277,14 +272,13 @@ class PricingModel final : public ModelOf<Portfolio, read_portfolio, declare_sch
       for (int a : g.assets) names += (names.empty() ? "" : "+") + p.assets[static_cast<std::size_t>(a)].name;
       const GreekPlan gp = plan_greeks(p, g);
       const int greeks = static_cast<int>(gp.slots.size());
-      const std::int64_t nb =
-          PathGroupRun::launch_blocks(g, p.antithetic, ctx.precision, p.replicates, ctx.device, plan.chunk_blocks, greeks);
+      const std::int64_t nb = PathGroupRun::launch_blocks(p, g, ctx.precision, ctx.device, plan.chunk_blocks);
       std::snprintf(text, sizeof text,
                     "      path group on %s: %zu instrument(s), %zu steps per path to T = %g; launches of %lld "
                     "blocks, %.1f MiB\n",
                     names.c_str(), g.instruments.size(), g.grid.size(),
                     g.grid.back(), static_cast<long long>(nb),
-                    static_cast<double>(nb) * static_cast<double>(PathGroupRun::bytes_per_block(g, p.antithetic, ctx.precision, p.replicates, greeks)) /
+                    static_cast<double>(nb) * static_cast<double>(PathGroupRun::bytes_per_block(p, g, ctx.precision)) /
                         (1 << 20));
       ctx.out << text;
       const std::size_t bytes = regression_bytes(p, g, ctx.mpi.size());
@@ -333,110 +327,74 @@ class PricingModel final : public ModelOf<Portfolio, read_portfolio, declare_sch
     // within z standard errors, z chosen so that all checks together raise a
     // false alarm with probability 1e-3 (Bonferroni: z = Phi^{-1}(1 - 1e-3/(2k))).
     struct Case {
-      const char* name;
-      bool call;
-      double strike, maturity;
-      int asset;
+      Instrument in;
       bool antithetic;
     };
     const Case cases[] = {
-        {"european call ATM q=2%", true, 100, 1.0, 0, false},  {"european put ATM q=2%", false, 100, 1.0, 0, false},
-        {"european call ITM K=80", true, 80, 1.0, 0, false},    {"european put OTM K=80", false, 80, 1.0, 0, false},
-        {"european call OTM K=130 vol=30%", true, 130, 2.0, 1, false},
-        {"european call T=0.1 K=105", true, 105, 0.1, 1, false},
-        {"european put vol=60% K=110", false, 110, 0.5, 2, false},
-        {"european call ATM antithetic", true, 100, 1.0, 0, true},
-        {"european put ITM K=120 antithetic", false, 120, 1.5, 1, true},
+        {{"european call ATM q=2%", "european", true, 100, 1.0, 0}, false},
+        {{"european put ATM q=2%", "european", false, 100, 1.0, 0}, false},
+        {{"european call ITM K=80", "european", true, 80, 1.0, 0}, false},
+        {{"european put OTM K=80", "european", false, 80, 1.0, 0}, false},
+        {{"european call OTM K=130 vol=30%", "european", true, 130, 2.0, 1}, false},
+        {{"european call T=0.1 K=105", "european", true, 105, 0.1, 1}, false},
+        {{"european put vol=60% K=110", "european", false, 110, 0.5, 2}, false},
+        {{"european call ATM antithetic", "european", true, 100, 1.0, 0}, true},
+        {{"european put ITM K=120 antithetic", "european", false, 120, 1.5, 1}, true},
     };
     // One path group (252 steps a year) with one instrument per path
     // closed form: cash-or-nothing, discrete geometric Asian,
     // Reiner-Rubinstein barriers, Goldman-Sosin-Gatto and Conze-Viswanathan
     // lookbacks (continuous: Broadie-Glasserman-Kou shift, a bias of about
     // 0.15% of the price, below a tenth of the tolerance at these paths).
-    std::vector<Instrument> path_cases;
-    auto add = [&](Instrument in) { path_cases.push_back(std::move(in)); };
-    {
-      Instrument dig{"digital call K=105 cash=10", "digital", true, 105, 1.0, 0};
-      dig.cash = 10;
-      add(dig);
-      Instrument geo{"geometric asian call 12 fixings", "asian", true, 100, 1.0, 0};
-      geo.fixings = 12;
-      geo.geometric = true;
-      add(geo);
-      Instrument doc{"barrier down-and-out call H=90 rebate 2", "barrier", true, 100, 1.0, 0};
-      doc.barrier = 90;
-      doc.rebate = 2;
-      add(doc);
-      Instrument uip{"barrier up-and-in put H=115", "barrier", false, 100, 1.0, 0};
-      uip.barrier = 115;
-      uip.kind = {true, true};
-      add(uip);
-      Instrument lbf{"lookback floating call", "lookback", true, 0, 1.0, 0};
-      lbf.floating = true;
-      add(lbf);
-      add(Instrument{"lookback fixed put K=95", "lookback", false, 95, 1.0, 0});
-    }
+    const std::vector<Instrument> path_cases = {
+        {.name = "digital call K=105 cash=10", .type = "digital", .strike = 105, .maturity = 1.0, .cash = 10},
+        {.name = "geometric asian call 12 fixings", .type = "asian", .strike = 100, .maturity = 1.0, .fixings = 12,
+         .geometric = true},
+        {.name = "barrier down-and-out call H=90 rebate 2", .type = "barrier", .strike = 100, .maturity = 1.0,
+         .barrier = 90, .rebate = 2},
+        {.name = "barrier up-and-in put H=115", .type = "barrier", .call = false, .strike = 100, .maturity = 1.0,
+         .barrier = 115, .kind = {true, true}},
+        {.name = "lookback floating call", .type = "lookback", .maturity = 1.0, .floating = true},
+        {"lookback fixed put K=95", "lookback", false, 95, 1.0, 0}};
     // Models and baskets: Heston by both schemes, Merton, Stulz max/min and the
     // geometric basket on correlated GBM assets (50 steps a year: the
     // schemes' bias there is below half a standard error at 2^15 paths).
-    Portfolio models;
-    models.rate = 0.03;
-    models.seed = 20261124;
-    models.paths = std::int64_t{1} << 15;
-    models.steps_per_year = 50;
-    {
-      Asset h{"H", 100.0, 0.02, 0.0, "heston"};
-      h.v0 = 0.04;
-      h.kappa = 4.0;
-      h.theta = 0.25;
-      h.xi = 1.0;
-      h.rho = -0.5;
-      Asset hf = h;
-      hf.name = "HF";
-      hf.qe = false;
-      Asset m{"M", 100.0, 0.02, 0.2, "merton"};
-      m.jump_intensity = 1.0;
-      m.jump_mean = -0.1;
-      m.jump_vol = 0.15;
-      models.assets = {h, hf, m, {"B1", 100.0, 0.01, 0.2, "gbm"}, {"B2", 95.0, 0.0, 0.3, "gbm"}};
-      models.correlation.assign(25, 0.0);
-      for (int i = 0; i < 5; ++i) models.correlation[static_cast<std::size_t>(6 * i)] = 1.0;
-      models.correlation[3 * 5 + 4] = models.correlation[4 * 5 + 3] = 0.6;
-      models.instruments = {{"heston QE call K=100", "european", true, 100, 1.0, 0},
-                            {"heston full-truncation put K=110", "european", false, 110, 1.0, 1},
-                            {"merton call K=100", "european", true, 100, 1.0, 2}};
-      Instrument mx{"basket max call, rho=0.6", "basket", true, 100, 1.0, 3};
-      mx.basket_assets = {3, 4};
-      mx.basket = "max";
-      Instrument geo{"geometric basket call, rho=0.6", "basket", true, 100, 1.0, 3};
-      geo.basket_assets = {3, 4};
-      geo.geometric = true;
-      geo.weights = {0.5, 0.5};
-      Instrument mn{"basket min put, rho=0.6", "basket", false, 100, 1.0, 3};
-      mn.basket_assets = {3, 4};
-      mn.basket = "min";
-      models.instruments.push_back(mx);
-      models.instruments.push_back(mn);
-      models.instruments.push_back(geo);
-    }
+    Portfolio models{.rate = 0.03, .paths = std::int64_t{1} << 15, .seed = 20261124, .steps_per_year = 50};
+    const Asset h{.name = "H", .spot = 100.0, .dividend = 0.02, .model = "heston", .v0 = 0.04, .kappa = 4.0,
+                  .theta = 0.25, .xi = 1.0, .rho = -0.5};
+    Asset hf = h;
+    hf.name = "HF";
+    hf.qe = false;
+    const Asset m{.name = "M", .spot = 100.0, .dividend = 0.02, .vol = 0.2, .model = "merton", .jump_intensity = 1.0,
+                  .jump_mean = -0.1, .jump_vol = 0.15};
+    models.assets = {h, hf, m, {"B1", 100.0, 0.01, 0.2, "gbm"}, {"B2", 95.0, 0.0, 0.3, "gbm"}};
+    models.correlation.assign(25, 0.0);
+    for (int i = 0; i < 5; ++i) models.correlation[static_cast<std::size_t>(6 * i)] = 1.0;
+    models.correlation[3 * 5 + 4] = models.correlation[4 * 5 + 3] = 0.6;
+    models.instruments = {
+        {"heston QE call K=100", "european", true, 100, 1.0, 0},
+        {"heston full-truncation put K=110", "european", false, 110, 1.0, 1},
+        {"merton call K=100", "european", true, 100, 1.0, 2},
+        {.name = "basket max call, rho=0.6", .type = "basket", .strike = 100, .maturity = 1.0, .asset = 3,
+         .basket_assets = {3, 4}, .basket = "max"},
+        {.name = "basket min put, rho=0.6", .type = "basket", .call = false, .strike = 100, .maturity = 1.0, .asset = 3,
+         .basket_assets = {3, 4}, .basket = "min"},
+        {.name = "geometric basket call, rho=0.6", .type = "basket", .strike = 100, .maturity = 1.0, .asset = 3,
+         .basket_assets = {3, 4}, .geometric = true, .weights = {0.5, 0.5}}};
     // Quasi-Monte Carlo with control variates: 16 Sobol' replicates of
     // 2^14 points; the estimate over its standard error is Student's t
     // with 15 degrees of freedom, so its tolerance is t's quantile.
-    Portfolio qmc;
-    qmc.rate = 0.05;
-    qmc.seed = 20261125;
-    qmc.sobol = true;
-    qmc.replicates = 16;
-    qmc.control_variate = true;
-    qmc.paths = std::int64_t{16} << 14;
-    qmc.steps_per_year = 12;
-    qmc.assets = {{"A", 100.0, 0.02, 0.25, "gbm"}};
-    {
-      Instrument geo{"sobol geometric asian call", "asian", true, 100, 1.0, 0};
-      geo.fixings = 12;
-      geo.geometric = true;
-      qmc.instruments = {{"sobol european call, control variate", "european", true, 100, 1.0, 0}, geo};
-    }
+    const Portfolio qmc{.assets = {{"A", 100.0, 0.02, 0.25, "gbm"}},
+                        .instruments = {{"sobol european call, control variate", "european", true, 100, 1.0, 0},
+                                        {.name = "sobol geometric asian call", .type = "asian", .strike = 100,
+                                         .maturity = 1.0, .fixings = 12, .geometric = true}},
+                        .rate = 0.05,
+                        .paths = std::int64_t{16} << 14,
+                        .seed = 20261125,
+                        .sobol = true,
+                        .replicates = 16,
+                        .control_variate = true,
+                        .steps_per_year = 12};
     const int k =
         static_cast<int>(std::size(cases) + path_cases.size() + models.instruments.size() + qmc.instruments.size());
     const double alpha = 1e-3 / (2.0 * k);
@@ -444,45 +402,37 @@ class PricingModel final : public ModelOf<Portfolio, read_portfolio, declare_sch
     const double z_t = boost::math::quantile(boost::math::complement(boost::math::students_t(qmc.replicates - 1), alpha));
     double z = z_normal;
     std::vector<CheckResult> results;
-    auto check = [&](const Portfolio& p, const std::vector<std::string>& names) {
+    auto check = [&](const Portfolio& p) {
       const SamplePlan plan = plan_samples(p, ctx.device, ctx.mpi);
       const std::vector<Estimate> est = price_portfolio(p, plan, ctx.device, ctx.precision, ctx.mpi, nullptr);
       for (std::size_t i = 0; i < est.size(); ++i) {
         char d[96];
         std::snprintf(d, sizeof d, "%.2f se, %lld paths", z, static_cast<long long>(est[i].paths));
-        results.push_back(CheckResult::within(names[i], est[i].price, reference_for(p, p.instruments[i])->price,
+        const Instrument& in = p.instruments[i];
+        results.push_back(CheckResult::within(in.name, est[i].price, reference_for(p, in)->price,
                                               z * est[i].standard_error, d));
       }
     };
-    Portfolio base;
-    base.rate = 0.05;
-    base.seed = 20261122;
-    base.assets = {{"A", 100.0, 0.02, 0.2, "gbm"}, {"B", 100.0, 0.0, 0.3, "gbm"}, {"C", 100.0, 0.0, 0.6, "gbm"}};
+    const Portfolio base{
+        .assets = {{"A", 100.0, 0.02, 0.2, "gbm"}, {"B", 100.0, 0.0, 0.3, "gbm"}, {"C", 100.0, 0.0, 0.6, "gbm"}},
+        .rate = 0.05,
+        .seed = 20261122};
     for (bool antithetic : {false, true}) {
       Portfolio p = base;
       p.paths = std::int64_t{1} << 21;
       p.antithetic = antithetic;
-      std::vector<std::string> names;
       for (const Case& c : cases) {
-        if (c.antithetic != antithetic) continue;
-        p.instruments.push_back({c.name, "european", c.call, c.strike, c.maturity, c.asset});
-        names.push_back(c.name);
+        if (c.antithetic == antithetic) p.instruments.push_back(c.in);
       }
-      check(p, names);
+      check(p);
     }
     Portfolio p = base;
     p.paths = std::int64_t{1} << 17;
     p.instruments = path_cases;
-    std::vector<std::string> names;
-    for (const Instrument& in : path_cases) names.push_back(in.name);
-    check(p, names);
-    names.clear();
-    for (const Instrument& in : models.instruments) names.push_back(in.name);
-    check(models, names);
-    names.clear();
-    for (const Instrument& in : qmc.instruments) names.push_back(in.name);
+    check(p);
+    check(models);
     z = z_t;
-    check(qmc, names);
+    check(qmc);
     return results;
   }
 };
