@@ -53,6 +53,9 @@ class HostCopy {
     return pinned_;
   }
   std::size_t size() const { return count_; }
+  // Done with the values: the host's copy is freed (a whole field need not
+  // stay between frames); the pinned buffer stays for the next copy.
+  void release() { std::vector<T>().swap(host_); }
 
  private:
   Device device_;

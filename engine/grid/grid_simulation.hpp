@@ -270,7 +270,7 @@ class GridSimulation : public Simulation {
     auto t = ctx_.timers.scope("output");
     // The fields leave the device beside the next steps; the writer waits
     // for them and takes the owned cells out of the halos.
-    std::vector<std::pair<const HostCopy<T>*, int>> copies;
+    std::vector<std::pair<HostCopy<T>*, int>> copies;
     for (const Field<T>* f : frame_fields()) {
       if (copies.size() == frame_copies_.size()) frame_copies_.push_back(std::make_unique<HostCopy<T>>(ctx_.device));
       HostCopy<T>& copy = *frame_copies_[copies.size()];
@@ -283,6 +283,7 @@ class GridSimulation : public Simulation {
       for (const auto& [copy, ncomp] : copies) {
         const T* stored = copy->wait();
         for (int c = 0; c < ncomp; ++c) values.push_back(owned_values(*g, stored, ncomp, c));
+        copy->release();
       }
       if (transform) transform(values);
       out->diagnostics(time, d);
