@@ -41,26 +41,9 @@ double integrate_tail(const std::function<double(double)>& f) {
   return total;
 }
 
-// Call from a characteristic function of ln S_T (Heston 1993's P1, P2
-// with phi(-i) = S e^{(r-q)T}).
-double call_from_cf(const std::function<cplx(cplx)>& phi, double spot, double strike, double rate, double dividend,
-                    double t) {
-  const cplx i(0.0, 1.0);
-  const double lk = std::log(strike);
-  const cplx forward = phi(-i);
-  auto p1 = [&](double u) { return std::real(std::exp(-i * u * lk) * phi(u - i) / (i * u * forward)); };
-  auto p2 = [&](double u) { return std::real(std::exp(-i * u * lk) * phi(u) / (i * u)); };
-  const double P1 = 0.5 + integrate_tail(p1) / kPi;
-  const double P2 = 0.5 + integrate_tail(p2) / kPi;
-  return spot * std::exp(-dividend * t) * P1 - strike * std::exp(-rate * t) * P2;
-}
-
-double with_parity(bool call, double call_price, double spot, double strike, double rate, double dividend, double t) {
-  return call ? call_price : call_price - spot * std::exp(-dividend * t) + strike * std::exp(-rate * t);
-}
-
-}  // namespace
-
+// E[exp(i u ln S_T)] under Heston, in the "little trap" form of Albrecher,
+// Mayer, Schoutens and Tistaert, "The little Heston trap", Wilmott (2007),
+// which stays on the principal branch of the logarithm for long maturities.
 cplx heston_cf(cplx u, double spot, double rate, double dividend, double t, const HestonParams& h) {
   const cplx i(0.0, 1.0);
   const double x2 = h.xi * h.xi;
@@ -73,10 +56,25 @@ cplx heston_cf(cplx u, double spot, double rate, double dividend, double t, cons
   return std::exp(i * u * (std::log(spot) + (rate - dividend) * t) + c + dd * h.v0);
 }
 
+}  // namespace
+
+double call_from_cf(const std::function<cplx(cplx)>& phi, double spot, double strike, double rate, double dividend,
+                    double t) {
+  const cplx i(0.0, 1.0);
+  const double lk = std::log(strike);
+  const cplx forward = phi(-i);
+  auto p1 = [&](double u) { return std::real(std::exp(-i * u * lk) * phi(u - i) / (i * u * forward)); };
+  auto p2 = [&](double u) { return std::real(std::exp(-i * u * lk) * phi(u) / (i * u)); };
+  const double P1 = 0.5 + integrate_tail(p1) / kPi;
+  const double P2 = 0.5 + integrate_tail(p2) / kPi;
+  return spot * std::exp(-dividend * t) * P1 - strike * std::exp(-rate * t) * P2;
+}
+
 double heston_price(bool call, double spot, double strike, double rate, double dividend, double t,
                     const HestonParams& h) {
   auto phi = [&](cplx u) { return heston_cf(u, spot, rate, dividend, t, h); };
-  return with_parity(call, call_from_cf(phi, spot, strike, rate, dividend, t), spot, strike, rate, dividend, t);
+  const double call_price = call_from_cf(phi, spot, strike, rate, dividend, t);
+  return call ? call_price : call_price - spot * std::exp(-dividend * t) + strike * std::exp(-rate * t);
 }
 
 double merton_price(bool call, double spot, double strike, double rate, double dividend, double vol, double t,
@@ -92,18 +90,6 @@ double merton_price(bool call, double spot, double strike, double rate, double d
     if (n > lt && weight < 1e-16) break;
   }
   return sum;
-}
-
-double merton_price_fourier(bool call, double spot, double strike, double rate, double dividend, double vol,
-                            double t, double intensity, double jump_mean, double jump_vol) {
-  const cplx i(0.0, 1.0);
-  const double k = std::exp(jump_mean + 0.5 * jump_vol * jump_vol) - 1.0;
-  auto phi = [&](cplx u) {
-    const cplx drift = std::log(spot) + (rate - dividend - intensity * k - 0.5 * vol * vol) * t;
-    const cplx jumps = intensity * t * (std::exp(i * u * jump_mean - 0.5 * jump_vol * jump_vol * u * u) - 1.0);
-    return std::exp(i * u * drift - 0.5 * vol * vol * u * u * t + jumps);
-  };
-  return with_parity(call, call_from_cf(phi, spot, strike, rate, dividend, t), spot, strike, rate, dividend, t);
 }
 
 double bivariate_normal_cdf(double a, double b, double rho) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <complex>
+#include <functional>
 #include <vector>
 
 namespace strata::pricing {
@@ -13,11 +14,10 @@ struct HestonParams {
   double v0, kappa, theta, xi, rho;
 };
 
-// E[exp(i u ln S_T)] under Heston, in the "little trap" form of Albrecher,
-// Mayer, Schoutens and Tistaert, "The little Heston trap", Wilmott (2007),
-// which stays on the principal branch of the logarithm for long maturities.
-std::complex<double> heston_cf(std::complex<double> u, double spot, double rate, double dividend, double t,
-                               const HestonParams& h);
+// European call from phi, a characteristic function of ln S_T with
+// phi(-i) = S e^{(r-q)T}: S e^{-qT} P1 - K e^{-rT} P2 (Heston 1993's P1, P2).
+double call_from_cf(const std::function<std::complex<double>(std::complex<double>)>& phi, double spot,
+                    double strike, double rate, double dividend, double t);
 
 // European call or put under Heston: S e^{-qT} P1 - K e^{-rT} P2 (Heston,
 // Rev. Financial Studies 6 (1993)), each P_j = 1/2 + 1/pi int_0^inf Re(...)
@@ -32,11 +32,6 @@ double heston_price(bool call, double spot, double strike, double rate, double d
 // k = exp(m + delta^2/2) - 1, summed until the weights are below 1e-16.
 double merton_price(bool call, double spot, double strike, double rate, double dividend, double vol, double t,
                     double intensity, double jump_mean, double jump_vol);
-
-// The same price by the Fourier integral of Merton's characteristic
-// function (an independent route for the tests).
-double merton_price_fourier(bool call, double spot, double strike, double rate, double dividend, double vol,
-                            double t, double intensity, double jump_mean, double jump_vol);
 
 // P(X <= a, Y <= b) for standard normals with correlation rho, by
 // Gauss-Legendre quadrature of phi(x) Phi((b - rho x)/sqrt(1 - rho^2)).
