@@ -53,20 +53,17 @@ std::optional<ControlVariate> control_for(const Portfolio& p, const Instrument& 
   return std::nullopt;
 }
 
-std::int64_t pilot_first_block(const Portfolio& p) {
-  // Sobol' point indices are 32 bits (read_portfolio keeps the run below
-  // these blocks); Philox subsequences 64, the run's samples below 2^53.
-  return p.sobol ? (std::int64_t{1} << 32) / kSamplesPerBlock - kPilotBlocks
-                 : (std::int64_t{1} << 53) / kSamplesPerBlock;
-}
-
 std::vector<double> control_betas(const Portfolio& p, const PathGroup& g, const Device& device, Precision precision) {
   PathGroupRun pilot(p, g, device, precision, kPilotBlocks, {}, true);
   std::vector<double> beta(g.instruments.size(), 0.0);
   if (std::find(pilot.controlled().begin(), pilot.controlled().end(), true) == pilot.controlled().end()) return beta;
   GroupScratch scratch{Buffer<double>(device, pilot.work_doubles()), Buffer<double>(device, pilot.lane_doubles()),
                        Buffer<double>(device, pilot.block_doubles())};
-  const std::int64_t first = pilot_first_block(p);
+  // The pilot's first block is past the samples any run may have. Sobol'
+  // point indices are 32 bits (read_portfolio keeps the run below these
+  // blocks); Philox subsequences 64, the run's samples below 2^53.
+  const std::int64_t first = p.sobol ? (std::int64_t{1} << 32) / kSamplesPerBlock - kPilotBlocks
+                                     : (std::int64_t{1} << 53) / kSamplesPerBlock;
   std::vector<double> m;
   pilot.compute(first, kPilotBlocks, (first + kPilotBlocks) * kSamplesPerBlock, scratch, m);
   // Slot moments summed over replicates and blocks, in a fixed order.

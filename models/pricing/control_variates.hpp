@@ -43,9 +43,6 @@ std::optional<ControlVariate> control_for(const Portfolio& p, const Instrument& 
                                           const kernels::pricing::PayoffSpec<double>& payoff,
                                           std::vector<double>& weights);
 
-// First pilot block: past the samples any run may have.
-std::int64_t pilot_first_block(const Portfolio& p);
-
 // beta per instrument of the group (0 where it has no control), from the
 // pilot. Runs on the run's backend; local (no MPI).
 std::vector<double> control_betas(const Portfolio& p, const PathGroup& g, const Device& device, Precision precision);

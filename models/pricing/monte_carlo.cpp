@@ -10,7 +10,6 @@
 #include "models/pricing/kernels.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/error.hpp"
-#include "engine/runtime/progress.hpp"
 #include "engine/runtime/simulation.hpp"
 #include "engine/runtime/tree_sum.hpp"
 #include "kernels/pricing/european.hpp"
@@ -55,6 +54,9 @@ SamplePlan plan_samples(const Portfolio& p, const Device& device, const MpiConte
   return plan;
 }
 
+namespace {
+
+// Moments (sum, sum of squares of x - shift) over n samples -> estimate.
 Estimate estimate_from_moments(double shift, double sum, double sum_sq, std::int64_t samples, std::int64_t paths) {
   const double n = static_cast<double>(samples);
   Estimate e;
@@ -69,6 +71,9 @@ Estimate estimate_from_moments(double shift, double sum, double sum_sq, std::int
   return e;
 }
 
+// Sobol': the mean of the replicates' means (sums: each replicate's sum of
+// x - shift over `samples` points), the standard error from their spread,
+// the 95% interval from Student's t.
 Estimate estimate_from_replicates(double shift, const std::vector<double>& sums, std::int64_t samples,
                                   std::int64_t paths) {
   const auto r = static_cast<double>(sums.size());
@@ -92,8 +97,6 @@ Estimate estimate_from_replicates(double shift, const std::vector<double>& sums,
   e.ci95_high = e.price + t * e.standard_error;
   return e;
 }
-
-namespace {
 
 template <class Real>
 EuropeanGbm<Real> sampler_for(const Portfolio& p, const Instrument& in) {
@@ -568,12 +571,9 @@ void PortfolioRun::restore(StateReader& r) {
 }
 
 std::vector<Estimate> price_portfolio(const Portfolio& p, const SamplePlan& plan, const Device& device,
-                                      Precision precision, const MpiContext& mpi, Progress* progress) {
+                                      Precision precision, const MpiContext& mpi) {
   PortfolioRun run(p, plan, device, precision, mpi);
-  while (run.steps_done() < run.steps()) {
-    run.advance();
-    if (progress != nullptr) progress->update(run.paths_done());
-  }
+  while (run.steps_done() < run.steps()) run.advance();
   return run.finish();
 }
 

@@ -17,7 +17,6 @@
 
 namespace strata {
 class MpiContext;
-class Progress;
 class StateReader;
 class StateWriter;
 }  // namespace strata
@@ -52,16 +51,6 @@ struct GreekEstimate {
   int element;
   Estimate estimate;
 };
-
-// Moments (sum, sum of squares of x - shift) over n samples -> estimate.
-Estimate estimate_from_moments(double shift, double sum, double sum_sq, std::int64_t samples,
-                               std::int64_t paths);
-
-// Sobol': the mean of the replicates' means (sums: each replicate's sum of
-// x - shift over `samples` points), the standard error from their spread,
-// the 95% interval from Student's t.
-Estimate estimate_from_replicates(double shift, const std::vector<double>& sums, std::int64_t samples,
-                                  std::int64_t paths);
 
 // One pricing run cut into steps. A step first simulates the Americans'
 // regression paths (one group at a time, longstaff_schwartz.hpp) and fits
@@ -170,8 +159,8 @@ class PortfolioRun {
   std::vector<double> chunk_moments_;
 };
 
-// Prices every instrument; collective. progress may be null.
+// Prices every instrument; collective.
 std::vector<Estimate> price_portfolio(const Portfolio& p, const SamplePlan& plan, const Device& device,
-                                      Precision precision, const MpiContext& mpi, Progress* progress);
+                                      Precision precision, const MpiContext& mpi);
 
 }  // namespace strata::pricing

@@ -282,10 +282,6 @@ Portfolio read_portfolio(const Config& c) {
   return p;
 }
 
-bool terminal_only(const Portfolio& p, const Instrument& i) {
-  return i.type == "european" && p.assets[static_cast<std::size_t>(i.asset)].model == "gbm";
-}
-
 std::vector<int> assets_of(const Instrument& i) {
   return i.basket_assets.empty() ? std::vector<int>{i.asset} : i.basket_assets;
 }
@@ -309,6 +305,27 @@ std::vector<double> cholesky_of(const Portfolio& p, const std::vector<int>& asse
   return l;
 }
 
+bool uses_fixings(const Instrument& i) {
+  return i.type == "asian" || i.type == "american" || ((i.type == "barrier" || i.type == "lookback") && !i.continuous);
+}
+
+std::vector<int> fixing_steps(const Instrument& i, const std::vector<double>& grid) {
+  std::vector<int> steps;
+  for (int m = 1; m <= i.fixings; ++m) {
+    const double t = i.maturity * m / i.fixings;
+    const auto it = std::min_element(grid.begin(), grid.end(),
+                                     [t](double a, double b) { return std::fabs(a - t) < std::fabs(b - t); });
+    steps.push_back(static_cast<int>(it - grid.begin()) + 1);
+  }
+  return steps;
+}
+
+namespace {
+
+// The times (years, ascending, the last = maturity) at which the
+// instrument's paths are sampled: maturity cut into
+// ceil(maturity * steps_per_year) equal steps, refined to hit every fixing
+// exactly; one step for a European or digital under GBM (exact).
 std::vector<double> time_grid(const Portfolio& p, const Instrument& i) {
   const double t = i.maturity;
   bool all_gbm = true;
@@ -339,23 +356,6 @@ std::vector<double> time_grid(const Portfolio& p, const Instrument& i) {
   return grid;
 }
 
-bool uses_fixings(const Instrument& i) {
-  return i.type == "asian" || i.type == "american" || ((i.type == "barrier" || i.type == "lookback") && !i.continuous);
-}
-
-std::vector<int> fixing_steps(const Instrument& i, const std::vector<double>& grid) {
-  std::vector<int> steps;
-  for (int m = 1; m <= i.fixings; ++m) {
-    const double t = i.maturity * m / i.fixings;
-    const auto it = std::min_element(grid.begin(), grid.end(),
-                                     [t](double a, double b) { return std::fabs(a - t) < std::fabs(b - t); });
-    steps.push_back(static_cast<int>(it - grid.begin()) + 1);
-  }
-  return steps;
-}
-
-namespace {
-
 std::vector<PathGroup> all_groups(const Portfolio& p) {
   std::vector<PathGroup> groups;
   std::map<std::pair<std::vector<int>, std::vector<double>>, std::size_t> index;
@@ -369,11 +369,14 @@ std::vector<PathGroup> all_groups(const Portfolio& p) {
   return groups;
 }
 
-// Sobol', control-variate and Greeks runs take every instrument through a
-// path group (the single-draw sampler reads Philox only, has no control and
-// no scenarios).
+// A European call or put under GBM alone in its group is priced by exact
+// terminal sampling (the single-draw sampler). Sobol', control-variate and
+// Greeks runs take every instrument through a path group (the single-draw
+// sampler reads Philox only, has no control and no scenarios).
 bool lone_european(const Portfolio& p, const PathGroup& g) {
-  return !p.sobol && !p.control_variate && p.greeks.empty() && g.instruments.size() == 1 && terminal_only(p, p.instruments[g.instruments.front()]);
+  if (p.sobol || p.control_variate || !p.greeks.empty() || g.instruments.size() != 1) return false;
+  const Instrument& in = p.instruments[g.instruments.front()];
+  return in.type == "european" && p.assets[static_cast<std::size_t>(in.asset)].model == "gbm";
 }
 
 }  // namespace

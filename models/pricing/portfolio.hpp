@@ -80,16 +80,6 @@ bool plain_name(const std::string& n);
 extern const char* const kNameRule;
 Portfolio read_portfolio(const Config& c);   // throws InputError naming the key
 
-// Whether the instrument may be priced by exact terminal sampling (a
-// European call or put under GBM: the single-draw sampler).
-bool terminal_only(const Portfolio& p, const Instrument& i);
-
-// The times (years, ascending, the last = maturity) at which the
-// instrument's paths are sampled: maturity cut into
-// ceil(maturity * steps_per_year) equal steps, refined to hit every fixing
-// exactly; one step for a European or digital under GBM (exact).
-std::vector<double> time_grid(const Portfolio& p, const Instrument& i);
-
 // Whether the instrument reads its paths at its fixings (asian, discrete
 // barrier or lookback, american: its exercise dates).
 bool uses_fixings(const Instrument& i);

@@ -14,7 +14,6 @@
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
-#include "engine/runtime/progress.hpp"
 #include "engine/runtime/simulation.hpp"
 #include "engine/runtime/stop_request.hpp"
 #include "engine/runtime/timers.hpp"
@@ -404,7 +403,7 @@ class PricingModel final : public ModelOf<Portfolio, read_portfolio, declare_sch
     std::vector<CheckResult> results;
     auto check = [&](const Portfolio& p) {
       const SamplePlan plan = plan_samples(p, ctx.device, ctx.mpi);
-      const std::vector<Estimate> est = price_portfolio(p, plan, ctx.device, ctx.precision, ctx.mpi, nullptr);
+      const std::vector<Estimate> est = price_portfolio(p, plan, ctx.device, ctx.precision, ctx.mpi);
       for (std::size_t i = 0; i < est.size(); ++i) {
         char d[96];
         std::snprintf(d, sizeof d, "%.2f se, %lld paths", z, static_cast<long long>(est[i].paths));
@@ -475,7 +474,7 @@ class PricingSimulation final : public Simulation {
         break;
       }
       const auto t0 = std::chrono::steady_clock::now();
-      const std::vector<Estimate> again = price_portfolio(portfolio_, plan_, ctx_.device, ctx_.precision, ctx_.mpi, nullptr);
+      const std::vector<Estimate> again = price_portfolio(portfolio_, plan_, ctx_.device, ctx_.precision, ctx_.mpi);
       seconds = ctx_.mpi.max(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       for (std::size_t i = 0; i < again.size(); ++i) {
         if (again[i].price != first[i].price) {

@@ -204,7 +204,7 @@ TEST_CASE("a pricing run restored on another rank count equals the uninterrupted
   p.instruments.push_back(lookback);
 
   // Reference: one process, no interruption.
-  const std::vector<Estimate> ref = price_portfolio(p, plan_samples(p, host, self), host, Precision::fp64, self, nullptr);
+  const std::vector<Estimate> ref = price_portfolio(p, plan_samples(p, host, self), host, Precision::fp64, self);
 
   for (std::int64_t stop_after : {1, 3}) {
     PortfolioRun first(p, plan_samples(p, host, world), host, Precision::fp64, world);

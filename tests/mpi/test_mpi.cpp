@@ -78,8 +78,8 @@ TEST_CASE("portfolio prices are bitwise the same on any number of ranks", "[mpi]
   for (const Device& d : test::devices()) {
     for (Precision prec : {Precision::fp64, Precision::fp32}) {
       INFO(test::describe(d, prec) << ", " << world.size() << " ranks");
-      const auto distributed = price_portfolio(p, plan_samples(p, d, world), d, prec, world, nullptr);
-      const auto alone = price_portfolio(p, plan_samples(p, d, self), d, prec, self, nullptr);
+      const auto distributed = price_portfolio(p, plan_samples(p, d, world), d, prec, world);
+      const auto alone = price_portfolio(p, plan_samples(p, d, self), d, prec, self);
       for (std::size_t i = 0; i < alone.size(); ++i) {
         CHECK(same_bits(distributed[i].price, alone[i].price));
         CHECK(same_bits(distributed[i].standard_error, alone[i].standard_error));

@@ -60,7 +60,7 @@ TEST_CASE("European prices agree with Black-Scholes on every backend and precisi
       for (bool antithetic : {false, true}) {
         const Portfolio p = sample_portfolio(1 << 20, antithetic);
         const SamplePlan plan = plan_samples(p, d, test::world());
-        const auto est = price_portfolio(p, plan, d, prec, test::world(), nullptr);
+        const auto est = price_portfolio(p, plan, d, prec, test::world());
         for (std::size_t i = 0; i < est.size(); ++i) {
           INFO(test::describe(d, prec) << (antithetic ? " antithetic " : " ") << p.instruments[i].name);
           const double ref = reference_for(p, p.instruments[i])->price;
@@ -81,7 +81,7 @@ TEST_CASE("the standard error matches the analytic payoff variance", "[pricing]"
   Portfolio p = sample_portfolio(1 << 20, false);
   p.instruments = {{"call", "european", true, 105.0, 1.0, 0}};
   const SamplePlan plan = plan_samples(p, test::devices().front(), test::world());
-  const auto est = price_portfolio(p, plan, test::devices().front(), Precision::fp64, test::world(), nullptr);
+  const auto est = price_portfolio(p, plan, test::devices().front(), Precision::fp64, test::world());
   const double var = call_payoff_variance(100.0, 105.0, 0.03, 0.01, 0.25, 1.0);
   const double expected_se = std::sqrt(var / static_cast<double>(1 << 20));
   CHECK(est[0].standard_error == Approx(expected_se).epsilon(0.0106));
@@ -93,8 +93,8 @@ TEST_CASE("antithetic pairs reduce the variance of a monotone payoff", "[pricing
   const Device d = test::devices().front();
   const Portfolio plain = sample_portfolio(1 << 18, false);
   const Portfolio anti = sample_portfolio(1 << 18, true);
-  const auto a = price_portfolio(plain, plan_samples(plain, d, test::world()), d, Precision::fp64, test::world(), nullptr);
-  const auto b = price_portfolio(anti, plan_samples(anti, d, test::world()), d, Precision::fp64, test::world(), nullptr);
+  const auto a = price_portfolio(plain, plan_samples(plain, d, test::world()), d, Precision::fp64, test::world());
+  const auto b = price_portfolio(anti, plan_samples(anti, d, test::world()), d, Precision::fp64, test::world());
   for (std::size_t i = 0; i < a.size(); ++i) CHECK(b[i].standard_error < a[i].standard_error);
 }
 
@@ -104,10 +104,10 @@ TEST_CASE("prices are bitwise independent of the chunk size", "[pricing][reprodu
       INFO(test::describe(d, prec));
       Portfolio p = sample_portfolio(300'001, false);   // not a multiple of the block size
       p.chunk_paths = 0;
-      const auto ref = price_portfolio(p, plan_samples(p, d, test::world()), d, prec, test::world(), nullptr);
+      const auto ref = price_portfolio(p, plan_samples(p, d, test::world()), d, prec, test::world());
       for (std::int64_t chunk : {1, 16384, 50'000, 1'000'000}) {
         p.chunk_paths = chunk;
-        const auto got = price_portfolio(p, plan_samples(p, d, test::world()), d, prec, test::world(), nullptr);
+        const auto got = price_portfolio(p, plan_samples(p, d, test::world()), d, prec, test::world());
         for (std::size_t i = 0; i < got.size(); ++i) {
           CHECK(same_bits(got[i].price, ref[i].price));
           CHECK(same_bits(got[i].standard_error, ref[i].standard_error));
@@ -250,10 +250,10 @@ TEST_CASE("path-group prices are bitwise independent of the chunk size", "[prici
       lookback.floating = true;
       p.instruments = {asian, barrier, lookback};
       p.chunk_paths = 0;
-      const auto ref = price_portfolio(p, plan_samples(p, d, test::world()), d, prec, test::world(), nullptr);
+      const auto ref = price_portfolio(p, plan_samples(p, d, test::world()), d, prec, test::world());
       for (std::int64_t chunk : {1, 40'000}) {
         p.chunk_paths = chunk;
-        const auto got = price_portfolio(p, plan_samples(p, d, test::world()), d, prec, test::world(), nullptr);
+        const auto got = price_portfolio(p, plan_samples(p, d, test::world()), d, prec, test::world());
         for (std::size_t i = 0; i < got.size(); ++i) {
           CHECK(same_bits(got[i].price, ref[i].price));
           CHECK(same_bits(got[i].standard_error, ref[i].standard_error));
