@@ -37,17 +37,6 @@ std::size_t state_row(const Portfolio& p, const PathGroup& g) {
   return row;
 }
 
-}  // namespace
-
-std::size_t regression_bytes(const Portfolio& p, const PathGroup& g, int ranks) {
-  const std::size_t row = state_row(p, g);
-  if (row == 0) return 0;
-  const std::int64_t blocks = (p.regression_paths + kSamplesPerBlock - 1) / kSamplesPerBlock;
-  const std::int64_t mine = (blocks + ranks - 1) / ranks;
-  return static_cast<std::size_t>(mine * kSamplesPerBlock) * (row + 1) * sizeof(double);
-}
-
-namespace {
 
 // Backward induction for one American over this rank's regression paths:
 // u[s * row + f] is its underlying at exercise date f on local path s.
@@ -103,6 +92,14 @@ void fit_one(const Portfolio& p, const Instrument& in, const std::vector<double>
 
 }  // namespace
 
+std::size_t regression_bytes(const Portfolio& p, const PathGroup& g, int ranks) {
+  const std::size_t row = state_row(p, g);
+  if (row == 0) return 0;
+  const std::int64_t blocks = (p.regression_paths + kSamplesPerBlock - 1) / kSamplesPerBlock;
+  const std::int64_t mine = (blocks + ranks - 1) / ranks;
+  return static_cast<std::size_t>(mine * kSamplesPerBlock) * (row + 1) * sizeof(double);
+}
+
 RegressionPass::RegressionPass(const Portfolio& p, const PathGroup& g, const Device& device, Precision precision,
                                const MpiContext& mpi)
     : p_(p), g_(g), q_(p), offsets_(exercise_offsets(p, g)), row_(state_row(p, g)) {
@@ -120,11 +117,11 @@ RegressionPass::RegressionPass(const Portfolio& p, const PathGroup& g, const Dev
   block_ = mine_.first;
   const std::int64_t end = std::min(samples_, mine_.last * kSamplesPerBlock);
   mpi.collective([&] {
-    // q_ has no antithetic pair, one replicate and no Greeks.
+    // q_ has no antithetic pair, one replicate and no Greeks; its exercise
+    // table is zeros (PathGroupRun's default), the policy to be fitted.
     const std::int64_t nb =
         PathGroupRun::launch_blocks(q_, g, precision, device, std::max<std::int64_t>(1, mine_.size()));
-    run_ = std::make_unique<PathGroupRun>(q_, g_, device, precision, nb, std::vector<double>{}, false,
-                                          std::vector<double>(static_cast<std::size_t>(offsets_.back()), 0.0));
+    run_ = std::make_unique<PathGroupRun>(q_, g_, device, precision, nb);
     states_.assign(static_cast<std::size_t>(std::max<std::int64_t>(0, end - mine_.first * kSamplesPerBlock)) * row_,
                    0.0);
   });
@@ -134,11 +131,10 @@ RegressionPass::~RegressionPass() = default;
 
 std::int64_t RegressionPass::slices_left() const {
   if (block_ >= mine_.last) return 0;
-  return (mine_.last - block_) * kernels::pricing::kSlicesPerBlock - slice_;
+  return (mine_.last - block_) * kSlicesPerBlock - slice_;
 }
 
 void RegressionPass::simulate(std::int64_t slices) {
-  using kernels::pricing::kSlicesPerBlock;
   const std::int64_t origin = mine_.first * kSamplesPerBlock;
   while (slices > 0 && block_ < mine_.last) {
     if (slice_ == 0 && slices >= kSlicesPerBlock) {
@@ -153,7 +149,7 @@ void RegressionPass::simulate(std::int64_t slices) {
     run_->exercise_states(block_, 1, samples_, slice_, end, states_.data(), origin);
     slices -= end - slice_;
     slice_ = end;
-    samples_done_ = std::min(samples_, block_ * kSamplesPerBlock + slice_ * kernels::pricing::kSliceSamples) - origin;
+    samples_done_ = std::min(samples_, block_ * kSamplesPerBlock + slice_ * kSliceSamples) - origin;
     if (slice_ == kSlicesPerBlock) {
       slice_ = 0;
       ++block_;

@@ -410,92 +410,77 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
 PathGroupRun::~PathGroupRun() = default;
 PathGroupRun::PathGroupRun(PathGroupRun&&) noexcept = default;
 
-namespace {
-
-template <class Real, template <class> class Data>
-void compute_group(Data<Real>& data, const Device& device, std::int64_t first, std::int64_t nb,
-                   std::int64_t n_samples, std::size_t cells, std::size_t path_doubles, GroupScratch& scratch,
-                   std::vector<double>& out, const GroupSlices& slices, std::size_t block_lanes) {
-  auto kernel = data.kernel;
-  kernel.paths.paths = reinterpret_cast<Real*>(scratch.work.data());
-  kernel.paths.variance = kernel.paths.paths + cells;
-  kernel.greeks.acc = scratch.work.data() + path_doubles;
-  kernel.payoffs.lanes = scratch.lanes.data();
-  kernel.paths.slice_begin = slices.begin;
-  kernel.paths.slice_end = slices.end;
-  // One moment slot per payoff (then Greek) and replicate.
-  const std::int64_t n_payoffs =
-      std::int64_t{kernel.payoffs.n_payoffs + kernel.greeks.n_greeks} * kernel.paths.replicates;
-  // A cut block continues the lane moments of its earlier slices.
-  if (slices.lanes != nullptr && slices.begin > 0) scratch.lanes.copy_from_host(slices.lanes, block_lanes);
-  out.assign(slices.last ? static_cast<std::size_t>(n_payoffs * nb * kMoments) : 0, 0.0);
-  std::vector<double> piece_out;
-  for (std::int64_t off = 0; off < nb; off += data.max_blocks) {
-    const std::int64_t n = std::min(data.max_blocks, nb - off);
-    kernel.paths.first_block = first + off;
-    kernel.paths.n_samples = n_samples;
-    kernel.paths.n_lanes = n * kLanes;
-    parallel_for(device, n * kLanes, kernel);   // the host's batched kernel: PathGroupKernel::host_for
-    if (!slices.last) {
-      scratch.lanes.copy_to_host(slices.lanes, block_lanes);
-      return;
-    }
-    parallel_for(device, n_payoffs * n, GroupLaneTree{scratch.lanes.data(), scratch.blocks.data(), n * kLanes, n});
-    piece_out.resize(static_cast<std::size_t>(n_payoffs * n * kMoments));
-    scratch.blocks.copy_to_host(piece_out.data(), piece_out.size());
-    for (std::int64_t j = 0; j < n_payoffs; ++j) {
-      std::copy_n(piece_out.begin() + j * n * kMoments, n * kMoments, out.begin() + (j * nb + off) * kMoments);
-    }
-  }
-}
-
-// The regression states of slices [rb, re) of blocks [first, first + nb),
-// in launches of the group's size, copied to the host in sample order.
-template <class Real, template <class> class Data>
-void states_of(Data<Real>& data, const Device& device, Buffer<double>& work, Buffer<double>& states, std::int64_t first,
-               std::int64_t nb, int rb, int re, std::int64_t n_samples, std::size_t cells, int n_americans, int row,
-               double* out, std::int64_t out_first) {
-  const std::int64_t per_launch = data.max_blocks * kSamplesPerBlock;
-  if (work.size() == 0) work = Buffer<double>(device, (2 * cells * sizeof(Real) + sizeof(double) - 1) / sizeof(double));
-  if (states.size() == 0) states = Buffer<double>(device, static_cast<std::size_t>(per_launch * row));
-  ExerciseStates<Real> k{data.kernel, data.americans.data(), n_americans, row, 0, states.data()};
-  GroupPaths<Real>& paths = k.group.paths;
-  paths.paths = reinterpret_cast<Real*>(work.data());
-  paths.variance = paths.paths + cells;
-  paths.n_samples = n_samples;
-  paths.slice_begin = rb;
-  paths.slice_end = re;
-  for (std::int64_t off = 0; off < nb; off += data.max_blocks) {
-    const std::int64_t n = std::min(data.max_blocks, nb - off);
-    paths.first_block = first + off;
-    paths.n_lanes = n * kLanes;
-    // Whole blocks (or the slices of one): their samples are contiguous.
-    k.first_sample = slice_window(first + off, n_samples, rb, re).lo;
-    const std::int64_t last = slice_window(first + off + n - 1, n_samples, rb, re).hi;
-    if (last <= k.first_sample) continue;
-    parallel_for(device, n * kLanes, k);
-    states.copy_to_host(out + (k.first_sample - out_first) * row,
-                        static_cast<std::size_t>((last - k.first_sample) * row));
-  }
-}
-
-}  // namespace
-
+// The regression states of slices [slice_begin, slice_end) of blocks
+// [first, first + nb), in launches of the group's size, copied to the host
+// in sample order.
 void PathGroupRun::exercise_states(std::int64_t first, std::int64_t nb, std::int64_t n_samples, int slice_begin,
                                    int slice_end, double* out, std::int64_t out_first) {
-  const int n = static_cast<int>(americans_.size());
-  auto states = [&](auto& data) {
-    states_of(data, device_, state_work_, state_rows_, first, nb, slice_begin, slice_end, n_samples, cells_, n,
-              exercise_row_, out, out_first);
+  const int row = exercise_row_;
+  auto states = [&]<class Real>(Data<Real>& data) {
+    const std::int64_t per_launch = data.max_blocks * kSamplesPerBlock;
+    if (state_work_.size() == 0)
+      state_work_ = Buffer<double>(device_, (2 * cells_ * sizeof(Real) + sizeof(double) - 1) / sizeof(double));
+    if (state_rows_.size() == 0) state_rows_ = Buffer<double>(device_, static_cast<std::size_t>(per_launch * row));
+    ExerciseStates<Real> k{data.kernel, data.americans.data(), static_cast<int>(americans_.size()), row, 0,
+                           state_rows_.data()};
+    GroupPaths<Real>& paths = k.group.paths;
+    paths.paths = reinterpret_cast<Real*>(state_work_.data());
+    paths.variance = paths.paths + cells_;
+    paths.n_samples = n_samples;
+    paths.slice_begin = slice_begin;
+    paths.slice_end = slice_end;
+    for (std::int64_t off = 0; off < nb; off += data.max_blocks) {
+      const std::int64_t n = std::min(data.max_blocks, nb - off);
+      paths.first_block = first + off;
+      paths.n_lanes = n * kLanes;
+      // Whole blocks (or the slices of one): their samples are contiguous.
+      k.first_sample = slice_window(first + off, n_samples, slice_begin, slice_end).lo;
+      const std::int64_t last = slice_window(first + off + n - 1, n_samples, slice_begin, slice_end).hi;
+      if (last <= k.first_sample) continue;
+      parallel_for(device_, n * kLanes, k);
+      state_rows_.copy_to_host(out + (k.first_sample - out_first) * row,
+                               static_cast<std::size_t>((last - k.first_sample) * row));
+    }
   };
   fp32_ ? states(*fp32_) : states(*fp64_);
 }
 
 void PathGroupRun::compute(std::int64_t first, std::int64_t nb, std::int64_t n_samples, GroupScratch& scratch,
                            std::vector<double>& out, const GroupSlices& slices) {
-  auto group = [&](auto& data) {
-    compute_group(data, device_, first, nb, n_samples, cells_, path_doubles_, scratch, out, slices,
-                  block_lane_doubles_);
+  auto group = [&]<class Real>(Data<Real>& data) {
+    auto kernel = data.kernel;
+    kernel.paths.paths = reinterpret_cast<Real*>(scratch.work.data());
+    kernel.paths.variance = kernel.paths.paths + cells_;
+    kernel.greeks.acc = scratch.work.data() + path_doubles_;
+    kernel.payoffs.lanes = scratch.lanes.data();
+    kernel.paths.slice_begin = slices.begin;
+    kernel.paths.slice_end = slices.end;
+    // One moment slot per payoff (then Greek) and replicate.
+    const std::int64_t n_payoffs =
+        std::int64_t{kernel.payoffs.n_payoffs + kernel.greeks.n_greeks} * kernel.paths.replicates;
+    // A cut block continues the lane moments of its earlier slices.
+    if (slices.lanes != nullptr && slices.begin > 0)
+      scratch.lanes.copy_from_host(slices.lanes, block_lane_doubles_);
+    out.assign(slices.last ? static_cast<std::size_t>(n_payoffs * nb * kMoments) : 0, 0.0);
+    std::vector<double> piece_out;
+    for (std::int64_t off = 0; off < nb; off += data.max_blocks) {
+      const std::int64_t n = std::min(data.max_blocks, nb - off);
+      kernel.paths.first_block = first + off;
+      kernel.paths.n_samples = n_samples;
+      kernel.paths.n_lanes = n * kLanes;
+      parallel_for(device_, n * kLanes, kernel);   // the host's batched kernel: PathGroupKernel::host_for
+      if (!slices.last) {
+        scratch.lanes.copy_to_host(slices.lanes, block_lane_doubles_);
+        return;
+      }
+      parallel_for(device_, n_payoffs * n,
+                   GroupLaneTree{scratch.lanes.data(), scratch.blocks.data(), n * kLanes, n});
+      piece_out.resize(static_cast<std::size_t>(n_payoffs * n * kMoments));
+      scratch.blocks.copy_to_host(piece_out.data(), piece_out.size());
+      for (std::int64_t j = 0; j < n_payoffs; ++j) {
+        std::copy_n(piece_out.begin() + j * n * kMoments, n * kMoments, out.begin() + (j * nb + off) * kMoments);
+      }
+    }
   };
   fp32_ ? group(*fp32_) : group(*fp64_);
 }
