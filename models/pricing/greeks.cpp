@@ -162,20 +162,23 @@ std::vector<double> bumped_grid(const PathGroup& g, const Bump& b) {
   return grid;
 }
 
-namespace {
-
-std::optional<GreekReference> closed_form_greek(const Portfolio& p, const Instrument& in, const std::string& name) {
+std::optional<GreekReference> greek_reference(const Portfolio& p, const Instrument& in, const std::string& name) {
   const Asset& a = p.assets[static_cast<std::size_t>(in.asset)];
   const double s = a.spot, k = in.strike, r = p.rate, q = a.dividend, t = in.maturity;
+  // Far outside a formula's numerical range (a strike of 1e308) a closed
+  // form can give inf or NaN: that is no reference, and is not written.
+  auto finite = [](double v, const char* method) {
+    return std::isfinite(v) ? std::optional(GreekReference{v, method}) : std::nullopt;
+  };
   if (in.type == "european" && a.model == "gbm" && a.vol > 0) {
     const kernels::BlackScholesGreeks bs = kernels::black_scholes_greeks(in.call, s, k, r, q, a.vol, t);
     const double v = name == "delta" ? bs.delta : name == "gamma" ? bs.gamma : name == "vega" ? bs.vega
                      : name == "rho" ? bs.rho : bs.theta;
-    return GreekReference{v, "Black-Scholes-Merton closed form (Hull, sec. 19)"};
+    return finite(v, "Black-Scholes-Merton closed form (Hull, sec. 19)");
   }
   if (in.type == "digital" && a.model == "gbm" && a.vol > 0 && name == "delta") {
-    return GreekReference{kernels::digital_cash_delta(in.call, s, k, r, q, a.vol, t, in.cash),
-                          "cash-or-nothing closed form, d/dS of cash e^{-rT} N(d2)"};
+    return finite(kernels::digital_cash_delta(in.call, s, k, r, q, a.vol, t, in.cash),
+                  "cash-or-nothing closed form, d/dS of cash e^{-rT} N(d2)");
   }
   if (in.type == "european" && a.model == "heston" && name == "vega_v0") {
     // The semi-analytic price is smooth in v0 and accurate to ~1e-10: a
@@ -184,21 +187,11 @@ std::optional<GreekReference> closed_form_greek(const Portfolio& p, const Instru
     const double h = 1e-4;
     HestonParams up{a.v0 + h, a.kappa, a.theta, a.xi, a.rho}, down = up;
     down.v0 = a.v0 < h ? a.v0 : a.v0 - h;
-    return GreekReference{(heston_price(in.call, s, k, r, q, t, up) - heston_price(in.call, s, k, r, q, t, down)) /
-                              (up.v0 - down.v0),
-                          "difference (h = 1e-4) of the semi-analytic Heston price"};
+    return finite((heston_price(in.call, s, k, r, q, t, up) - heston_price(in.call, s, k, r, q, t, down)) /
+                      (up.v0 - down.v0),
+                  "difference (h = 1e-4) of the semi-analytic Heston price");
   }
   return std::nullopt;
-}
-
-}  // namespace
-
-std::optional<GreekReference> greek_reference(const Portfolio& p, const Instrument& in, const std::string& name) {
-  // Far outside a formula's numerical range (a strike of 1e308) a closed
-  // form can give inf or NaN: that is no reference, and is not written.
-  std::optional<GreekReference> r = closed_form_greek(p, in, name);
-  if (r && !std::isfinite(r->value)) return std::nullopt;
-  return r;
 }
 
 }  // namespace strata::pricing

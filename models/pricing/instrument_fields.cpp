@@ -259,11 +259,9 @@ Instrument read_instrument(const InstrumentFields& f, const Portfolio& p, const 
   }
   if (in.type == "basket" && (names.size() < 2 || names.size() > 8)) f.fail("assets", "a basket holds 2 to 8 assets");
   for (const std::string& name : names) {
-    int found = -1;
-    for (std::size_t a = 0; a < p.assets.size(); ++a) {
-      if (p.assets[a].name == name) found = static_cast<int>(a);
-    }
-    if (found < 0) f.fail("assets", "no [[pricing.asset]] is named \"" + name + "\"");
+    const auto asset = std::ranges::find(p.assets, name, &Asset::name);
+    if (asset == p.assets.end()) f.fail("assets", "no [[pricing.asset]] is named \"" + name + "\"");
+    const auto found = static_cast<int>(asset - p.assets.begin());
     if (std::ranges::count(in.basket_assets, found) > 0) f.fail("assets", "\"" + name + "\" is named twice");
     in.basket_assets.push_back(found);
   }
@@ -300,9 +298,8 @@ std::vector<Instrument> read_portfolio_csv(const std::string& path, const Schema
           if (const auto near = schema.nearest(kField + key)) msg += "; did you mean '" + near->substr(near->rfind('.') + 1) + "'?";
           throw InputError(msg);
         }
-        for (std::size_t j = 0; j < i; ++j) {
-          if (header[j] == key) throw InputError(path + ": line " + std::to_string(line_no) + ": column '" + key + "' appears twice");
-        }
+        if (std::count(header.begin(), header.begin() + i, key) > 0)
+          throw InputError(path + ": line " + std::to_string(line_no) + ": column '" + key + "' appears twice");
       }
       continue;
     }

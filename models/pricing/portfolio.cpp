@@ -224,9 +224,7 @@ Portfolio read_portfolio(const Config& c) {
     const std::string k = "pricing.asset." + std::to_string(i) + ".";
     Asset a{c.string(k + "name"), c.real(k + "spot"), c.real(k + "dividend"), c.real(k + "vol"), c.string(k + "model")};
     if (!plain_name(a.name)) c.fail(k + "name", kNameRule);
-    for (const Asset& b : p.assets) {
-      if (b.name == a.name) c.fail(k + "name", "two assets have this name");
-    }
+    if (std::ranges::count(p.assets, a.name, &Asset::name) > 0) c.fail(k + "name", "two assets have this name");
     a.v0 = c.real(k + "v0");
     a.kappa = c.real(k + "kappa");
     a.theta = c.real(k + "theta");

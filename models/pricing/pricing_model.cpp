@@ -491,16 +491,12 @@ class PricingSimulation final : public Simulation {
 
   Performance finish() override {
     const std::vector<Estimate> est = run_.finish();
-    for (std::size_t i = 0; i < est.size(); ++i) {
-      if (!std::isfinite(est[i].price) || !std::isfinite(est[i].standard_error)) {
-        throw NumericalError("non-finite estimate for instrument " + portfolio_.instruments[i].name);
-      }
-    }
-    for (const GreekEstimate& g : run_.greeks()) {
-      if (!std::isfinite(g.estimate.price) || !std::isfinite(g.estimate.standard_error)) {
-        throw NumericalError("non-finite " + g.name + " of instrument " + portfolio_.instruments[g.instrument].name);
-      }
-    }
+    auto check = [](const Estimate& e, const std::string& what) {
+      if (!std::isfinite(e.price) || !std::isfinite(e.standard_error)) throw NumericalError("non-finite " + what);
+    };
+    const std::vector<Instrument>& in = portfolio_.instruments;
+    for (std::size_t i = 0; i < est.size(); ++i) check(est[i], "estimate for instrument " + in[i].name);
+    for (const GreekEstimate& g : run_.greeks()) check(g.estimate, g.name + " of instrument " + in[g.instrument].name);
     const double warm = warm_seconds(est);
     {
       auto t = ctx_.timers.scope("output");
