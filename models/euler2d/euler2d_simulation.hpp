@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <utility>
@@ -13,6 +12,7 @@
 
 #include "engine/grid/grid.hpp"
 #include "engine/grid/grid_simulation.hpp"
+#include "engine/runtime/format.hpp"
 #include "engine/runtime/stop_request.hpp"
 #include "models/euler2d/kernels.hpp"
 #include "models/euler2d/initial_state.hpp"
@@ -106,14 +106,10 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
     }
     const double cfl = grid::global_max(*this->grid_, this->ctx_.device,
                                         k::CellCourant<T>{totals(), this->clock().dt});
-    if (this->checking() && cfl > p_.cfl * (1 + 1e-9)) {
-      char why[320];
-      std::snprintf(why, sizeof why,
-                    "CFL: the fastest wave (|wind| + speed of sound) reached a Courant number of %.4g, above "
-                    "euler2d.cfl = %.4g, so it is faster than the 450 m/s the time step assumes",
-                    cfl, p_.cfl);
-      this->unstable(why);
-    }
+    if (this->checking() && cfl > p_.cfl * (1 + 1e-9))
+      this->unstable(format("CFL: the fastest wave (|wind| + speed of sound) reached a Courant number of %.4g, above "
+                            "euler2d.cfl = %.4g, so it is faster than the 450 m/s the time step assumes",
+                            cfl, p_.cfl));
     return {m, e, (m - mass0_) / mass0_, (e - te0_) / te0_, cfl};
   }
 
@@ -138,14 +134,11 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
   // can be put next to its output.
   void print_summary(const std::vector<double>& d) const override {
     if (d.size() < 5) return;
-    char line[512];
-    std::snprintf(line, sizeof line,
-                  "euler2d %s: %lld x %lld cells, t = %.6g s (dt = %.6g s), mass = %.15e kg/m, total energy = "
-                  "%.15e J/m, max CFL = %.4g (limit %.4g = euler2d.cfl: above it the run stops)\nd_mass: %le\n"
-                  "d_te:   %le\n",
-                  p_.case_name().c_str(), static_cast<long long>(p_.nx), static_cast<long long>(p_.nz), this->time(),
-                  this->clock().dt, d[0], d[1], d[4], p_.cfl, d[2], d[3]);
-    this->ctx_.out << line;
+    this->ctx_.out << format(
+        "euler2d %s: %lld x %lld cells, t = %.6g s (dt = %.6g s), mass = %.15e kg/m, total energy = %.15e J/m, max "
+        "CFL = %.4g (limit %.4g = euler2d.cfl: above it the run stops)\nd_mass: %le\nd_te:   %le\n",
+        p_.case_name().c_str(), static_cast<long long>(p_.nx), static_cast<long long>(p_.nz), this->time(),
+        this->clock().dt, d[0], d[1], d[4], p_.cfl, d[2], d[3]);
   }
 
  private:

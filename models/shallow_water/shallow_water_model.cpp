@@ -3,7 +3,6 @@
 // (kernels/stencil/shallow_water.hpp), SSP-RK3 in time with a fixed dt
 // from the CFL number of the initial state.
 #include <cmath>
-#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,6 +11,7 @@
 #include "engine/config/schema.hpp"
 #include "engine/grid/grid.hpp"
 #include "engine/grid/grid_simulation.hpp"
+#include "engine/runtime/format.hpp"
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/step_count.hpp"
@@ -130,13 +130,10 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
 
   void print_summary(const std::vector<double>& d) const override {
     if (d.size() < 4) return;
-    char line[320];
-    std::snprintf(line, sizeof line,
-                  "shallow_water: t = %.6g s  mass %.15g m3 (relative change %.2e)  energy %.9g m5 s-2 (relative "
-                  "change %.2e)  max_courant %.4f (limit %.4f = sqrt(3)/2)\n",
-                  this->time(), d[0], (d[0] - initial_mass_) / initial_mass_, d[1],
-                  (d[1] - initial_energy_) / initial_energy_, d[3], kCourantLimit);
-    this->ctx_.out << line;
+    this->ctx_.out << format("shallow_water: t = %.6g s  mass %.15g m3 (relative change %.2e)  energy %.9g m5 s-2 "
+                             "(relative change %.2e)  max_courant %.4f (limit %.4f = sqrt(3)/2)\n",
+                             this->time(), d[0], (d[0] - initial_mass_) / initial_mass_, d[1],
+                             (d[1] - initial_energy_) / initial_energy_, d[3], kCourantLimit);
   }
 
  private:
@@ -213,12 +210,9 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
   }
 
   static std::string courant_failure(double courant) {
-    char text[320];
-    std::snprintf(text, sizeof text,
-                  "max_courant = %.4g exceeds sqrt(3)/2 = 0.866, the stability limit of SSP-RK3 on this scheme "
+    return format("max_courant = %.4g exceeds sqrt(3)/2 = 0.866, the stability limit of SSP-RK3 on this scheme "
                   "(the flow sped up after dt was fixed, or the depth went negative; lower shallow_water.cfl)",
                   courant);
-    return text;
   }
 
   Params p_;
@@ -251,21 +245,17 @@ class ShallowWaterModel final : public ModelOf<Params, read_params, declare_sche
     const double dt = sampled_dt(p, init, &sampled);
     const bool exact = sampled == p.nx * p.ny;
     const auto r = g.ranks();
-    char text[640];
-    std::snprintf(text, sizeof text,
-                  "plan: %s, %lld x %lld cells (dx = %.6g m, dy = %.6g m) over %d x %d ranks; dt %s %.6g s (cfl "
-                  "%.3g%s), %s%lld steps of SSP-RK3 to t = %.6g s\n",
-                  to_string(p.initial), static_cast<long long>(p.nx), static_cast<long long>(p.ny), p.dx(), p.dy(),
-                  r[0], r[1], exact ? "=" : "<=", dt, p.cfl,
-                  exact ? "" : (", from " + std::to_string(sampled) + " sampled cells; the run scans them all").c_str(),
-                  exact ? "" : "at least ", static_cast<long long>(step_count(p.sim_time, dt).value_or(0)), p.sim_time);
-    ctx.out << text;
+    ctx.out << format(
+        "plan: %s, %lld x %lld cells (dx = %.6g m, dy = %.6g m) over %d x %d ranks; dt %s %.6g s (cfl %.3g%s), "
+        "%s%lld steps of SSP-RK3 to t = %.6g s\n",
+        to_string(p.initial), static_cast<long long>(p.nx), static_cast<long long>(p.ny), p.dx(), p.dy(), r[0], r[1],
+        exact ? "=" : "<=", dt, p.cfl,
+        exact ? "" : (", from " + std::to_string(sampled) + " sampled cells; the run scans them all").c_str(),
+        exact ? "" : "at least ", static_cast<long long>(step_count(p.sim_time, dt).value_or(0)), p.sim_time);
     const double c = std::sqrt(p.g * p.H);
-    if (p.f0 != 0) {
-      std::snprintf(text, sizeof text, "      gravity-wave speed sqrt(g H) = %.6g m s-1, Rossby radius %.6g m\n", c,
-                    c / std::fabs(p.f0));
-      ctx.out << text;
-    }
+    if (p.f0 != 0)
+      ctx.out << format("      gravity-wave speed sqrt(g H) = %.6g m s-1, Rossby radius %.6g m\n", c,
+                        c / std::fabs(p.f0));
   }
 
   MemoryPlan memory(const RunContext& ctx, const Params& p) const override {
