@@ -84,10 +84,6 @@ class Grid {
   // Whether the low (side 0) or high (side 1) face of this rank's box on
   // `axis` is a non-periodic domain boundary, which the model fills.
   bool physical(int axis, int side) const;
-  // Global cell-centre coordinate of local index i on `axis`.
-  double centre(int axis, index_t i) const {
-    return spec_.origin[axis] + (static_cast<double>(start_[axis] + i) + 0.5) * spec_.d[axis];
-  }
 
   // Boxes of local indices: the owned cells, and those stored (halos included).
   Box owned() const;
@@ -202,8 +198,6 @@ class HaloExchange {
     begin(fields);
     end();
   }
-  // Whether device buffers go to MPI directly (CUDA-aware MPI) or through host copies.
-  bool direct() const { return direct_; }
 
  private:
   struct Link {
@@ -220,7 +214,7 @@ class HaloExchange {
   const Grid& grid_;
   Device device_;
   int max_fields_;
-  bool direct_ = false, staged_ = false;
+  bool staged_ = false;   // device buffers reach MPI through host copies (not CUDA-aware)
   std::vector<Link> links_;
   std::vector<Wrap> wraps_;   // in axis order
   std::size_t cells_ = 0;   // halo cells of all links (per field)

@@ -63,8 +63,7 @@ void GridOutput::write_grid() {
 
 void GridOutput::create_series() {
   H5Output& o = *out_;
-  std::vector<std::int64_t> shape, start, count;
-  detail::global_box(grid_, shape, start, count);
+  const std::vector<std::int64_t> shape = detail::global_box(grid_).shape;
   std::vector<std::string> dims{"time"};
   dims.insert(dims.end(), axes_.rbegin(), axes_.rend());
   // Only what is missing: a restart may find some series and not others.
@@ -110,10 +109,9 @@ void GridOutput::resume(std::int64_t frames, std::int64_t rows) {
 void GridOutput::frame(double time, const std::vector<std::vector<double>>& values) {
   if (out_ == nullptr) return;
   if (values.size() != fields_.size()) throw std::logic_error("GridOutput::frame: one value array per field");
-  std::vector<std::int64_t> shape, start, count;
-  detail::global_box(grid_, shape, start, count);
+  const detail::GlobalBox b = detail::global_box(grid_);
   for (std::size_t f = 0; f < fields_.size(); ++f)
-    out_->series_write("/fields/" + fields_[f].name, frames_, values[f], start, count);
+    out_->series_write("/fields/" + fields_[f].name, frames_, values[f], b.start, b.count);
   out_->series_write("/fields/time", frames_, time);
   // On disk, metadata included, before the next step: a hard kill keeps
   // every frame written so far (and the diagnostics rows before it).
