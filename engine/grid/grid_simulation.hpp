@@ -271,7 +271,7 @@ class GridSimulation : public Simulation {
         unstable("diagnostic " + (i < diagnostic_names_.size() ? diagnostic_names_[i] : std::to_string(i)) + " = " +
                  std::to_string(d[i]) + " is not finite");
     last_diagnostics_ = d;
-    if (initial_.empty()) initial_.assign(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(initial_keys_.size()));
+    if (initial_.empty()) initial_.assign(d.begin(), d.begin() + std::ssize(initial_keys_));
     last_output_step_ = step_;
     auto t = ctx_.timers.scope("output");
     // The fields leave the device beside the next steps; the writer waits

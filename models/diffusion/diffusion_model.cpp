@@ -96,8 +96,8 @@ Params read_params(const Config& c) {
   p.ranks = grid::ranks_from(c, "diffusion.decomposition", 3);
   p.decomposition_where = c.where("diffusion.decomposition");
   if (p.dt > p.stable_dt())
-    c.fail("diffusion.dt", format("unstable: explicit diffusion needs kappa dt (1/dx^2 + 1/dy^2 + 1/dz^2) <= 1/2; "
-                                  "the largest stable dt for this grid and kappa is %.6g s",
+    c.fail("diffusion.dt", format("unstable: explicit diffusion needs kappa dt (1/dx^2 + 1/dy^2 + 1/dz^2) "
+                                  "<= 1/2; the largest stable dt for this grid and kappa is %.6g s",
                                   p.stable_dt()));
   if (!step_count(p.sim_time, p.step_dt()))
     c.fail("diffusion.sim_time", step_count_problem(p.sim_time, p.step_dt(), p.dt > 0 ? "diffusion.dt" : "dt"));
@@ -232,10 +232,10 @@ class DiffusionModel final : public ModelOf<Params, read_params, declare_schema>
     const grid::Grid g(ctx.mpi, p.spec());
     const auto r = g.ranks();
     const double dt = p.step_dt();
-    ctx.out << format("plan: %lld x %lld x %lld cells over %d x %d x %d ranks; dt = %.6g s (stability limit %.6g s), "
-                      "%lld steps to t = %.6g s\n",
-                      static_cast<long long>(p.n[0]), static_cast<long long>(p.n[1]), static_cast<long long>(p.n[2]),
-                      r[0], r[1], r[2], dt, p.stable_dt(),
+    ctx.out << format("plan: %lld x %lld x %lld cells over %d x %d x %d ranks; dt = %.6g s (stability limit "
+                      "%.6g s), %lld steps to t = %.6g s\n",
+                      static_cast<long long>(p.n[0]), static_cast<long long>(p.n[1]),
+                      static_cast<long long>(p.n[2]), r[0], r[1], r[2], dt, p.stable_dt(),
                       static_cast<long long>(step_count(p.sim_time, dt).value_or(0)), p.sim_time);
   }
 

@@ -36,8 +36,8 @@ class Euler2dModel final : public ModelOf<Params, read_params, declare_schema> {
   void plan(const RunContext& ctx, const Params& p) const override {
     const grid::Grid g(ctx.mpi, p.spec());
     const auto r = g.ranks();
-    ctx.out << format("plan: euler2d %s, %lld x %lld cells (dx = %.6g m, dz = %.6g m) over %d x %d ranks; dt = %.6g "
-                      "s (cfl %.3g at 450 m/s), %lld steps to t = %.6g s\n",
+    ctx.out << format("plan: euler2d %s, %lld x %lld cells (dx = %.6g m, dz = %.6g m) over %d x %d ranks; "
+                      "dt = %.6g s (cfl %.3g at 450 m/s), %lld steps to t = %.6g s\n",
                       p.case_name().c_str(), static_cast<long long>(p.nx), static_cast<long long>(p.nz), p.dx(),
                       p.dz(), r[0], r[1], p.dt(), p.cfl, static_cast<long long>(p.steps()), p.sim_time);
   }

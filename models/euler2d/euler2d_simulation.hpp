@@ -105,8 +105,9 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
     const double cfl = grid::global_max(*this->grid_, this->ctx_.device,
                                         k::CellCourant<T>{totals(), this->clock().dt});
     if (this->checking() && cfl > p_.cfl * (1 + 1e-9))
-      this->unstable(format("CFL: the fastest wave (|wind| + speed of sound) reached a Courant number of %.4g, above "
-                            "euler2d.cfl = %.4g, so it is faster than the 450 m/s the time step assumes",
+      this->unstable(format("CFL: the fastest wave (|wind| + speed of sound) reached a Courant number of "
+                            "%.4g, above euler2d.cfl = %.4g, so it is faster than the 450 m/s the time step "
+                            "assumes",
                             cfl, p_.cfl));
     return {m, e, (m - mass0) / mass0, (e - te0) / te0, cfl};
   }
@@ -122,8 +123,8 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
   // can be put next to its output.
   void print_summary(const std::vector<double>& d) const override {
     this->ctx_.out << format(
-        "euler2d %s: %lld x %lld cells, t = %.6g s (dt = %.6g s), mass = %.15e kg/m, total energy = %.15e J/m, max "
-        "CFL = %.4g (limit %.4g = euler2d.cfl: above it the run stops)\nd_mass: %le\nd_te:   %le\n",
+        "euler2d %s: %lld x %lld cells, t = %.6g s (dt = %.6g s), mass = %.15e kg/m, total energy = %.15e "
+        "J/m, max CFL = %.4g (limit %.4g = euler2d.cfl: above it the run stops)\nd_mass: %le\nd_te:   %le\n",
         p_.case_name().c_str(), static_cast<long long>(p_.nx), static_cast<long long>(p_.nz), this->time(),
         this->clock().dt, d[0], d[1], d[4], p_.cfl, d[2], d[3]);
   }

@@ -138,8 +138,9 @@ FileStart read_start_file(const RunContext& ctx, const Params& p) {
       q.position[e] -= snap.box.origin.at(a);
       int image = 0;
       if (!wrap_periodic(q.position[e], snap.box.edges.at(a), image) && unplaced.empty())
-        unplaced = format("rank %d: md: atom %lld of md.initial_file %s has coordinate %d = %.6g, not a place in the "
-                          "periodic box of edge %.6g (not finite, or more than 2^30 box lengths out), at step 0",
+        unplaced = format("rank %d: md: atom %lld of md.initial_file %s has coordinate %d = %.6g, not a place "
+                          "in the periodic box of edge %.6g (not finite, or more than 2^30 box lengths out), at "
+                          "step 0",
                           ctx.mpi.rank(), static_cast<long long>(q.id.empty() ? q.index[k] : q.id[k]),
                           p.initial_file.c_str(), a, given, snap.box.edges.at(a));
       q.image[e] = image;

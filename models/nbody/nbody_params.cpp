@@ -47,8 +47,8 @@ void declare_schema(Schema& s) {
 
 particles::Units Params::units() const {
   return {"1", "1", "1", "1", "nbody",
-          format("N-body units: G = %.17g, total mass M = 1; lengths in the input's unit r, time in sqrt(r^3 / (G M)), "
-                 "velocities in sqrt(G M / r), energies in G M^2 / r",
+          format("N-body units: G = %.17g, total mass M = 1; lengths in the input's unit r, time in "
+                 "sqrt(r^3 / (G M)), velocities in sqrt(G M / r), energies in G M^2 / r",
                  G)};
 }
 
