@@ -50,7 +50,7 @@ struct GridSpec {
   std::array<int, 3> ranks{0, 0, 0};             // ranks per axis; all 0: chosen by MPI_Dims_create
   std::string decomposition_key;                  // input key of `ranks`, for messages
   std::string where;                              // where it came from (Config::where), for messages
-  std::string axes = "xyz";                       // axis names, fastest first, for messages (euler2d: "xz")
+  std::string axes = "xyz";                       // axis names, fastest first: messages, output (euler2d: "xz")
 };
 
 // One rank's part of the grid.

@@ -19,10 +19,9 @@ using xdmf::number;
 
 }  // namespace
 
-GridOutput::GridOutput(H5Output* out, const Grid& g, std::vector<Quantity> fields, std::vector<Quantity> diagnostics,
-                       std::vector<std::string> axes)
-    : out_(out), grid_(g), fields_(std::move(fields)), diagnostics_(std::move(diagnostics)), axes_(std::move(axes)) {
-  if (static_cast<int>(axes_.size()) != g.dims()) throw std::logic_error("GridOutput: one axis name per grid axis");
+GridOutput::GridOutput(H5Output* out, const Grid& g, std::vector<Quantity> fields, std::vector<Quantity> diagnostics)
+    : out_(out), grid_(g), fields_(std::move(fields)), diagnostics_(std::move(diagnostics)) {
+  for (int a = 0; a < g.dims(); ++a) axes_.push_back(g.spec().axes.substr(static_cast<std::size_t>(a), 1));
 }
 
 void GridOutput::create() {

@@ -169,8 +169,7 @@ class GridSimulation : public Simulation {
   // restarted run's restore() takes the output up instead. initial_keys:
   // the checkpoint keys of initial_diagnostics().
   void begin(std::unique_ptr<Grid> grid, const GridClock& clock, std::vector<Quantity> fields,
-             std::vector<Quantity> diagnostics, std::vector<std::string> axes,
-             std::vector<std::string> initial_keys = {}) {
+             std::vector<Quantity> diagnostics, std::vector<std::string> initial_keys = {}) {
     // The model's constructor filled its fields, O(cells) on the host for
     // some; a signal during it (their loops end early) stops the run here,
     // before any output, on every rank.
@@ -188,8 +187,7 @@ class GridSimulation : public Simulation {
       throw Error(ExitCode::numerical,
                   clock.span_key + ": " + step_count_problem(clock.sim_time, clock.dt, "dt (from every cell)"), true);
     steps_ = *steps;
-    output_ = std::make_unique<GridOutput>(ctx_.output, *grid_, std::move(fields), std::move(diagnostics),
-                                           std::move(axes));
+    output_ = std::make_unique<GridOutput>(ctx_.output, *grid_, std::move(fields), std::move(diagnostics));
     writer_ = std::make_unique<BackgroundWriter>(
         ctx_.mpi, ctx_.output != nullptr && ctx_.config != nullptr && ctx_.config->boolean("run.async_output"));
     if (!ctx_.restarting) {

@@ -151,8 +151,7 @@ class DiffusionSimulation final : public grid::GridSimulation<T> {
                 {{"u", "K", "temperature"}},
                 {{"heat", "K m3", "integral of u over the domain"},
                  {"u_max", "K", "maximum of u"},
-                 {"l2_error", "K m3/2", "L2 norm of u minus the analytic spreading Gaussian"}},
-                {"x", "y", "z"});
+                 {"l2_error", "K m3/2", "L2 norm of u minus the analytic spreading Gaussian"}});
   }
 
  protected:

@@ -53,7 +53,7 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
                  {"d_mass", "1", "relative change of mass since t = 0, miniWeather's d_mass"},
                  {"d_te", "1", "relative change of total_energy since t = 0, miniWeather's d_te"},
                  {"max_cfl", "1", "largest Courant number dt max((|u| + c) / dx, (|w| + c) / dz), c the speed of sound"}},
-                {"x", "z"}, {"euler2d/mass0", "euler2d/te0"});
+                {"euler2d/mass0", "euler2d/te0"});
   }
 
   // Largest |value| of a primitive over the owned cells: 0 rho', 1 u, 2 w, 3 theta'.

@@ -61,7 +61,7 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
                  {"energy", "m5 s-2", "total energy per unit density: sum of (h (u^2 + v^2)/2 + g h^2/2) dx dy"},
                  {"potential_enstrophy", "m s-2", "sum of h q^2/2 dx dy, q = (f + vorticity)/h at the corners"},
                  {"max_courant", "1", "largest Courant number of a cell (stability limit sqrt(3)/2)"}},
-                {"x", "y"}, {"shallow_water/initial_mass", "shallow_water/initial_energy"});
+                {"shallow_water/initial_mass", "shallow_water/initial_energy"});
   }
 
   Performance finish() override {
