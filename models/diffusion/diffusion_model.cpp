@@ -35,8 +35,7 @@ struct Params {
   Boundary boundary = Boundary::periodic;
   double sim_time = 0.25;
   double output_interval = 0.05;
-  std::array<int, 3> ranks{0, 0, 0};
-  std::string decomposition_where;
+  grid::Decomposition decomposition{{0, 0, 0}, "diffusion.decomposition", ""};
 
   std::array<double, 3> d() const {
     return {length[0] / static_cast<double>(n[0]), length[1] / static_cast<double>(n[1]),
@@ -58,9 +57,7 @@ struct Params {
     s.origin = {0, 0, 0};
     for (auto& b : s.boundary) b = {boundary, boundary};
     s.halo = 1;
-    s.ranks = ranks;
-    s.decomposition_key = "diffusion.decomposition";
-    s.where = decomposition_where;
+    s.decomposition = decomposition;
     return s;
   }
   Gaussian3 gaussian() const {
@@ -93,8 +90,7 @@ Params read_params(const Config& c) {
   p.boundary = boundary_of(c.string("diffusion.boundary"));
   p.sim_time = c.real("diffusion.sim_time");
   p.output_interval = c.real("diffusion.output_interval");
-  p.ranks = grid::ranks_from(c, "diffusion.decomposition", 3);
-  p.decomposition_where = c.where("diffusion.decomposition");
+  p.decomposition = grid::read_decomposition(c, "diffusion.decomposition", 3);
   if (p.dt > p.stable_dt())
     c.fail("diffusion.dt", format("unstable: explicit diffusion needs kappa dt (1/dx^2 + 1/dy^2 + 1/dz^2) "
                                   "<= 1/2; the largest stable dt for this grid and kappa is %.6g s",
