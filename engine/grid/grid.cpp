@@ -1,7 +1,6 @@
 #include "engine/grid/grid.hpp"
 
 #include <algorithm>
-#include <numeric>
 #include <string>
 
 #if __has_include(<mpi-ext.h>)

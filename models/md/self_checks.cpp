@@ -5,7 +5,6 @@
 #include "models/md/self_checks.hpp"
 
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <memory>
 #include <sstream>

@@ -1,7 +1,6 @@
 #include "models/shallow_water/params.hpp"
 
 #include <cmath>
-#include <cstdio>
 
 #include "engine/config/config.hpp"
 #include "engine/config/schema.hpp"
