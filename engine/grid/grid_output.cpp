@@ -13,12 +13,6 @@
 
 namespace strata::grid {
 
-namespace {
-
-using xdmf::number;
-
-}  // namespace
-
 GridOutput::GridOutput(H5Output* out, const Grid& g, std::vector<Quantity> fields, std::vector<Quantity> diagnostics)
     : out_(out), grid_(g), fields_(std::move(fields)), diagnostics_(std::move(diagnostics)) {
   for (int a = 0; a < g.dims(); ++a) axes_.push_back(g.spec().axes.substr(static_cast<std::size_t>(a), 1));
@@ -164,13 +158,13 @@ std::string GridOutput::xdmf_entry(std::size_t f) const {
     const std::string sep = p == 2 ? "" : " ";
     cells += sep + std::to_string(n3[p]);
     nodes += sep + std::to_string(n3[p] + 1);
-    origin += sep + number(o3[p]);
-    spacing += sep + number(d3[p]);
+    origin += sep + xdmf::number(o3[p]);
+    spacing += sep + xdmf::number(d3[p]);
   }
   for (std::size_t a = axes_.size(); a-- > 0;) frame_cells += (frame_cells.empty() ? "" : " ") + std::to_string(s.n[a]);
   std::ostringstream x;
   x << "      <Grid Name=\"frame " << f << "\" GridType=\"Uniform\">\n"
-    << "        <Time Value=\"" << number(times_[f]) << "\"/>\n"
+    << "        <Time Value=\"" << xdmf::number(times_[f]) << "\"/>\n"
     << "        <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" << nodes << "\"/>\n"
     << "        <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
     << "          <DataItem Name=\"origin\" Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" "
