@@ -1,7 +1,6 @@
 #include "engine/grid/grid.hpp"
 
 #include <algorithm>
-#include <numeric>
 #include <string>
 
 #if __has_include(<mpi-ext.h>)
@@ -44,23 +43,24 @@ Grid::Grid(const MpiContext& mpi, const GridSpec& spec) : mpi_(mpi), spec_(spec)
     if ((b[0] == Boundary::periodic) != (b[1] == Boundary::periodic))
       throw std::logic_error("Grid: periodic on one side of an axis only");
   }
-  const std::string at = spec.where.empty() ? "" : spec.where + ": ";
+  const Decomposition& dec = spec.decomposition;
+  const std::string at = dec.where.empty() ? "" : dec.where + ": ";
   const auto axes = static_cast<std::size_t>(spec.dims);
   const int size = mpi.size();
-  const bool given = std::any_of(spec.ranks.begin(), spec.ranks.begin() + spec.dims, [](int r) { return r > 0; });
+  const bool given = std::any_of(dec.ranks.begin(), dec.ranks.begin() + spec.dims, [](int r) { return r > 0; });
   std::array<int, 3> ranks{1, 1, 1};
   if (given) {
     int product = 1;
     for (std::size_t a = 0; a < axes; ++a) {
-      const int r = spec.ranks[a];
+      const int r = dec.ranks[a];
       if (r < 1)
-        throw InputError(at + spec.decomposition_key + " = " + list_text(spec.ranks, spec.dims) +
+        throw InputError(at + dec.key + " = " + list_text(dec.ranks, spec.dims) +
                          ": every entry must be at least 1");
       product *= r;
       ranks[a] = r;
     }
     if (product != size)
-      throw InputError(at + spec.decomposition_key + " = " + list_text(spec.ranks, spec.dims) + ": asks for " +
+      throw InputError(at + dec.key + " = " + list_text(dec.ranks, spec.dims) + ": asks for " +
                        std::to_string(product) + " ranks, but the run has " + std::to_string(size));
   } else {
     // MPI_Dims_create gives non-increasing factors; the most ranks go to the
@@ -90,9 +90,9 @@ Grid::Grid(const MpiContext& mpi, const GridSpec& spec) : mpi_(mpi), spec_(spec)
       problem = "the decomposition " + list_text(ranks, spec.dims) + " gives rank " + std::to_string(mpi.rank()) +
                 " only " + std::to_string(count_[a]) + " cells along " + axis + " (of " +
                 std::to_string(spec_.n.at(a)) + "), fewer than the halo width " + std::to_string(spec.halo) +
-                "; use fewer ranks along " + axis + (given ? "" : " (set " + spec.decomposition_key + ")") +
+                "; use fewer ranks along " + axis + (given ? "" : " (set " + dec.key + ")") +
                 " or more cells";
-      problem = at + (given ? spec.decomposition_key + " = " + list_text(spec.ranks, spec.dims) + ": " : "") + problem;
+      problem = at + (given ? dec.key + " = " + list_text(dec.ranks, spec.dims) + ": " : "") + problem;
     }
   }
   const auto problems = mpi.gather_strings(problem);
@@ -206,17 +206,16 @@ void declare_decomposition(Schema& s, const std::string& key, int dims, const st
       .restart_safe = true;
 }
 
-std::array<int, 3> ranks_from(const Config& c, const std::string& key, int dims) {
+Decomposition read_decomposition(const Config& c, const std::string& key, int dims) {
   const std::vector<std::int64_t> v = c.integers(key);
-  std::array<int, 3> r{0, 0, 0};
-  if (v.empty()) return r;
-  if (static_cast<int>(v.size()) != dims)
+  Decomposition d{{0, 0, 0}, key, c.where(key)};
+  if (!v.empty() && static_cast<int>(v.size()) != dims)
     c.fail(key, "expected " + std::to_string(dims) + " entries (one per axis), got " + std::to_string(v.size()));
   for (std::size_t a = 0; a < v.size(); ++a) {
     if (v[a] > 1'000'000) c.fail(key, "more ranks than any machine has");
-    r[a] = static_cast<int>(v[a]);
+    d.ranks[a] = static_cast<int>(v[a]);
   }
-  return r;
+  return d;
 }
 
 std::size_t field_bytes(const MpiContext& mpi, const GridSpec& spec, int fields, std::size_t element_size) {

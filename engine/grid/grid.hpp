@@ -40,6 +40,13 @@ using kernels::grid::IntVect;
 enum class Boundary { periodic, wall, open };
 const char* to_string(Boundary b);
 
+// A grid model's `decomposition` key: ranks per axis (all 0: chosen by
+// MPI_Dims_create), the key and where it was set (Config::where), for messages.
+struct Decomposition {
+  std::array<int, 3> ranks{0, 0, 0};
+  std::string key, where;
+};
+
 struct GridSpec {
   int dims = 2;                                   // 2 or 3
   std::array<index_t, 3> n{1, 1, 1};              // global cells per axis
@@ -47,16 +54,14 @@ struct GridSpec {
   std::array<double, 3> origin{0, 0, 0};          // lower corner of cell (0, 0, 0)
   std::array<std::array<Boundary, 2>, 3> boundary{};  // [axis][low, high]; periodic on both sides or neither
   int halo = 1;                                   // halo width on every decomposed axis
-  std::array<int, 3> ranks{0, 0, 0};             // ranks per axis; all 0: chosen by MPI_Dims_create
-  std::string decomposition_key;                  // input key of `ranks`, for messages
-  std::string where;                              // where it came from (Config::where), for messages
-  std::string axes = "xyz";                       // axis names, fastest first, for messages (euler2d: "xz")
+  Decomposition decomposition;
+  std::string axes = "xyz";                       // axis names, fastest first: messages, output (euler2d: "xz")
 };
 
 // One rank's part of the grid.
 class Grid {
  public:
-  // Collective. Throws InputError (naming spec.decomposition_key) when the
+  // Collective. Throws InputError (naming the decomposition's key) when the
   // decomposition does not match the ranks or leaves a rank fewer cells on
   // an axis than the halo is wide.
   Grid(const MpiContext& mpi, const GridSpec& spec);
@@ -84,10 +89,6 @@ class Grid {
   // Whether the low (side 0) or high (side 1) face of this rank's box on
   // `axis` is a non-periodic domain boundary, which the model fills.
   bool physical(int axis, int side) const;
-  // Global cell-centre coordinate of local index i on `axis`.
-  double centre(int axis, index_t i) const {
-    return spec_.origin[axis] + (static_cast<double>(start_[axis] + i) + 0.5) * spec_.d[axis];
-  }
 
   // Boxes of local indices: the owned cells, and those stored (halos included).
   Box owned() const;
@@ -202,8 +203,6 @@ class HaloExchange {
     begin(fields);
     end();
   }
-  // Whether device buffers go to MPI directly (CUDA-aware MPI) or through host copies.
-  bool direct() const { return direct_; }
 
  private:
   struct Link {
@@ -220,7 +219,7 @@ class HaloExchange {
   const Grid& grid_;
   Device device_;
   int max_fields_;
-  bool direct_ = false, staged_ = false;
+  bool staged_ = false;   // device buffers reach MPI through host copies (not CUDA-aware)
   std::vector<Link> links_;
   std::vector<Wrap> wraps_;   // in axis order
   std::size_t cells_ = 0;   // halo cells of all links (per field)
@@ -286,10 +285,10 @@ bool mpi_cuda_aware();
 
 // The `decomposition` key of a grid model: [] (MPI_Dims_create chooses) or
 // one rank count per axis. declare_decomposition adds it to a schema;
-// ranks_from reads it into GridSpec::ranks, an InputError naming the key
-// when it has the wrong number of entries.
+// read_decomposition reads it, an InputError naming the key when it has
+// the wrong number of entries.
 void declare_decomposition(Schema& s, const std::string& key, int dims, const std::string& axes = "xyz");
-std::array<int, 3> ranks_from(const Config& c, const std::string& key, int dims);
+Decomposition read_decomposition(const Config& c, const std::string& key, int dims);
 // Bytes of `fields` fields of T with halos on the largest rank's box (for
 // memory plans, before anything is allocated). Collective.
 std::size_t field_bytes(const MpiContext& mpi, const GridSpec& spec, int fields, std::size_t element_size);

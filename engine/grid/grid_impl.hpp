@@ -53,8 +53,7 @@ HaloExchange<T>::HaloExchange(const Grid& g, const Device& device, int max_field
   // reads device memory itself when it is CUDA-aware; otherwise the packed
   // buffers are staged through host copies. The pack and unpack kernels
   // are the same either way (parallel_for picks their backend).
-  direct_ = device.on_cuda() && mpi_cuda_aware();
-  staged_ = device.on_cuda() && !direct_;
+  staged_ = device.on_cuda() && !mpi_cuda_aware();
   // A periodic axis this rank spans alone is its own neighbour on both
   // sides: its halos are wrapped copies (begin()), axis by axis, each slab
   // over the halos of the axes wrapped before it, so every direction whose
@@ -214,37 +213,37 @@ std::vector<double> owned_values(const Grid& g, const Field<T>& f, int c) {
 
 namespace detail {
 // Global shape and this rank's box, slowest axis first ({nz,} ny, nx).
-inline void global_box(const Grid& g, std::vector<std::int64_t>& global, std::vector<std::int64_t>& start,
-                       std::vector<std::int64_t>& count) {
-  global.clear();
-  start.clear();
-  count.clear();
+struct GlobalBox {
+  std::vector<std::int64_t> shape, start, count;
+};
+inline GlobalBox global_box(const Grid& g) {
+  GlobalBox b;
   for (int a = g.dims() - 1; a >= 0; --a) {
-    global.push_back(g.spec().n.at(a));
-    start.push_back(g.start()[a]);
-    count.push_back(g.count()[a]);
+    b.shape.push_back(g.spec().n.at(a));
+    b.start.push_back(g.start()[a]);
+    b.count.push_back(g.count()[a]);
   }
+  return b;
 }
 }  // namespace detail
 
 template <class T>
 void save_field(StateWriter& w, const Grid& g, const Field<T>& f) {
-  std::vector<std::int64_t> global, start, count;
-  detail::global_box(g, global, start, count);
-  for (int c = 0; c < f.ncomp(); ++c) w.box("fields/" + f.name(c), owned_values(g, f, c), global, start, count);
+  const detail::GlobalBox b = detail::global_box(g);
+  for (int c = 0; c < f.ncomp(); ++c)
+    w.box("fields/" + f.name(c), owned_values(g, f, c), b.shape, b.start, b.count);
 }
 
 template <class T>
 void restore_field(StateReader& r, const Grid& g, Field<T>& f) {
-  std::vector<std::int64_t> global, start, count;
-  detail::global_box(g, global, start, count);
+  const detail::GlobalBox b = detail::global_box(g);
   std::vector<T> all(static_cast<std::size_t>(g.storage()) * static_cast<std::size_t>(f.ncomp()));
   f.buffer().copy_to_host(all.data(), all.size());
   const FieldView<T> v = host_view(g, all, f.ncomp());
   const auto n = g.count();
   std::vector<double> values(static_cast<std::size_t>(g.owned_cells()));
   for (int c = 0; c < f.ncomp(); ++c) {
-    r.box("fields/" + f.name(c), values, start, count);
+    r.box("fields/" + f.name(c), values, b.start, b.count);
     std::size_t at = 0;
     for (index_t k = 0; k < n[2]; ++k)
       for (index_t j = 0; j < n[1]; ++j)

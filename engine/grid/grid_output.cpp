@@ -13,16 +13,9 @@
 
 namespace strata::grid {
 
-namespace {
-
-using xdmf::number;
-
-}  // namespace
-
-GridOutput::GridOutput(H5Output* out, const Grid& g, std::vector<Quantity> fields, std::vector<Quantity> diagnostics,
-                       std::vector<std::string> axes)
-    : out_(out), grid_(g), fields_(std::move(fields)), diagnostics_(std::move(diagnostics)), axes_(std::move(axes)) {
-  if (static_cast<int>(axes_.size()) != g.dims()) throw std::logic_error("GridOutput: one axis name per grid axis");
+GridOutput::GridOutput(H5Output* out, const Grid& g, std::vector<Quantity> fields, std::vector<Quantity> diagnostics)
+    : out_(out), grid_(g), fields_(std::move(fields)), diagnostics_(std::move(diagnostics)) {
+  for (int a = 0; a < g.dims(); ++a) axes_.push_back(g.spec().axes.substr(static_cast<std::size_t>(a), 1));
 }
 
 void GridOutput::create() {
@@ -63,8 +56,7 @@ void GridOutput::write_grid() {
 
 void GridOutput::create_series() {
   H5Output& o = *out_;
-  std::vector<std::int64_t> shape, start, count;
-  detail::global_box(grid_, shape, start, count);
+  const std::vector<std::int64_t> shape = detail::global_box(grid_).shape;
   std::vector<std::string> dims{"time"};
   dims.insert(dims.end(), axes_.rbegin(), axes_.rend());
   // Only what is missing: a restart may find some series and not others.
@@ -110,10 +102,9 @@ void GridOutput::resume(std::int64_t frames, std::int64_t rows) {
 void GridOutput::frame(double time, const std::vector<std::vector<double>>& values) {
   if (out_ == nullptr) return;
   if (values.size() != fields_.size()) throw std::logic_error("GridOutput::frame: one value array per field");
-  std::vector<std::int64_t> shape, start, count;
-  detail::global_box(grid_, shape, start, count);
+  const detail::GlobalBox b = detail::global_box(grid_);
   for (std::size_t f = 0; f < fields_.size(); ++f)
-    out_->series_write("/fields/" + fields_[f].name, frames_, values[f], start, count);
+    out_->series_write("/fields/" + fields_[f].name, frames_, values[f], b.start, b.count);
   out_->series_write("/fields/time", frames_, time);
   // On disk, metadata included, before the next step: a hard kill keeps
   // every frame written so far (and the diagnostics rows before it).
@@ -167,13 +158,13 @@ std::string GridOutput::xdmf_entry(std::size_t f) const {
     const std::string sep = p == 2 ? "" : " ";
     cells += sep + std::to_string(n3[p]);
     nodes += sep + std::to_string(n3[p] + 1);
-    origin += sep + number(o3[p]);
-    spacing += sep + number(d3[p]);
+    origin += sep + xdmf::number(o3[p]);
+    spacing += sep + xdmf::number(d3[p]);
   }
   for (std::size_t a = axes_.size(); a-- > 0;) frame_cells += (frame_cells.empty() ? "" : " ") + std::to_string(s.n[a]);
   std::ostringstream x;
   x << "      <Grid Name=\"frame " << f << "\" GridType=\"Uniform\">\n"
-    << "        <Time Value=\"" << number(times_[f]) << "\"/>\n"
+    << "        <Time Value=\"" << xdmf::number(times_[f]) << "\"/>\n"
     << "        <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" << nodes << "\"/>\n"
     << "        <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
     << "          <DataItem Name=\"origin\" Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" "

@@ -32,10 +32,9 @@ struct Quantity {
 
 class GridOutput {
  public:
-  // `out` may be null (a dry run): then nothing is written. `axes` names
-  // the grid's axes in the file ({"x", "y", "z"}, euler2d: {"x", "z"}).
-  GridOutput(H5Output* out, const Grid& g, std::vector<Quantity> fields, std::vector<Quantity> diagnostics,
-             std::vector<std::string> axes);
+  // `out` may be null (a dry run): then nothing is written. The file
+  // names the grid's axes as GridSpec::axes does (x, y, z; euler2d: x, z).
+  GridOutput(H5Output* out, const Grid& g, std::vector<Quantity> fields, std::vector<Quantity> diagnostics);
 
   // A fresh run: /grid, empty series. Collective.
   void create();

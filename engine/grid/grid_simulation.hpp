@@ -8,8 +8,9 @@
 //
 // A model derives GridSimulation<T> (T = float or double), builds its grid
 // and fields in its constructor, then calls begin(); it implements step(dt),
-// state(), diagnostics() and, where it keeps more than its fields, the
-// save/restore hooks. See models/diffusion for the smallest example.
+// state(), diagnostics(), bytes_per_cell_update() and print_summary(); the
+// first entries of the t = 0 diagnostics row are kept and checkpointed
+// under keys it names. See models/diffusion for the smallest example.
 #pragma once
 
 #include <algorithm>
@@ -54,6 +55,10 @@ class GridSimulation : public Simulation {
   const GridClock& clock() const { return clock_; }
   // The diagnostics row last written (at the latest output).
   const std::vector<double>& last_diagnostics() const { return last_diagnostics_; }
+  // The first entries (one per begin()'s initial_keys) of the diagnostics
+  // row of t = 0, what later rows are compared with; a restart restores
+  // them. Empty while that row is being computed.
+  const std::vector<double>& initial_diagnostics() const { return initial_; }
 
   void advance() override {
     const double dt = step_ + 1 == steps_ ? clock_.sim_time - time_ : clock_.dt;
@@ -104,7 +109,7 @@ class GridSimulation : public Simulation {
     w.scalar("grid/rows", output_->rows());
     w.scalar("grid/outputs_done", outputs_done_);
     for (const Field<T>* f : const_cast<GridSimulation*>(this)->state()) save_field(w, *grid_, *f);
-    save_extra(w);
+    for (std::size_t i = 0; i < initial_keys_.size(); ++i) w.scalar(initial_keys_[i], initial_.at(i));
   }
 
   void restore(StateReader& r) override {
@@ -112,7 +117,8 @@ class GridSimulation : public Simulation {
     time_ = r.real("grid/time");
     outputs_done_ = r.integer("grid/outputs_done");
     for (Field<T>* f : state()) restore_field(r, *grid_, *f);
-    restore_extra(r);
+    initial_.clear();
+    for (const std::string& key : initial_keys_) initial_.push_back(r.real(key));
     const std::int64_t frames = r.integer("grid/frames"), rows = r.integer("grid/rows");
     output_->resume(frames, rows);
   }
@@ -139,8 +145,7 @@ class GridSimulation : public Simulation {
   }
 
   Performance finish() override {
-    const std::vector<double> d = last_diagnostics_;
-    print_summary(d);
+    if (!last_diagnostics_.empty()) print_summary(last_diagnostics_);
     const double seconds = ctx_.mpi.max(step_seconds_);
     const double cells = static_cast<double>(grid_->spec().n[0] * grid_->spec().n[1] * grid_->spec().n[2]);
     const double updates = cells * static_cast<double>(steps_this_run_);
@@ -150,9 +155,9 @@ class GridSimulation : public Simulation {
                     {"steps_this_run", "", static_cast<double>(steps_this_run_)},
                     {"compute_seconds", "s", seconds},
                     {"cell_updates_per_second", "1/s", seconds > 0 ? updates / seconds : 0.0},
-                    {"output_wait_seconds", "s", ctx_.mpi.max(writer_->waited_seconds())}};
-    const double bytes = bytes_per_cell_update();
-    if (bytes > 0) perf.figures.push_back({"achieved_bandwidth", "GB/s", seconds > 0 ? updates * bytes / seconds / 1e9 : 0.0});
+                    {"output_wait_seconds", "s", ctx_.mpi.max(writer_->waited_seconds())},
+                    {"achieved_bandwidth", "GB/s",
+                     seconds > 0 ? updates * bytes_per_cell_update() / seconds / 1e9 : 0.0}};
     return perf;
   }
 
@@ -161,15 +166,17 @@ class GridSimulation : public Simulation {
 
   // After the grid and fields exist: fixes the step count, creates the
   // output (a fresh run) and writes frame 0 and diagnostics row 0. A
-  // restarted run's restore() takes the output up instead.
+  // restarted run's restore() takes the output up instead. initial_keys:
+  // the checkpoint keys of initial_diagnostics().
   void begin(std::unique_ptr<Grid> grid, const GridClock& clock, std::vector<Quantity> fields,
-             std::vector<Quantity> diagnostics, std::vector<std::string> axes) {
+             std::vector<Quantity> diagnostics, std::vector<std::string> initial_keys = {}) {
     // The model's constructor filled its fields, O(cells) on the host for
     // some; a signal during it (their loops end early) stops the run here,
     // before any output, on every rank.
     if (ctx_.mpi.any(stop_signal() != 0)) throw stopped_during_setup("the initial state");
     grid_ = std::move(grid);
     clock_ = clock;
+    initial_keys_ = std::move(initial_keys);
     for (const Quantity& q : diagnostics) diagnostic_names_.push_back(q.name);
     // Models refuse such spans when they read their input (exit 2, nothing
     // written); a dt known only from the full scan of the initial state
@@ -180,8 +187,7 @@ class GridSimulation : public Simulation {
       throw Error(ExitCode::numerical,
                   clock.span_key + ": " + step_count_problem(clock.sim_time, clock.dt, "dt (from every cell)"), true);
     steps_ = *steps;
-    output_ = std::make_unique<GridOutput>(ctx_.output, *grid_, std::move(fields), std::move(diagnostics),
-                                           std::move(axes));
+    output_ = std::make_unique<GridOutput>(ctx_.output, *grid_, std::move(fields), std::move(diagnostics));
     writer_ = std::make_unique<BackgroundWriter>(
         ctx_.mpi, ctx_.output != nullptr && ctx_.config != nullptr && ctx_.config->boolean("run.async_output"));
     if (!ctx_.restarting) {
@@ -211,12 +217,9 @@ class GridSimulation : public Simulation {
   // The diagnostics row (GridOutput's order). Collective; every rank gets
   // the same values. May throw unstable() when a CFL limit is broken.
   virtual std::vector<double> diagnostics() = 0;
-  // Scalars beyond the fields (e.g. the initial mass of a d_mass diagnostic).
-  virtual void save_extra(StateWriter&) const {}
-  virtual void restore_extra(StateReader&) {}
-  // Bytes one cell update must move at the least (for GB/s), 0 if not meaningful.
-  virtual double bytes_per_cell_update() const { return 0; }
-  // The closing lines of the run, from the last diagnostics row.
+  // Bytes one cell update must move at the least (for GB/s).
+  virtual double bytes_per_cell_update() const = 0;
+  // The closing lines of the run, from the last diagnostics row (where a row was written).
   virtual void print_summary(const std::vector<double>& last) const { (void)last; }
 
   // Whether diagnostics() should fail on a broken limit (not while the
@@ -266,6 +269,7 @@ class GridSimulation : public Simulation {
         unstable("diagnostic " + (i < diagnostic_names_.size() ? diagnostic_names_[i] : std::to_string(i)) + " = " +
                  std::to_string(d[i]) + " is not finite");
     last_diagnostics_ = d;
+    if (initial_.empty()) initial_.assign(d.begin(), d.begin() + std::ssize(initial_keys_));
     last_output_step_ = step_;
     auto t = ctx_.timers.scope("output");
     // The fields leave the device beside the next steps; the writer waits
@@ -308,7 +312,8 @@ class GridSimulation : public Simulation {
   }
 
   GridClock clock_;
-  std::vector<std::string> diagnostic_names_;
+  std::vector<std::string> diagnostic_names_, initial_keys_;
+  std::vector<double> initial_;
   std::int64_t steps_ = 0, step_ = 0, steps_this_run_ = 0, outputs_done_ = 0;
   double time_ = 0;
   double step_seconds_ = 0;   // this process' time in step(), this rank

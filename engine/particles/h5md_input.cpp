@@ -3,7 +3,6 @@
 #include <hdf5.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <cmath>
 #include <numeric>
@@ -11,6 +10,7 @@
 
 #include "engine/io/h5_output.hpp"
 #include "engine/runtime/error.hpp"
+#include "engine/runtime/format.hpp"
 #include "engine/runtime/mpi_context.hpp"
 
 namespace strata::particles {
@@ -304,15 +304,11 @@ H5mdSnapshot read_h5md(const std::string& path, const std::string& key, const Fr
 }
 
 std::string describe_frame(const H5mdSnapshot& snap, const std::string& path) {
-  char text[200];
-  std::snprintf(text, sizeof text, "frame %lld of %lld (%s", static_cast<long long>(snap.frame),
-                static_cast<long long>(snap.frames), snap.frame + 1 == snap.frames ? "the last" : "counting from 0");
-  std::string out = text;
+  std::string out = format("frame %lld of %lld (%s", static_cast<long long>(snap.frame),
+                           static_cast<long long>(snap.frames),
+                           snap.frame + 1 == snap.frames ? "the last" : "counting from 0");
   if (snap.has_step) out += "; step " + std::to_string(snap.step);
-  if (snap.has_time) {
-    std::snprintf(text, sizeof text, "%stime %.6g", snap.has_step ? ", " : "; ", snap.time);
-    out += text;
-  }
+  if (snap.has_time) out += format("%stime %.6g", snap.has_step ? ", " : "; ", snap.time);
   return out + ") of " + path;
 }
 

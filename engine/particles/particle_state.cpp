@@ -1,6 +1,5 @@
 #include "engine/particles/particle_state.hpp"
 
-#include <numeric>
 
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/mpi_context.hpp"

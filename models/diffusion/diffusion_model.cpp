@@ -3,7 +3,6 @@
 // is known. It is the bandwidth benchmark of the stencil family: one read
 // and one write of u per cell update.
 #include <cmath>
-#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -11,6 +10,7 @@
 #include "engine/config/schema.hpp"
 #include "engine/grid/grid.hpp"
 #include "engine/grid/grid_simulation.hpp"
+#include "engine/runtime/format.hpp"
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/step_count.hpp"
@@ -35,8 +35,7 @@ struct Params {
   Boundary boundary = Boundary::periodic;
   double sim_time = 0.25;
   double output_interval = 0.05;
-  std::array<int, 3> ranks{0, 0, 0};
-  std::string decomposition_where;
+  grid::Decomposition decomposition{{0, 0, 0}, "diffusion.decomposition", ""};
 
   std::array<double, 3> d() const {
     return {length[0] / static_cast<double>(n[0]), length[1] / static_cast<double>(n[1]),
@@ -58,9 +57,7 @@ struct Params {
     s.origin = {0, 0, 0};
     for (auto& b : s.boundary) b = {boundary, boundary};
     s.halo = 1;
-    s.ranks = ranks;
-    s.decomposition_key = "diffusion.decomposition";
-    s.where = decomposition_where;
+    s.decomposition = decomposition;
     return s;
   }
   Gaussian3 gaussian() const {
@@ -93,16 +90,11 @@ Params read_params(const Config& c) {
   p.boundary = boundary_of(c.string("diffusion.boundary"));
   p.sim_time = c.real("diffusion.sim_time");
   p.output_interval = c.real("diffusion.output_interval");
-  p.ranks = grid::ranks_from(c, "diffusion.decomposition", 3);
-  p.decomposition_where = c.where("diffusion.decomposition");
-  if (p.dt > p.stable_dt()) {
-    char msg[256];
-    std::snprintf(msg, sizeof msg,
-                  "unstable: explicit diffusion needs kappa dt (1/dx^2 + 1/dy^2 + 1/dz^2) <= 1/2; the largest stable "
-                  "dt for this grid and kappa is %.6g s",
-                  p.stable_dt());
-    c.fail("diffusion.dt", msg);
-  }
+  p.decomposition = grid::read_decomposition(c, "diffusion.decomposition", 3);
+  if (p.dt > p.stable_dt())
+    c.fail("diffusion.dt", format("unstable: explicit diffusion needs kappa dt (1/dx^2 + 1/dy^2 + 1/dz^2) "
+                                  "<= 1/2; the largest stable dt for this grid and kappa is %.6g s",
+                                  p.stable_dt()));
   if (!step_count(p.sim_time, p.step_dt()))
     c.fail("diffusion.sim_time", step_count_problem(p.sim_time, p.step_dt(), p.dt > 0 ? "diffusion.dt" : "dt"));
   return p;
@@ -155,8 +147,7 @@ class DiffusionSimulation final : public grid::GridSimulation<T> {
                 {{"u", "K", "temperature"}},
                 {{"heat", "K m3", "integral of u over the domain"},
                  {"u_max", "K", "maximum of u"},
-                 {"l2_error", "K m3/2", "L2 norm of u minus the analytic spreading Gaussian"}},
-                {"x", "y", "z"});
+                 {"l2_error", "K m3/2", "L2 norm of u minus the analytic spreading Gaussian"}});
   }
 
  protected:
@@ -209,11 +200,8 @@ class DiffusionSimulation final : public grid::GridSimulation<T> {
   double bytes_per_cell_update() const override { return 2.0 * sizeof(T); }
 
   void print_summary(const std::vector<double>& d) const override {
-    if (d.size() < 3) return;
-    char line[256];
-    std::snprintf(line, sizeof line, "diffusion: t = %.6g s  heat = %.15g K m3  u_max = %.6g K  L2 error = %.3e\n",
-                  this->time(), d[0], d[1], d[2]);
-    this->ctx_.out << line;
+    this->ctx_.out << format("diffusion: t = %.6g s  heat = %.15g K m3  u_max = %.6g K  L2 error = %.3e\n",
+                             this->time(), d[0], d[1], d[2]);
   }
 
  private:
@@ -239,14 +227,11 @@ class DiffusionModel final : public ModelOf<Params, read_params, declare_schema>
     const grid::Grid g(ctx.mpi, p.spec());
     const auto r = g.ranks();
     const double dt = p.step_dt();
-    char text[400];
-    std::snprintf(text, sizeof text,
-                  "plan: %lld x %lld x %lld cells over %d x %d x %d ranks; dt = %.6g s (stability limit %.6g s), "
-                  "%lld steps to t = %.6g s\n",
-                  static_cast<long long>(p.n[0]), static_cast<long long>(p.n[1]), static_cast<long long>(p.n[2]),
-                  r[0], r[1], r[2], dt, p.stable_dt(), static_cast<long long>(step_count(p.sim_time, dt).value_or(0)),
-                  p.sim_time);
-    ctx.out << text;
+    ctx.out << format("plan: %lld x %lld x %lld cells over %d x %d x %d ranks; dt = %.6g s (stability limit "
+                      "%.6g s), %lld steps to t = %.6g s\n",
+                      static_cast<long long>(p.n[0]), static_cast<long long>(p.n[1]),
+                      static_cast<long long>(p.n[2]), r[0], r[1], r[2], dt, p.stable_dt(),
+                      static_cast<long long>(step_count(p.sim_time, dt).value_or(0)), p.sim_time);
   }
 
   MemoryPlan memory(const RunContext& ctx, const Params& p) const override {
@@ -284,11 +269,10 @@ std::vector<CheckResult> DiffusionModel::self_checks(RunContext& ctx) const {
   const bool fp32 = ctx.precision == Precision::fp32;
   std::vector<CheckResult> out;
   for (std::size_t i = 0; i < 2; ++i) {
-    char d[128];
-    std::snprintf(d, sizeof d, "L2 errors %.3e, %.3e; second-order scheme", errors[i], errors[i + 1]);
     out.push_back(CheckResult::within(
         "diffusion Gaussian L2 order " + std::to_string(sizes[i]) + "^3 -> " + std::to_string(sizes[i + 1]) + "^3",
-        std::log2(errors[i] / errors[i + 1]), 2.0, fp32 ? 0.3 : 0.1, d));
+        std::log2(errors[i] / errors[i + 1]), 2.0, fp32 ? 0.3 : 0.1,
+        format("L2 errors %.3e, %.3e; second-order scheme", errors[i], errors[i + 1])));
   }
   // Each step adds round-off of a few ulp per cell to the total.
   out.push_back(CheckResult::within("diffusion heat conserved (periodic, 96^3)", (heat1[2] - heat0[2]) / heat0[2], 0,

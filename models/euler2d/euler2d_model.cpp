@@ -7,13 +7,13 @@
 // numerics are in kernels/stencil/euler2d.hpp, the run in
 // euler2d_simulation.hpp; this file registers the model.
 #include <cmath>
-#include <cstdio>
 #include <memory>
 #include <string>
 
 #include "engine/config/config.hpp"
 #include "engine/config/schema.hpp"
 #include "engine/grid/grid_simulation.hpp"
+#include "engine/runtime/format.hpp"
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "models/euler2d/euler2d_simulation.hpp"
@@ -36,13 +36,10 @@ class Euler2dModel final : public ModelOf<Params, read_params, declare_schema> {
   void plan(const RunContext& ctx, const Params& p) const override {
     const grid::Grid g(ctx.mpi, p.spec());
     const auto r = g.ranks();
-    char text[400];
-    std::snprintf(text, sizeof text,
-                  "plan: euler2d %s, %lld x %lld cells (dx = %.6g m, dz = %.6g m) over %d x %d ranks; dt = %.6g s "
-                  "(cfl %.3g at 450 m/s), %lld steps to t = %.6g s\n",
-                  p.case_name().c_str(), static_cast<long long>(p.nx), static_cast<long long>(p.nz), p.dx(), p.dz(),
-                  r[0], r[1], p.dt(), p.cfl, static_cast<long long>(p.steps()), p.sim_time);
-    ctx.out << text;
+    ctx.out << format("plan: euler2d %s, %lld x %lld cells (dx = %.6g m, dz = %.6g m) over %d x %d ranks; "
+                      "dt = %.6g s (cfl %.3g at 450 m/s), %lld steps to t = %.6g s\n",
+                      p.case_name().c_str(), static_cast<long long>(p.nx), static_cast<long long>(p.nz), p.dx(),
+                      p.dz(), r[0], r[1], p.dt(), p.cfl, static_cast<long long>(p.steps()), p.sim_time);
   }
 
   MemoryPlan memory(const RunContext& ctx, const Params& p) const override {

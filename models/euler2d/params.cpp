@@ -24,8 +24,7 @@ Params read_params(const Config& c) {
   p.output_interval = c.real("euler2d.output_interval");
   p.cfl = c.real("euler2d.cfl");
   p.hv_beta = c.real("euler2d.hv_beta");
-  p.ranks = grid::ranks_from(c, "euler2d.decomposition", 2);
-  p.decomposition_where = c.where("euler2d.decomposition");
+  p.decomposition = grid::read_decomposition(c, "euler2d.decomposition", 2);
   if (!step_count(p.sim_time, p.dt()))
     c.fail("euler2d.sim_time", step_count_problem(p.sim_time, p.dt(), "dt = min(dx, dz) cfl / 450 m/s"));
   return p;

@@ -39,8 +39,7 @@ struct Params {
   double output_interval = 10;
   double cfl = 1.5;
   double hv_beta = 0.05;
-  std::array<int, 3> ranks{0, 0, 0};
-  std::string decomposition_where;
+  grid::Decomposition decomposition{{0, 0, 0}, "euler2d.decomposition", ""};
 
   std::string case_name() const { return kCaseNames[static_cast<std::size_t>(c)]; }
   double dx() const { return k::kXLen / static_cast<double>(nx); }
@@ -59,9 +58,7 @@ struct Params {
     s.boundary[0] = {Boundary::periodic, Boundary::periodic};
     s.boundary[1] = {Boundary::wall, Boundary::wall};
     s.halo = k::kHalo;
-    s.ranks = ranks;
-    s.decomposition_key = "euler2d.decomposition";
-    s.where = decomposition_where;
+    s.decomposition = decomposition;
     s.axes = "xz";
     return s;
   }

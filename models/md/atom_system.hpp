@@ -35,7 +35,6 @@
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
-#include <numeric>
 #include <string>
 #include <vector>
 

@@ -2,8 +2,8 @@
 #pragma once
 
 #include <cmath>
-#include <cstdio>
 
+#include "engine/runtime/format.hpp"
 #include "engine/runtime/mpi_context.hpp"
 
 namespace strata::md {
@@ -96,21 +96,15 @@ std::string AtomSystem<T>::check() {
   }
   std::int64_t index = 0;
   index_.copy_to_host(&index, 1, {}, static_cast<std::size_t>(i));
-  char where[160];
-  if (w.worst >= 0) {
-    std::snprintf(where, sizeof where, "%.6g sigma from (%.6g, %.6g, %.6g) where the neighbour list last saw it",
-                  std::sqrt(w.d2), x0[0], x0[1], x0[2]);
-  } else {
-    std::snprintf(where, sizeof where, "not a place in the periodic box (more than 2^30 box lengths out)");
-  }
-  char text[640];
-  std::snprintf(text, sizeof text,
-                "rank %d: md: atom %lld is at (%.6g, %.6g, %.6g), %s, at step %lld (a neighbour list reaches "
+  const std::string where =
+      w.worst >= 0 ? format("%.6g sigma from (%.6g, %.6g, %.6g) where the neighbour list last saw it",
+                            std::sqrt(w.d2), x0[0], x0[1], x0[2])
+                   : "not a place in the periodic box (more than 2^30 box lengths out)";
+  return format("rank %d: md: atom %lld is at (%.6g, %.6g, %.6g), %s, at step %lld (a neighbour list reaches "
                 "cutoff + skin = %.6g): the run is unstable (md.dt too large for the forces or the temperature, "
                 "or atoms on top of each other)",
-                domain_.rank(), static_cast<long long>(index), x[0], x[1], x[2], where, static_cast<long long>(step_),
-                ghost_cutoff_);
-  return text;
+                domain_.rank(), static_cast<long long>(index), x[0], x[1], x[2], where.c_str(),
+                static_cast<long long>(step_), ghost_cutoff_);
 }
 
 // Every rank throws the lowest failing rank's message (collective).

@@ -4,7 +4,6 @@
 // with a skin (models/md/atom_system.hpp).
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -13,6 +12,7 @@
 #include "engine/particles/h5md_input.hpp"
 #include "engine/particles/particle_state.hpp"
 #include "engine/runtime/error.hpp"
+#include "engine/runtime/format.hpp"
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "models/md/initial_state.hpp"
@@ -84,13 +84,11 @@ std::array<double, 3> fcc_box(const Params& p) {
 // nearest neighbour only (one hop per axis).
 void check_widths(const Config& c, const Params& p, const Domain& d) {
   if (d.min_width() >= p.ghost_cutoff()) return;
-  char msg[400];
-  std::snprintf(msg, sizeof msg,
-                "the box %.6g x %.6g x %.6g over %d x %d x %d ranks gives sub-boxes %.6g wide, less than cutoff + "
+  c.fail(p.initial == Initial::fcc ? "md.cells" : "md.initial_file",
+         format("the box %.6g x %.6g x %.6g over %d x %d x %d ranks gives sub-boxes %.6g wide, less than cutoff + "
                 "skin = %.6g: use fewer ranks or a larger system",
                 d.length()[0], d.length()[1], d.length()[2], d.ranks()[0], d.ranks()[1], d.ranks()[2], d.min_width(),
-                p.ghost_cutoff());
-  c.fail(p.initial == Initial::fcc ? "md.cells" : "md.initial_file", msg);
+                p.ghost_cutoff()));
 }
 
 // The system a run will have: its atom count and box (collective for a
@@ -139,15 +137,12 @@ FileStart read_start_file(const RunContext& ctx, const Params& p) {
       const double given = q.position[e];
       q.position[e] -= snap.box.origin.at(a);
       int image = 0;
-      if (!wrap_periodic(q.position[e], snap.box.edges.at(a), image) && unplaced.empty()) {
-        char text[400];
-        std::snprintf(text, sizeof text,
-                      "rank %d: md: atom %lld of md.initial_file %s has coordinate %d = %.6g, not a place in the "
-                      "periodic box of edge %.6g (not finite, or more than 2^30 box lengths out), at step 0",
-                      ctx.mpi.rank(), static_cast<long long>(q.id.empty() ? q.index[k] : q.id[k]),
-                      p.initial_file.c_str(), a, given, snap.box.edges.at(a));
-        unplaced = text;
-      }
+      if (!wrap_periodic(q.position[e], snap.box.edges.at(a), image) && unplaced.empty())
+        unplaced = format("rank %d: md: atom %lld of md.initial_file %s has coordinate %d = %.6g, not a place "
+                          "in the periodic box of edge %.6g (not finite, or more than 2^30 box lengths out), at "
+                          "step 0",
+                          ctx.mpi.rank(), static_cast<long long>(q.id.empty() ? q.index[k] : q.id[k]),
+                          p.initial_file.c_str(), a, given, snap.box.edges.at(a));
       q.image[e] = image;
     }
     dest[k] = unplaced.empty() ? s.domain->owner(&q.position[3 * k]) : ctx.mpi.rank();
@@ -187,14 +182,11 @@ class MdModel final : public ModelOf<Params, read_params, declare_schema> {
  protected:
   void plan(const RunContext& ctx, const Params& p) const override {
     const std::int64_t n = system_size(ctx, p).atoms;
-    char text[600];
-    std::snprintf(text, sizeof text,
-                  "plan: %lld atoms (%s), %lld steps of dt = %.6g, cutoff %.6g + skin %.6g over %d rank(s); "
-                  "memory %.0f bytes per atom (%s)\n",
-                  static_cast<long long>(n), p.initial == Initial::fcc ? "fcc lattice" : p.initial_file.c_str(),
-                  static_cast<long long>(p.steps), p.dt, p.cutoff, p.skin, ctx.mpi.size(),
-                  bytes_per_atom(p, ctx.precision), to_string(ctx.precision).data());
-    ctx.out << text;
+    ctx.out << format("plan: %lld atoms (%s), %lld steps of dt = %.6g, cutoff %.6g + skin %.6g over %d rank(s); "
+                      "memory %.0f bytes per atom (%s)\n",
+                      static_cast<long long>(n), p.initial == Initial::fcc ? "fcc lattice" : p.initial_file.c_str(),
+                      static_cast<long long>(p.steps), p.dt, p.cutoff, p.skin, ctx.mpi.size(),
+                      bytes_per_atom(p, ctx.precision), to_string(ctx.precision).data());
   }
   MemoryPlan memory(const RunContext& ctx, const Params& p) const override {
     const SystemSize size = system_size(ctx, p);

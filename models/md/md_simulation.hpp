@@ -7,12 +7,12 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
-#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/runtime/format.hpp"
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/simulation.hpp"
@@ -163,12 +163,9 @@ class MdSimulation : public Simulation {
   Performance finish() override {
     const double seconds = ctx_.mpi.max(step_seconds_);
     const double atom_steps = static_cast<double>(n_) * static_cast<double>(steps_this_run_);
-    char line[256];
-    std::snprintf(line, sizeof line,
-                  "md: %lld atoms, %lld steps, %lld neighbour-list builds; %.4g s, %.4g atom-steps/s\n",
-                  static_cast<long long>(n_), static_cast<long long>(step_),
-                  static_cast<long long>(atoms_.rebuilds()), seconds, seconds > 0 ? atom_steps / seconds : 0.0);
-    ctx_.out << line;
+    ctx_.out << format("md: %lld atoms, %lld steps, %lld neighbour-list builds; %.4g s, %.4g atom-steps/s\n",
+                       static_cast<long long>(n_), static_cast<long long>(step_),
+                       static_cast<long long>(atoms_.rebuilds()), seconds, seconds > 0 ? atom_steps / seconds : 0.0);
     Performance perf;
     perf.figures = {{"atoms", "", static_cast<double>(n_)},
                     {"steps", "", static_cast<double>(step_)},
@@ -215,10 +212,8 @@ class MdSimulation : public Simulation {
       ctx_.out << "Step Temp E_pair E_mol TotEng Press\n";
       header_printed_ = true;
     }
-    char line[256];
-    std::snprintf(line, sizeof line, "%10lld %.15g %.15g 0 %.15g %.15g\n", static_cast<long long>(step_),
-                  last_.temperature, last_.pe, last_.etotal, last_.pressure);
-    ctx_.out << line;
+    ctx_.out << format("%10lld %.15g %.15g 0 %.15g %.15g\n", static_cast<long long>(step_), last_.temperature,
+                       last_.pe, last_.etotal, last_.pressure);
     output_->observables(step_, time(),
                          {{last_.temperature},
                           {last_.pe},

@@ -11,8 +11,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
 #include <limits>
 #include <memory>
 #include <numbers>
@@ -26,6 +24,7 @@
 #include "engine/io/h5_output.hpp"
 #include "engine/particles/h5md_output.hpp"
 #include "engine/particles/particle_state.hpp"
+#include "engine/runtime/format.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
@@ -182,18 +181,13 @@ class NbodySimulation final : public Simulation {
   }
 
   Performance finish() override {
-    char line[256];
-    std::snprintf(line, sizeof line, "nbody: %lld bodies, t = %.6g, E = %.15g, |dE/E0| = %.3e, 2K/|W| = %.6f\n",
-                  static_cast<long long>(n_), time_, last_.total(), relative_drift(last_), last_.virial());
-    ctx_.out << line;
+    ctx_.out << format("nbody: %lld bodies, t = %.6g, E = %.15g, |dE/E0| = %.3e, 2K/|W| = %.6f\n",
+                       static_cast<long long>(n_), time_, last_.total(), relative_drift(last_), last_.virial());
     if (max_drift_ > kDriftWarning) {
-      std::snprintf(line, sizeof line,
-                    "warning: the total energy changed by up to %.3g of itself (|dE/E| > %.2g): the run did not "
-                    "follow the dynamics; lower nbody.dt or raise nbody.softening\n",
-                    max_drift_, kDriftWarning);
-      ctx_.out << line;
-      std::string text = line + std::strlen("warning: ");
-      text.pop_back();   // the newline
+      const std::string text = format("the total energy changed by up to %.3g of itself (|dE/E| > %.2g): the run "
+                                      "did not follow the dynamics; lower nbody.dt or raise nbody.softening",
+                                      max_drift_, kDriftWarning);
+      ctx_.out << "warning: " << text << "\n";
       if (ctx_.output != nullptr) ctx_.output->attribute("/observables/total_energy", "warning", text);
     }
     const double seconds = ctx_.mpi.max(step_seconds_);
@@ -399,23 +393,18 @@ class NbodySimulation final : public Simulation {
     double m_max = 0;
     for (double m : bodies.mass) m_max = std::max(m_max, m);
     m_max = ctx_.mpi.max(m_max);
-    char line[400];
     if (p_.softening == 0) {
-      std::snprintf(line, sizeof line,
-                    "warning: nbody.softening = 0: a close pair speeds up without bound and a fixed dt = %.6g "
-                    "cannot follow it; expect large energy errors (dE/E below)\n",
-                    p_.dt);
-      ctx_.out << line;
+      ctx_.out << format("warning: nbody.softening = 0: a close pair speeds up without bound and a fixed dt = %.6g "
+                         "cannot follow it; expect large energy errors (dE/E below)\n",
+                         p_.dt);
       return;
     }
     const double limit = 2 * std::sqrt(p_.eps2() * p_.softening / (2 * p_.G * m_max));
-    if (p_.dt >= limit) {
-      std::snprintf(line, sizeof line,
-                    "warning: nbody.dt = %.6g is above 2 sqrt(eps^3 / (2 G m_max)) = %.6g, the leapfrog's stability "
-                    "limit for a pair closer than the softening %.6g; expect large energy errors if one forms\n",
-                    p_.dt, limit, p_.softening);
-      ctx_.out << line;
-    }
+    if (p_.dt >= limit)
+      ctx_.out << format("warning: nbody.dt = %.6g is above 2 sqrt(eps^3 / (2 G m_max)) = %.6g, the leapfrog's "
+                         "stability limit for a pair closer than the softening %.6g; expect large energy errors if "
+                         "one forms\n",
+                         p_.dt, limit, p_.softening);
   }
 
   // A run whose energy moved by more than this fraction of itself did not
@@ -429,9 +418,8 @@ class NbodySimulation final : public Simulation {
     bool finite = std::isfinite(d.kinetic) && std::isfinite(d.potential);
     for (int k = 0; k < 3; ++k) finite = finite && std::isfinite(d.momentum[k]) && std::isfinite(d.angular[k]);
     if (finite) return;
-    char what[200];
-    std::snprintf(what, sizeof what, "nbody: the diagnostics of step %lld are not finite (K = %g, W = %g)",
-                  static_cast<long long>(step_), d.kinetic, d.potential);
+    const std::string what = format("nbody: the diagnostics of step %lld are not finite (K = %g, W = %g)",
+                                    static_cast<long long>(step_), d.kinetic, d.potential);
     const std::optional<std::string> body = nonfinite();
     ctx_.mpi.check_collective(body ? "rank " + std::to_string(ctx_.mpi.rank()) + ": " + what + ": " + *body
                                    : std::string(),
@@ -460,12 +448,9 @@ class NbodySimulation final : public Simulation {
       max_drift_ = std::max(max_drift_, relative_drift(d));
       auto t = ctx_.timers.scope("output");
       output_->observables(step_, time_, d.row());
-      char line[256];
-      std::snprintf(line, sizeof line,
-                    "step %9lld  t %-10.6g  E %-+.12e  K %-.6e  W %-+.6e  2K/|W| %-.6f  dE/|E0| %+.3e\n",
-                    static_cast<long long>(step_), time_, d.total(), d.kinetic, d.potential, d.virial(),
-                    energy_error(d));
-      ctx_.out << line;
+      ctx_.out << format("step %9lld  t %-10.6g  E %-+.12e  K %-.6e  W %-+.6e  2K/|W| %-.6f  dE/|E0| %+.3e\n",
+                         static_cast<long long>(step_), time_, d.total(), d.kinetic, d.potential, d.virial(),
+                         energy_error(d));
       if (!failure_recorded_) check_row(d);
     }
     if (frame) {
@@ -504,16 +489,13 @@ class NbodyModel final : public ModelOf<Params, read_params, declare_schema> {
  protected:
   void plan(const RunContext& ctx, const Params& p) const override {
     const std::int64_t n = initial_count(p.initial);
-    char text[512];
-    std::snprintf(text, sizeof text,
-                  "plan: %s bodies (%s) over %d rank(s), about %s per rank; dt = %.6g, %lld steps to t = %.6g; "
-                  "%.4g pair interactions per step; diagnostics every %lld steps, frames every %lld\n",
-                  n < 0 ? "the file's" : std::to_string(n).c_str(), p.initial.kind.c_str(), ctx.mpi.size(),
-                  n < 0 ? "N/ranks" : std::to_string((n + ctx.mpi.size() - 1) / ctx.mpi.size()).c_str(), p.dt,
-                  static_cast<long long>(p.steps()), p.t_end(),
-                  n < 0 ? 0.0 : static_cast<double>(n) * static_cast<double>(n - 1),
-                  static_cast<long long>(p.diag_every), static_cast<long long>(p.output_every));
-    ctx.out << text;
+    ctx.out << format("plan: %s bodies (%s) over %d rank(s), about %s per rank; dt = %.6g, %lld steps to t = %.6g; "
+                      "%.4g pair interactions per step; diagnostics every %lld steps, frames every %lld\n",
+                      n < 0 ? "the file's" : std::to_string(n).c_str(), p.initial.kind.c_str(), ctx.mpi.size(),
+                      n < 0 ? "N/ranks" : std::to_string((n + ctx.mpi.size() - 1) / ctx.mpi.size()).c_str(), p.dt,
+                      static_cast<long long>(p.steps()), p.t_end(),
+                      n < 0 ? 0.0 : static_cast<double>(n) * static_cast<double>(n - 1),
+                      static_cast<long long>(p.diag_every), static_cast<long long>(p.output_every));
   }
 
   MemoryPlan memory(const RunContext& ctx, const Params& p) const override {

@@ -1,6 +1,5 @@
 #include "models/nbody/nbody_params.hpp"
 
-#include <cstdio>
 #include <filesystem>
 #include <limits>
 
@@ -8,6 +7,7 @@
 #include "engine/config/schema.hpp"
 #include "engine/particles/h5md_input.hpp"
 #include "engine/runtime/error.hpp"
+#include "engine/runtime/format.hpp"
 
 namespace strata::nbody {
 
@@ -46,11 +46,10 @@ void declare_schema(Schema& s) {
 }
 
 particles::Units Params::units() const {
-  char g[32];
-  std::snprintf(g, sizeof g, "%.17g", G);
   return {"1", "1", "1", "1", "nbody",
-          std::string("N-body units: G = ") + g + ", total mass M = 1; lengths in the input's unit r, time in "
-          "sqrt(r^3 / (G M)), velocities in sqrt(G M / r), energies in G M^2 / r"};
+          format("N-body units: G = %.17g, total mass M = 1; lengths in the input's unit r, time in "
+                 "sqrt(r^3 / (G M)), velocities in sqrt(G M / r), energies in G M^2 / r",
+                 G)};
 }
 
 Params read_params(const Config& c) {

@@ -2,20 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
+#include "engine/runtime/format.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/stop_request.hpp"
 
 namespace strata::shallow_water {
-
-namespace {
-std::string format(const char* fmt, double a, double b) {
-  char text[320];
-  std::snprintf(text, sizeof text, fmt, a, b);
-  return text;
-}
-}  // namespace
 
 InitialState::InitialState(const Params& p) : p_(p) {
   switch (p.initial) {

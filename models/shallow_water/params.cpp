@@ -1,7 +1,6 @@
 #include "models/shallow_water/params.hpp"
 
 #include <cmath>
-#include <cstdio>
 
 #include "engine/config/config.hpp"
 #include "engine/config/schema.hpp"
@@ -35,9 +34,7 @@ grid::GridSpec Params::spec() const {
   s.boundary[0] = {boundary_x, boundary_x};
   s.boundary[1] = {boundary_y, boundary_y};
   s.halo = 1;
-  s.ranks = ranks;
-  s.decomposition_key = "shallow_water.decomposition";
-  s.where = decomposition_where;
+  s.decomposition = decomposition;
   return s;
 }
 
@@ -116,8 +113,7 @@ Params read_params(const Config& c) {
   p.output_interval = c.real("shallow_water.output_interval");
   p.boundary_x = boundary_of(c.string("shallow_water.boundary_x"));
   p.boundary_y = boundary_of(c.string("shallow_water.boundary_y"));
-  p.ranks = grid::ranks_from(c, "shallow_water.decomposition", 2);
-  p.decomposition_where = c.where("shallow_water.decomposition");
+  p.decomposition = grid::read_decomposition(c, "shallow_water.decomposition", 2);
   p.centre_x = c.real("shallow_water.centre_x");
   p.centre_y = c.real("shallow_water.centre_y");
   p.gaussian_amplitude = c.real("shallow_water.gaussian_amplitude");

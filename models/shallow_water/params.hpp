@@ -37,8 +37,7 @@ struct Params {
   double sim_time = 86400;
   double output_interval = 10800;
   Boundary boundary_x = Boundary::periodic, boundary_y = Boundary::periodic;
-  std::array<int, 3> ranks{0, 0, 0};
-  std::string decomposition_where;
+  grid::Decomposition decomposition{{0, 0, 0}, "shallow_water.decomposition", ""};
   double centre_x = 0.5, centre_y = 0.5;  // fractions of lx, ly
   double gaussian_amplitude = 10, gaussian_width = 2.0e5;
   double dam_h_left = 2, dam_h_right = 1;

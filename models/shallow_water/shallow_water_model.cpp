@@ -3,7 +3,6 @@
 // (kernels/stencil/shallow_water.hpp), SSP-RK3 in time with a fixed dt
 // from the CFL number of the initial state.
 #include <cmath>
-#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,6 +11,7 @@
 #include "engine/config/schema.hpp"
 #include "engine/grid/grid.hpp"
 #include "engine/grid/grid_simulation.hpp"
+#include "engine/runtime/format.hpp"
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/step_count.hpp"
@@ -61,7 +61,7 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
                  {"energy", "m5 s-2", "total energy per unit density: sum of (h (u^2 + v^2)/2 + g h^2/2) dx dy"},
                  {"potential_enstrophy", "m s-2", "sum of h q^2/2 dx dy, q = (f + vorticity)/h at the corners"},
                  {"max_courant", "1", "largest Courant number of a cell (stability limit sqrt(3)/2)"}},
-                {"x", "y"});
+                {"shallow_water/initial_mass", "shallow_water/initial_energy"});
   }
 
   Performance finish() override {
@@ -107,20 +107,7 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
     const double enstrophy = grid::global_sum(g, dev, ks::EnstrophyOf<T>{r}) * area;
     const double courant = max_courant();
     if (!(courant <= kCourantLimit)) failure_ = courant_failure(courant);
-    if (this->steps_done() == 0) {
-      initial_mass_ = mass;
-      initial_energy_ = energy;
-    }
     return {mass, energy, enstrophy, courant};
-  }
-
-  void save_extra(StateWriter& w) const override {
-    w.scalar("shallow_water/initial_mass", initial_mass_);
-    w.scalar("shallow_water/initial_energy", initial_energy_);
-  }
-  void restore_extra(StateReader& r) override {
-    initial_mass_ = r.real("shallow_water/initial_mass");
-    initial_energy_ = r.real("shallow_water/initial_energy");
   }
 
   // The least a step must move per cell: each SSP-RK3 stage reads its input
@@ -129,14 +116,11 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
   double bytes_per_cell_update() const override { return 24.0 * sizeof(T); }
 
   void print_summary(const std::vector<double>& d) const override {
-    if (d.size() < 4) return;
-    char line[320];
-    std::snprintf(line, sizeof line,
-                  "shallow_water: t = %.6g s  mass %.15g m3 (relative change %.2e)  energy %.9g m5 s-2 (relative "
-                  "change %.2e)  max_courant %.4f (limit %.4f = sqrt(3)/2)\n",
-                  this->time(), d[0], (d[0] - initial_mass_) / initial_mass_, d[1],
-                  (d[1] - initial_energy_) / initial_energy_, d[3], kCourantLimit);
-    this->ctx_.out << line;
+    const std::vector<double>& d0 = this->initial_diagnostics();
+    this->ctx_.out << format("shallow_water: t = %.6g s  mass %.15g m3 (relative change %.2e)  energy %.9g m5 s-2 "
+                             "(relative change %.2e)  max_courant %.4f (limit %.4f = sqrt(3)/2)\n",
+                             this->time(), d[0], (d[0] - d0[0]) / d0[0], d[1], (d[1] - d0[1]) / d0[1], d[3],
+                             kCourantLimit);
   }
 
  private:
@@ -213,12 +197,9 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
   }
 
   static std::string courant_failure(double courant) {
-    char text[320];
-    std::snprintf(text, sizeof text,
-                  "max_courant = %.4g exceeds sqrt(3)/2 = 0.866, the stability limit of SSP-RK3 on this scheme "
+    return format("max_courant = %.4g exceeds sqrt(3)/2 = 0.866, the stability limit of SSP-RK3 on this scheme "
                   "(the flow sped up after dt was fixed, or the depth went negative; lower shallow_water.cfl)",
                   courant);
-    return text;
   }
 
   Params p_;
@@ -228,7 +209,6 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
   ks::CoriolisRows coriolis_{};
   std::int64_t check_every_ = 0;
   std::optional<std::string> failure_;
-  double initial_mass_ = 0, initial_energy_ = 0;
 };
 
 class ShallowWaterModel final : public ModelOf<Params, read_params, declare_schema> {
@@ -251,21 +231,17 @@ class ShallowWaterModel final : public ModelOf<Params, read_params, declare_sche
     const double dt = sampled_dt(p, init, &sampled);
     const bool exact = sampled == p.nx * p.ny;
     const auto r = g.ranks();
-    char text[640];
-    std::snprintf(text, sizeof text,
-                  "plan: %s, %lld x %lld cells (dx = %.6g m, dy = %.6g m) over %d x %d ranks; dt %s %.6g s (cfl "
-                  "%.3g%s), %s%lld steps of SSP-RK3 to t = %.6g s\n",
-                  to_string(p.initial), static_cast<long long>(p.nx), static_cast<long long>(p.ny), p.dx(), p.dy(),
-                  r[0], r[1], exact ? "=" : "<=", dt, p.cfl,
-                  exact ? "" : (", from " + std::to_string(sampled) + " sampled cells; the run scans them all").c_str(),
-                  exact ? "" : "at least ", static_cast<long long>(step_count(p.sim_time, dt).value_or(0)), p.sim_time);
-    ctx.out << text;
+    ctx.out << format(
+        "plan: %s, %lld x %lld cells (dx = %.6g m, dy = %.6g m) over %d x %d ranks; dt %s %.6g s (cfl %.3g%s), "
+        "%s%lld steps of SSP-RK3 to t = %.6g s\n",
+        to_string(p.initial), static_cast<long long>(p.nx), static_cast<long long>(p.ny), p.dx(), p.dy(), r[0], r[1],
+        exact ? "=" : "<=", dt, p.cfl,
+        exact ? "" : (", from " + std::to_string(sampled) + " sampled cells; the run scans them all").c_str(),
+        exact ? "" : "at least ", static_cast<long long>(step_count(p.sim_time, dt).value_or(0)), p.sim_time);
     const double c = std::sqrt(p.g * p.H);
-    if (p.f0 != 0) {
-      std::snprintf(text, sizeof text, "      gravity-wave speed sqrt(g H) = %.6g m s-1, Rossby radius %.6g m\n", c,
-                    c / std::fabs(p.f0));
-      ctx.out << text;
-    }
+    if (p.f0 != 0)
+      ctx.out << format("      gravity-wave speed sqrt(g H) = %.6g m s-1, Rossby radius %.6g m\n", c,
+                        c / std::fabs(p.f0));
   }
 
   MemoryPlan memory(const RunContext& ctx, const Params& p) const override {

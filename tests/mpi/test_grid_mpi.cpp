@@ -30,7 +30,7 @@ GridSpec spec_2d(Boundary x, Boundary y, index_t nx, index_t ny, int halo) {
   s.boundary[0] = {x, x};
   s.boundary[1] = {y, y};
   s.halo = halo;
-  s.decomposition_key = "test.decomposition";
+  s.decomposition.key = "test.decomposition";
   return s;
 }
 
@@ -118,7 +118,7 @@ void halo_case(const Device& d, const GridSpec& spec) {
   for (const auto& r : factorisations(mpi.size(), spec.dims)) {
     if (!fits(spec, r)) continue;
     GridSpec s = spec;
-    s.ranks = r;
+    s.decomposition.ranks = r;
     INFO("decomposition " << r[0] << "x" << r[1] << "x" << r[2] << ", dims " << s.dims << ", halo " << s.halo);
     Grid g(mpi, s);
     Field<T> f(g, d, "label");
@@ -165,13 +165,13 @@ void decomposition_case(const Device& d, const GridSpec& spec) {
   const MpiContext& mpi = test::world();
   const MpiContext self(MPI_COMM_SELF);
   GridSpec one = spec;
-  one.ranks = {1, 1, 1};
+  one.decomposition.ranks = {1, 1, 1};
   const auto [whole, whole_sum] = evolve<T>(self, d, one, 6);
   std::vector<std::array<int, 3>> splits = factorisations(mpi.size(), spec.dims);
   splits.push_back({0, 0, 0});   // MPI_Dims_create's choice
   for (const auto& r : splits) {
     GridSpec s = spec;
-    s.ranks = r;
+    s.decomposition.ranks = r;
     if (r[0] > 0 && !fits(spec, r)) continue;
     for (bool remote : {false, true}) {
       INFO("decomposition " << r[0] << "x" << r[1] << "x" << r[2] << " (0: automatic), " << mpi.size()
@@ -254,7 +254,7 @@ TEST_CASE("interior_remote and strips_remote tile the owned box and cut only rem
                        spec_3d(Boundary::periodic, Boundary::open, Boundary::periodic, 8, 9, 11, 1),
                        spec_3d(Boundary::periodic, Boundary::periodic, Boundary::periodic, 7, 6, 9, 1)}) {
       for (const auto& r : factorisations(mpi.size(), s.dims)) {
-        s.ranks = r;
+        s.decomposition.ranks = r;
         Grid g(mpi, s);
         const auto n = g.count();
         std::vector<int> hits(static_cast<std::size_t>(g.owned_cells()), 0);
@@ -347,7 +347,7 @@ TEST_CASE("global sums are exact to the quantum and see NaN", "[mpi][grid]") {
 TEST_CASE("a decomposition that does not fit is an input error naming the key", "[mpi][grid]") {
   const MpiContext& mpi = test::world();
   GridSpec s = spec_2d(Boundary::periodic, Boundary::wall, 16, 8, 2);
-  s.ranks = {mpi.size() + 1, 1, 1};
+  s.decomposition.ranks = {mpi.size() + 1, 1, 1};
   try {
     Grid g(mpi, s);
     FAIL("no error");
@@ -357,7 +357,7 @@ TEST_CASE("a decomposition that does not fit is an input error naming the key", 
   if (mpi.size() > 1) {
     // 3 cells along x over `size` ranks with halo 2: some rank gets fewer than 2.
     GridSpec thin = spec_2d(Boundary::periodic, Boundary::wall, 3, 8, 2);
-    thin.ranks = {mpi.size(), 1, 1};
+    thin.decomposition.ranks = {mpi.size(), 1, 1};
     try {
       Grid g(mpi, thin);
       FAIL("no error");
