@@ -28,10 +28,7 @@ double Timers::seconds(const std::string& phase) const {
 std::vector<Timers::Summary> Timers::summarize(const MpiContext& mpi) const {
   std::string names;
   for (const auto& [name, t] : phases_) names += name + '\n';
-  int len = static_cast<int>(names.size());
-  MPI_Bcast(&len, 1, MPI_INT, 0, mpi.comm());
-  names.resize(static_cast<std::size_t>(len));
-  MPI_Bcast(names.data(), len, MPI_CHAR, 0, mpi.comm());
+  broadcast(mpi.comm(), names);
 
   std::vector<Summary> out;
   std::istringstream in(names);
