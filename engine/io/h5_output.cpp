@@ -342,7 +342,7 @@ bool H5Output::exists(const std::string& path) const {
   }
 }
 
-void H5Output::unlink_existing(const std::string& path) {
+void H5Output::remove(const std::string& path) {
   // A restarted run rewrites its results: replace, never fail on "exists".
   if (exists(path)) check(H5Ldelete(file_, path.c_str(), H5P_DEFAULT), "replace " + path);
 }
@@ -362,7 +362,7 @@ void H5Output::rows(const std::string& path, std::span<const double> local, std:
 
 void H5Output::rows(const std::string& path, std::span<const std::int64_t> local, std::int64_t offset,
                     std::int64_t total) {
-  unlink_existing(path);
+  remove(path);
   const hsize_t dims = static_cast<hsize_t>(total), first = static_cast<hsize_t>(offset), n = local.size();
   H5Id space{H5Screate_simple(1, &dims, nullptr), H5Sclose};
   H5Id ds{create_dataset(path, H5T_NATIVE_INT64, space.id), H5Dclose};
@@ -371,7 +371,7 @@ void H5Output::rows(const std::string& path, std::span<const std::int64_t> local
 
 void H5Output::slab(const std::string& path, std::span<const double> local, std::span<const std::int64_t> global,
                     std::span<const std::int64_t> start, std::span<const std::int64_t> count) {
-  unlink_existing(path);
+  remove(path);
   const int rank = static_cast<int>(global.size());
   hsize_t dims[3], first[3], n[3];
   hsize_t points = 1;
@@ -553,7 +553,7 @@ void H5Output::write_box(hid_t dataset, const std::string& path, int rank, const
 }
 
 void H5Output::write_from_root(const std::string& path, hid_t type, const void* data, const hsize_t* length) {
-  unlink_existing(path);
+  remove(path);
   H5Id space{dataspace(length), H5Sclose};
   // Closed here if the write fails: a dataset left open makes H5Fclose fail.
   H5Id ds{create_dataset(path, type, space.id), H5Dclose};

@@ -92,7 +92,7 @@ class H5Output {
   void group(const std::string& path);
   bool exists(const std::string& path) const;
   // Unlinks a group or dataset if it exists (collective).
-  void remove(const std::string& path) { unlink_existing(path); }
+  void remove(const std::string& path);
 
   // A distributed 2-D dataset [total_rows, width] (1-D [total_rows] when
   // width is 0): this rank writes rows [row_offset, row_offset + rows) from
@@ -189,7 +189,6 @@ class H5Output {
   // series_write's frame `index` in any type: this rank's `size` values (0: none).
   void series_box(const std::string& path, std::int64_t index, const void* local, std::size_t size, hid_t type,
                   std::span<const std::int64_t> start, std::span<const std::int64_t> count);
-  void unlink_existing(const std::string& path);
   std::string path_, name_, directory_, created_directory_;
   const MpiContext& mpi_;
   MPI_Comm comm_ = MPI_COMM_NULL;   // the ranks' agreement on results (see the top)

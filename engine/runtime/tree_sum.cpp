@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -140,11 +141,8 @@ std::vector<double> TreeSum::finish(const MpiContext& mpi) {
   int count = static_cast<int>(records_.size());
   std::vector<int> counts(static_cast<std::size_t>(mpi.size())), displs(counts.size(), 0);
   MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, mpi.comm());
-  int total = 0;
-  for (std::size_t r = 0; r < counts.size(); ++r) {
-    displs[r] = total;
-    total += counts[r];
-  }
+  std::exclusive_scan(counts.begin(), counts.end(), displs.begin(), 0);
+  const int total = displs.back() + counts.back();
   std::vector<double> all(mpi.root() ? static_cast<std::size_t>(total) : 0);
   MPI_Gatherv(records_.data(), count, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0,
               mpi.comm());
