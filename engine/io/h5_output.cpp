@@ -351,13 +351,9 @@ void H5Output::rows(const std::string& path, std::span<const double> local, std:
                     std::int64_t total_rows, int width) {
   const std::int64_t per_row = width > 0 ? width : 1;
   const std::int64_t n_rows = static_cast<std::int64_t>(local.size()) / per_row;
-  if (width > 0) {
-    const std::int64_t global[2] = {total_rows, width}, start[2] = {row_offset, 0}, count[2] = {n_rows, width};
-    slab(path, local, global, start, count);
-  } else {
-    slab(path, local, std::span<const std::int64_t>(&total_rows, 1), std::span<const std::int64_t>(&row_offset, 1),
-         std::span<const std::int64_t>(&n_rows, 1));
-  }
+  const std::int64_t global[2] = {total_rows, width}, start[2] = {row_offset, 0}, count[2] = {n_rows, width};
+  const std::size_t axes = width > 0 ? 2 : 1;
+  slab(path, local, std::span(global, axes), std::span(start, axes), std::span(count, axes));
 }
 
 void H5Output::rows(const std::string& path, std::span<const std::int64_t> local, std::int64_t offset,
