@@ -449,10 +449,7 @@ std::string CheckpointStore::write(const Simulation& sim, const CheckpointHeader
     out->text("/config", header.config_toml);
     H5StateWriter writer(*out, mpi_);
     sim.save(writer);
-    const std::uint64_t sum = writer.checksum();
-    std::int64_t stored;
-    std::memcpy(&stored, &sum, sizeof stored);
-    out->attribute("/", "checksum", stored);
+    out->attribute("/", "checksum", static_cast<std::int64_t>(writer.checksum()));   // the same 64 bits
     out->attribute("/", "complete", std::int64_t{1});   // last: a file without it is incomplete
     out->close();
   } catch (const Error& e) {

@@ -76,11 +76,8 @@ std::optional<std::uint64_t> free_bytes(const std::string& directory) {
 
 std::string bytes_text(std::uint64_t b) {
   char text[32];
-  if (b >= (1u << 20)) {
-    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(b) / (1u << 20));
-  } else {
-    std::snprintf(text, sizeof text, "%.1f KiB", static_cast<double>(b) / 1024);
-  }
+  const bool mib = b >= (1u << 20);
+  std::snprintf(text, sizeof text, mib ? "%.1f MiB" : "%.1f KiB", static_cast<double>(b) / (mib ? 1u << 20 : 1024u));
   return text;
 }
 
