@@ -1,7 +1,6 @@
 #include "engine/runtime/mpi_context.hpp"
 
 #include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <numeric>
 

@@ -1,5 +1,6 @@
 #include "engine/runtime/timers.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -19,10 +20,8 @@ void Timers::add(const std::string& phase, double seconds) {
 }
 
 double Timers::seconds(const std::string& phase) const {
-  for (const auto& [name, total] : phases_) {
-    if (name == phase) return total;
-  }
-  return 0.0;
+  const auto it = std::ranges::find(phases_, phase, &std::pair<std::string, double>::first);
+  return it == phases_.end() ? 0.0 : it->second;
 }
 
 std::vector<Timers::Summary> Timers::summarize(const MpiContext& mpi) const {
