@@ -51,12 +51,6 @@ DeviceInfo device_info(int ordinal) {
 
 void set_device(int ordinal) { check(cudaSetDevice(ordinal), "cudaSetDevice"); }
 
-int current_device() {
-  int d = -1;
-  check(cudaGetDevice(&d), "cudaGetDevice");
-  return d;
-}
-
 int driver_version() {
   int v = 0;
   if (cudaDriverGetVersion(&v) != cudaSuccess) return 0;

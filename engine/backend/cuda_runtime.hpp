@@ -24,7 +24,6 @@ struct DeviceInfo {
 int device_count();                 // 0 where no driver or no device, never throws
 DeviceInfo device_info(int ordinal);
 void set_device(int ordinal);
-int current_device();
 int driver_version();               // e.g. 13000; 0 if no driver
 int runtime_version();
 std::size_t free_memory();          // on the current device

@@ -13,7 +13,6 @@ namespace {
 int device_count() { return 0; }
 DeviceInfo device_info(int) { unavailable(); }
 void set_device(int) { unavailable(); }
-int current_device() { unavailable(); }
 int driver_version() { return 0; }
 int runtime_version() { return 0; }
 std::size_t free_memory() { unavailable(); }

@@ -41,8 +41,6 @@ class BackgroundWriter {
   BackgroundWriter(const BackgroundWriter&) = delete;
   BackgroundWriter& operator=(const BackgroundWriter&) = delete;
 
-  bool threaded() const { return thread_.joinable(); }
-
   // Queues a job (runs it at once when not threaded). Every rank must
   // queue the same jobs in the same order. A job that throws is kept as
   // the writer's error; the jobs after it are skipped.

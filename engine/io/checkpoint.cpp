@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <system_error>
 
@@ -59,6 +60,16 @@ std::uint64_t bits_of(double v) {
 
 std::uint64_t bits_of(std::int64_t v) { return static_cast<std::uint64_t>(v); }
 
+// The hashes of item `name`'s consecutive elements from flat index `first`.
+std::uint64_t run_hash(const std::string& name, std::int64_t first, std::span<const double> values) {
+  const std::uint64_t h = name_hash(name);
+  std::uint64_t sum = 0;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    sum += element_hash(h, first + static_cast<std::int64_t>(i), bits_of(values[i]));
+  }
+  return sum;
+}
+
 // --- names ----------------------------------------------------------------------
 
 std::optional<std::int64_t> step_of(const std::string& filename) {
@@ -94,16 +105,6 @@ void on_root(const MpiContext& mpi, F&& f, ExitCode code = ExitCode::resources) 
   mpi.check_collective(problem, static_cast<int>(code));
 }
 
-void bcast(const MpiContext& mpi, std::string& s) {
-  long long n = static_cast<long long>(s.size());
-  MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, mpi.comm());
-  s.resize(static_cast<std::size_t>(n));
-  MPI_Bcast(s.data(), static_cast<int>(n), MPI_CHAR, 0, mpi.comm());
-}
-
-void bcast(const MpiContext& mpi, std::int64_t& v) { MPI_Bcast(&v, 1, MPI_INT64_T, 0, mpi.comm()); }
-void bcast(const MpiContext& mpi, double& v) { MPI_Bcast(&v, 1, MPI_DOUBLE, 0, mpi.comm()); }
-
 void fsync_path(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY);
   if (fd < 0) return;
@@ -128,10 +129,7 @@ class H5StateWriter final : public StateWriter {
   void array(const std::string& name, std::span<const double> local, std::int64_t offset,
              std::int64_t global) override {
     out_.rows("/state/" + name, local, offset, global, 0);
-    const std::uint64_t h = name_hash(name);
-    for (std::size_t i = 0; i < local.size(); ++i) {
-      sum_ += element_hash(h, offset + static_cast<std::int64_t>(i), bits_of(local[i]));
-    }
+    sum_ += run_hash(name, offset, local);
   }
   void box(const std::string& name, std::span<const double> local, std::span<const std::int64_t> global,
            std::span<const std::int64_t> start, std::span<const std::int64_t> count) override {
@@ -156,10 +154,7 @@ class H5StateWriter final : public StateWriter {
     if (mpi_.root()) before = 0;   // MPI_Exscan leaves rank 0's result undefined
     MPI_Allreduce(&mine, &total, 1, MPI_LONG_LONG, MPI_SUM, mpi_.comm());
     out_.rows("/state/" + name, local, before, total, width);
-    const std::uint64_t h = name_hash(name);
-    for (std::size_t i = 0; i < local.size(); ++i) {
-      sum_ += element_hash(h, before * width + static_cast<std::int64_t>(i), bits_of(local[i]));
-    }
+    sum_ += run_hash(name, before * width, local);
   }
 
   std::uint64_t checksum() const {
@@ -203,7 +198,9 @@ std::string read_text_dataset(hid_t file, const char* path) {
   H5Id type{H5Dget_type(ds.id), H5Tclose};
   const std::size_t size = H5Tget_size(type.id);
   std::string text(size, '\0');
-  if (H5Dread(ds.id, type.id, H5S_ALL, H5S_ALL, H5P_DEFAULT, text.data()) < 0) unreadable(std::string(path) + " unreadable");
+  if (H5Dread(ds.id, type.id, H5S_ALL, H5S_ALL, H5P_DEFAULT, text.data()) < 0) {
+    unreadable(std::string(path) + " unreadable");
+  }
   text.resize(std::strlen(text.c_str()));
   return text;
 }
@@ -257,9 +254,7 @@ herr_t hash_dataset(hid_t group, const char* name, const H5L_info_t*, void* data
       walk->prefix = outer;
       return rc < 0 ? -1 : 0;
     }
-    const std::vector<double> v = read_all_doubles(obj.id);
-    const std::uint64_t h = name_hash(walk->prefix + name);
-    for (std::size_t i = 0; i < v.size(); ++i) walk->sum += element_hash(h, static_cast<std::int64_t>(i), bits_of(v[i]));
+    walk->sum += run_hash(walk->prefix + name, 0, read_all_doubles(obj.id));
   } catch (const Error& e) {
     walk->failure = std::string(name) + ": " + e.what();
     return -1;
@@ -454,10 +449,7 @@ std::string CheckpointStore::write(const Simulation& sim, const CheckpointHeader
     out->text("/config", header.config_toml);
     H5StateWriter writer(*out, mpi_);
     sim.save(writer);
-    const std::uint64_t sum = writer.checksum();
-    std::int64_t stored;
-    std::memcpy(&stored, &sum, sizeof stored);
-    out->attribute("/", "checksum", stored);
+    out->attribute("/", "checksum", static_cast<std::int64_t>(writer.checksum()));   // the same 64 bits
     out->attribute("/", "complete", std::int64_t{1});   // last: a file without it is incomplete
     out->close();
   } catch (const Error& e) {
@@ -498,14 +490,9 @@ CheckpointHeader verify_checkpoint(const std::string& path, const MpiContext& mp
         }
       },
       ExitCode::bad_input);
-  bcast(mpi, h.model);
-  bcast(mpi, h.precision);
-  bcast(mpi, h.backend);
-  bcast(mpi, h.config_toml);
-  bcast(mpi, h.step);
-  bcast(mpi, h.steps);
-  bcast(mpi, h.ranks);
-  bcast(mpi, h.wall_seconds);
+  for (std::string* text : {&h.model, &h.precision, &h.backend, &h.config_toml}) broadcast(mpi.comm(), *text);
+  for (std::int64_t* count : {&h.step, &h.steps, &h.ranks}) MPI_Bcast(count, 1, MPI_INT64_T, 0, mpi.comm());
+  MPI_Bcast(&h.wall_seconds, 1, MPI_DOUBLE, 0, mpi.comm());
   return h;
 }
 
@@ -514,9 +501,9 @@ std::string newest_valid_checkpoint(const CheckpointStore& store, const MpiConte
   // Rank 0's view of the directory, so every rank tries the same files.
   std::vector<std::string> files = mpi.root() ? store.list() : std::vector<std::string>{};
   std::int64_t n = static_cast<std::int64_t>(files.size());
-  bcast(mpi, n);
+  MPI_Bcast(&n, 1, MPI_INT64_T, 0, mpi.comm());
   files.resize(static_cast<std::size_t>(n));
-  for (std::string& f : files) bcast(mpi, f);
+  for (std::string& f : files) broadcast(mpi.comm(), f);
   for (const std::string& f : files) {
     try {
       verify_checkpoint(f, mpi);

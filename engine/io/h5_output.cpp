@@ -76,11 +76,8 @@ std::optional<std::uint64_t> free_bytes(const std::string& directory) {
 
 std::string bytes_text(std::uint64_t b) {
   char text[32];
-  if (b >= (1u << 20)) {
-    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(b) / (1u << 20));
-  } else {
-    std::snprintf(text, sizeof text, "%.1f KiB", static_cast<double>(b) / 1024);
-  }
+  const bool mib = b >= (1u << 20);
+  std::snprintf(text, sizeof text, mib ? "%.1f MiB" : "%.1f KiB", static_cast<double>(b) / (mib ? 1u << 20 : 1024u));
   return text;
 }
 
@@ -89,6 +86,11 @@ hid_t vl_string_type() {
   H5Tset_size(t, H5T_VARIABLE);
   H5Tset_cset(t, H5T_CSET_UTF8);
   return t;
+}
+
+// A scalar dataspace, or a 1-D one of `*length` entries.
+hid_t dataspace(const hsize_t* length) {
+  return length != nullptr ? H5Screate_simple(1, length, nullptr) : H5Screate(H5S_SCALAR);
 }
 
 hid_t fixed_string_type(std::size_t size) {
@@ -283,11 +285,12 @@ void H5Output::group(const std::string& path) {
   H5Id g{check_id(H5Gcreate2(file_, path.c_str(), lcpl_, H5P_DEFAULT, H5P_DEFAULT), "create group " + path), H5Gclose};
 }
 
-void H5Output::write_attribute(const std::string& object, const std::string& name, hid_t type, hid_t space,
-                               const void* data) {
+void H5Output::write_attribute(const std::string& object, const std::string& name, hid_t type, const void* data,
+                               const hsize_t* length) {
+  H5Id space{dataspace(length), H5Sclose};
   H5Id obj{check_id(H5Oopen(file_, object.c_str(), H5P_DEFAULT), "open " + object), H5Oclose};
   if (H5Aexists(obj.id, name.c_str()) > 0) check(H5Adelete(obj.id, name.c_str()), "replace attribute " + name);
-  H5Id attr{check_id(H5Acreate2(obj.id, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT),
+  H5Id attr{check_id(H5Acreate2(obj.id, name.c_str(), type, space.id, H5P_DEFAULT, H5P_DEFAULT),
                        "create attribute " + object + ":" + name),
               H5Aclose};
   check(H5Awrite(attr.id, type, data), "write attribute " + object + ":" + name);
@@ -295,40 +298,34 @@ void H5Output::write_attribute(const std::string& object, const std::string& nam
 
 void H5Output::attribute(const std::string& object, const std::string& name, const std::string& value) {
   H5Id type{vl_string_type(), H5Tclose};
-  H5Id space{H5Screate(H5S_SCALAR), H5Sclose};
   const char* p = value.c_str();
-  write_attribute(object, name, type.id, space.id, &p);
+  write_attribute(object, name, type.id, &p);
 }
 
 void H5Output::attribute(const std::string& object, const std::string& name, const std::vector<std::string>& value) {
   H5Id type{vl_string_type(), H5Tclose};
   const hsize_t n = value.size();
-  H5Id space{H5Screate_simple(1, &n, nullptr), H5Sclose};
   std::vector<const char*> ptrs;
   for (const auto& s : value) ptrs.push_back(s.c_str());
-  write_attribute(object, name, type.id, space.id, ptrs.data());
+  write_attribute(object, name, type.id, ptrs.data(), &n);
 }
 
 void H5Output::attribute(const std::string& object, const std::string& name, std::int64_t value) {
-  H5Id space{H5Screate(H5S_SCALAR), H5Sclose};
-  write_attribute(object, name, H5T_NATIVE_INT64, space.id, &value);
+  write_attribute(object, name, H5T_NATIVE_INT64, &value);
 }
 
 void H5Output::attribute(const std::string& object, const std::string& name, double value) {
-  H5Id space{H5Screate(H5S_SCALAR), H5Sclose};
-  write_attribute(object, name, H5T_NATIVE_DOUBLE, space.id, &value);
+  write_attribute(object, name, H5T_NATIVE_DOUBLE, &value);
 }
 
 void H5Output::attribute(const std::string& object, const std::string& name, const std::vector<double>& value) {
   const hsize_t n = value.size();
-  H5Id space{H5Screate_simple(1, &n, nullptr), H5Sclose};
-  write_attribute(object, name, H5T_NATIVE_DOUBLE, space.id, value.data());
+  write_attribute(object, name, H5T_NATIVE_DOUBLE, value.data(), &n);
 }
 
 void H5Output::attribute(const std::string& object, const std::string& name, const std::vector<std::int64_t>& value) {
   const hsize_t n = value.size();
-  H5Id space{H5Screate_simple(1, &n, nullptr), H5Sclose};
-  write_attribute(object, name, H5T_NATIVE_INT64, space.id, value.data());
+  write_attribute(object, name, H5T_NATIVE_INT64, value.data(), &n);
 }
 
 bool H5Output::exists(const std::string& path) const {
@@ -342,7 +339,7 @@ bool H5Output::exists(const std::string& path) const {
   }
 }
 
-void H5Output::unlink_existing(const std::string& path) {
+void H5Output::remove(const std::string& path) {
   // A restarted run rewrites its results: replace, never fail on "exists".
   if (exists(path)) check(H5Ldelete(file_, path.c_str(), H5P_DEFAULT), "replace " + path);
 }
@@ -351,18 +348,14 @@ void H5Output::rows(const std::string& path, std::span<const double> local, std:
                     std::int64_t total_rows, int width) {
   const std::int64_t per_row = width > 0 ? width : 1;
   const std::int64_t n_rows = static_cast<std::int64_t>(local.size()) / per_row;
-  if (width > 0) {
-    const std::int64_t global[2] = {total_rows, width}, start[2] = {row_offset, 0}, count[2] = {n_rows, width};
-    slab(path, local, global, start, count);
-  } else {
-    slab(path, local, std::span<const std::int64_t>(&total_rows, 1), std::span<const std::int64_t>(&row_offset, 1),
-         std::span<const std::int64_t>(&n_rows, 1));
-  }
+  const std::int64_t global[2] = {total_rows, width}, start[2] = {row_offset, 0}, count[2] = {n_rows, width};
+  const std::size_t axes = width > 0 ? 2 : 1;
+  slab(path, local, std::span(global, axes), std::span(start, axes), std::span(count, axes));
 }
 
 void H5Output::rows(const std::string& path, std::span<const std::int64_t> local, std::int64_t offset,
                     std::int64_t total) {
-  unlink_existing(path);
+  remove(path);
   const hsize_t dims = static_cast<hsize_t>(total), first = static_cast<hsize_t>(offset), n = local.size();
   H5Id space{H5Screate_simple(1, &dims, nullptr), H5Sclose};
   H5Id ds{create_dataset(path, H5T_NATIVE_INT64, space.id), H5Dclose};
@@ -371,7 +364,7 @@ void H5Output::rows(const std::string& path, std::span<const std::int64_t> local
 
 void H5Output::slab(const std::string& path, std::span<const double> local, std::span<const std::int64_t> global,
                     std::span<const std::int64_t> start, std::span<const std::int64_t> count) {
-  unlink_existing(path);
+  remove(path);
   const int rank = static_cast<int>(global.size());
   hsize_t dims[3], first[3], n[3];
   hsize_t points = 1;
@@ -389,9 +382,22 @@ void H5Output::slab(const std::string& path, std::span<const double> local, std:
 
 void H5Output::series(const std::string& path, std::span<const std::int64_t> frame, const std::string& units) {
   if (exists(path)) return;
+  const double fill = std::numeric_limits<double>::quiet_NaN();
+  new_series(path, frame, H5T_NATIVE_DOUBLE, &fill);
+  if (!units.empty()) attribute(path, "units", units);
+}
+
+void H5Output::integer_series(const std::string& path) {
+  // -1 marks an entry never written (H5MD steps are >= 0); series_resize
+  // writes it into a gap itself, as fill values are never written here.
+  const std::int64_t fill = -1;
+  if (!exists(path)) new_series(path, {}, H5T_NATIVE_INT64, &fill);
+}
+
+void H5Output::new_series(const std::string& path, std::span<const std::int64_t> frame, hid_t type, const void* fill) {
   const int rank = static_cast<int>(frame.size()) + 1;
   hsize_t dims[4] = {0, 0, 0, 0}, max[4] = {H5S_UNLIMITED, 0, 0, 0}, chunk[4] = {1, 1, 1, 1};
-  std::size_t bytes = sizeof(double);
+  std::size_t bytes = H5Tget_size(type);
   for (std::size_t d = 1; d <= frame.size(); ++d) {
     dims[d] = max[d] = chunk[d] = static_cast<hsize_t>(frame[d - 1]);
     bytes *= chunk[d];
@@ -409,33 +415,16 @@ void H5Output::series(const std::string& path, std::span<const std::int64_t> fra
   H5Id space{H5Screate_simple(rank, dims, max), H5Sclose};
   H5Id dcpl{H5Pcreate(H5P_DATASET_CREATE), H5Pclose};
   check(H5Pset_chunk(dcpl.id, rank, chunk), "chunk " + path);
-  // NaN is what a reader sees where nothing was written (chunks never
+  // The fill is what a reader sees where nothing was written (chunks never
   // allocated). Never written at allocation: parallel HDF5 allocates a
   // frame's chunks when the series grows (H5Dset_extent) and would write
   // the fill there, and a fill write that fails on one rank (a full disk)
   // leaves the others in H5Dset_extent's barrier; every frame is written
   // whole anyway.
-  const double fill = std::numeric_limits<double>::quiet_NaN();
-  H5Pset_fill_value(dcpl.id, H5T_NATIVE_DOUBLE, &fill);
+  H5Pset_fill_value(dcpl.id, type, fill);
   H5Pset_fill_time(dcpl.id, H5D_FILL_TIME_NEVER);
   H5Pset_alloc_time(dcpl.id, H5D_ALLOC_TIME_INCR);   // parallel HDF5 needs early or incremental
-  H5Id ds{create_dataset(path, H5T_NATIVE_DOUBLE, space.id, dcpl.id), H5Dclose};
-  if (!units.empty()) attribute(path, "units", units);
-}
-
-void H5Output::integer_series(const std::string& path) {
-  if (exists(path)) return;
-  const hsize_t dims = 0, max = H5S_UNLIMITED, chunk = 1024;
-  H5Id space{H5Screate_simple(1, &dims, &max), H5Sclose};
-  H5Id dcpl{H5Pcreate(H5P_DATASET_CREATE), H5Pclose};
-  check(H5Pset_chunk(dcpl.id, 1, &chunk), "chunk " + path);
-  // -1 marks an entry never written (H5MD steps are >= 0); series_resize
-  // writes it into a gap itself, as fill values are never written here.
-  const std::int64_t fill = -1;
-  H5Pset_fill_value(dcpl.id, H5T_NATIVE_INT64, &fill);
-  H5Pset_fill_time(dcpl.id, H5D_FILL_TIME_NEVER);   // as in series()
-  H5Pset_alloc_time(dcpl.id, H5D_ALLOC_TIME_INCR);
-  H5Id ds{create_dataset(path, H5T_NATIVE_INT64, space.id, dcpl.id), H5Dclose};
+  H5Id ds{create_dataset(path, type, space.id, dcpl.id), H5Dclose};
 }
 
 std::int64_t H5Output::series_length(const std::string& path) const {
@@ -466,16 +455,17 @@ void H5Output::series_resize(const std::string& path, std::int64_t length) {
   hsize_t inner = 1;
   for (int d = 2; d < rank; ++d) inner *= dims[d];
   const hsize_t across = rank > 1 ? dims[1] : 1;
-  const hsize_t slab = std::max<hsize_t>(1, std::min<hsize_t>(across, (hsize_t{1} << 20) / std::max<hsize_t>(inner, 1)));
+  const hsize_t per_slab = (hsize_t{1} << 20) / std::max<hsize_t>(inner, 1);
+  const hsize_t slab = std::max<hsize_t>(1, std::min<hsize_t>(across, per_slab));
   const std::vector<double> nan(static_cast<std::size_t>(slab * inner), std::numeric_limits<double>::quiet_NaN());
   const std::vector<std::int64_t> minus_one(static_cast<std::size_t>(slab * inner), -1);
+  const void* fill = integer ? static_cast<const void*>(minus_one.data()) : nan.data();
   for (hsize_t k = before; k < dims[0]; ++k) {
     for (hsize_t j = 0; j < across; j += slab) {
       hsize_t first[4] = {k, j, 0, 0}, count[4] = {1, std::min(slab, across - j), 1, 1};
       for (int d = 2; d < rank; ++d) count[d] = dims[d];
       const hsize_t points = mpi_.root() ? count[1] * inner : 0;
-      write_box(ds.id, path, rank, first, count, points, integer ? static_cast<const void*>(minus_one.data()) : nan.data(),
-                integer ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE);
+      write_box(ds.id, path, rank, first, count, points, fill, integer ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE);
     }
   }
 }
@@ -520,9 +510,7 @@ std::vector<double> H5Output::read(const std::string& path) const {
 }
 
 void H5Output::series_write(const std::string& path, std::int64_t index, double value) {
-  std::span<const double> local;
-  if (mpi_.root()) local = std::span<const double>(&value, 1);
-  series_write(path, index, local, {}, {});
+  series_box(path, index, &value, mpi_.root() ? 1 : 0, H5T_NATIVE_DOUBLE, {}, {});
 }
 
 void H5Output::series_write(const std::string& path, std::int64_t index, std::int64_t value) {
@@ -557,32 +545,31 @@ void H5Output::write_box(hid_t dataset, const std::string& path, int rank, const
   agree(selected && written >= 0, (selected ? "write dataset " : "select a box of ") + path);
 }
 
-hid_t H5Output::write_scalar(const std::string& path, hid_t type, const void* value) {
-  unlink_existing(path);
-  H5Id space{H5Screate(H5S_SCALAR), H5Sclose};
+void H5Output::write_from_root(const std::string& path, hid_t type, const void* data, const hsize_t* length) {
+  remove(path);
+  H5Id space{dataspace(length), H5Sclose};
   // Closed here if the write fails: a dataset left open makes H5Fclose fail.
   H5Id ds{create_dataset(path, type, space.id), H5Dclose};
-  // Rank 0 writes the value; the others take part with an empty selection.
-  H5Id sel{H5Screate(H5S_SCALAR), H5Sclose};
+  // Rank 0 writes the data; the others take part with an empty selection.
+  H5Id sel{dataspace(length), H5Sclose};
   if (!mpi_.root()) H5Sselect_none(sel.id);
-  make_room(H5Tget_size(type), "dataset " + path);
-  check(H5Dwrite(ds.id, type, sel.id, sel.id, xfer_, value), "write dataset " + path);
-  return std::exchange(ds.id, -1);
+  make_room(H5Tget_size(type) * (length != nullptr ? *length : 1), "dataset " + path);
+  check(H5Dwrite(ds.id, type, sel.id, sel.id, xfer_, data), "write dataset " + path);
 }
 
 void H5Output::text(const std::string& path, const std::string& value) {
   // Fixed-length: parallel HDF5 cannot write variable-length data collectively.
   H5Id type{fixed_string_type(value.size() + 1), H5Tclose};
-  H5Id ds{write_scalar(path, type.id, value.c_str()), H5Dclose};
+  write_from_root(path, type.id, value.c_str());
 }
 
 void H5Output::scalar(const std::string& path, double value, const std::string& units) {
-  H5Id ds{write_scalar(path, H5T_NATIVE_DOUBLE, &value), H5Dclose};
+  write_from_root(path, H5T_NATIVE_DOUBLE, &value);
   if (!units.empty()) attribute(path, "units", units);
 }
 
 void H5Output::scalar(const std::string& path, std::int64_t value, const std::string& units) {
-  H5Id ds{write_scalar(path, H5T_NATIVE_INT64, &value), H5Dclose};
+  write_from_root(path, H5T_NATIVE_INT64, &value);
   if (!units.empty()) attribute(path, "units", units);
 }
 
@@ -630,13 +617,7 @@ void H5Output::table(const std::string& path, const H5Table& table) {
   for (hid_t t : types) H5Tclose(t);
 
   const hsize_t n = rows;
-  unlink_existing(path);
-  H5Id space{H5Screate_simple(1, &n, nullptr), H5Sclose};
-  H5Id ds{create_dataset(path, compound.id, space.id), H5Dclose};
-  H5Id sel{H5Screate_simple(1, &n, nullptr), H5Sclose};
-  if (!mpi_.root()) H5Sselect_none(sel.id);
-  make_room(bytes.size(), "dataset " + path);
-  check(H5Dwrite(ds.id, compound.id, sel.id, sel.id, xfer_, bytes.data()), "write dataset " + path);
+  write_from_root(path, compound.id, bytes.data(), &n);
   for (const auto& c : table.columns) {
     if (!c.units.empty()) attribute(path, c.name + "_units", c.units);
   }
@@ -648,23 +629,8 @@ bool H5Output::has_attribute(const std::string& object, const std::string& name)
 
 std::string H5Output::string_attribute(const std::string& object, const std::string& name) const {
   if (!has_attribute(object, name)) return "";
-  H5Id attr{check_id(H5Aopen_by_name(file_, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
-                       "open attribute " + object + ":" + name),
-              H5Aclose};
-  H5Id stored{H5Aget_type(attr.id), H5Tclose};
-  if (H5Tget_class(stored.id) != H5T_STRING) return "";
-  if (H5Tis_variable_str(stored.id) > 0) {
-    H5Id type{vl_string_type(), H5Tclose};
-    char* text = nullptr;
-    check(H5Aread(attr.id, type.id, &text), "read attribute " + object + ":" + name);
-    std::string value = text != nullptr ? text : "";
-    H5free_memory(text);
-    return value;
-  }
-  std::string value(H5Tget_size(stored.id), '\0');
-  H5Id type{fixed_string_type(value.size()), H5Tclose};
-  check(H5Aread(attr.id, type.id, value.data()), "read attribute " + object + ":" + name);
-  return value.substr(0, value.find('\0'));
+  H5Id obj{check_id(H5Oopen(file_, object.c_str(), H5P_DEFAULT), "open " + object), H5Oclose};
+  return strata::string_attribute(obj.id, name.c_str()).value_or("");
 }
 
 std::vector<std::int64_t> H5Output::integer_attribute(const std::string& object, const std::string& name) const {

@@ -92,7 +92,7 @@ class H5Output {
   void group(const std::string& path);
   bool exists(const std::string& path) const;
   // Unlinks a group or dataset if it exists (collective).
-  void remove(const std::string& path) { unlink_existing(path); }
+  void remove(const std::string& path);
 
   // A distributed 2-D dataset [total_rows, width] (1-D [total_rows] when
   // width is 0): this rank writes rows [row_offset, row_offset + rows) from
@@ -171,9 +171,13 @@ class H5Output {
     agree(id >= 0, what);
     return id;
   }
-  void write_attribute(const std::string& object, const std::string& name, hid_t type, hid_t space,
-                       const void* data);
-  hid_t write_scalar(const std::string& path, hid_t type, const void* value);
+  // `length`: a 1-D attribute or dataset of that many entries; null: a scalar.
+  void write_attribute(const std::string& object, const std::string& name, hid_t type, const void* data,
+                       const hsize_t* length = nullptr);
+  // A small dataset, replacing any at `path`: rank 0's data is written.
+  void write_from_root(const std::string& path, hid_t type, const void* data, const hsize_t* length = nullptr);
+  // An empty extendible series (see series()) of `type`, with its fill value.
+  void new_series(const std::string& path, std::span<const std::int64_t> frame, hid_t type, const void* fill);
   // A new dataset at `path` (collective; a failure throws on every rank).
   hid_t create_dataset(const std::string& path, hid_t type, hid_t space, hid_t dcpl = H5P_DEFAULT) const {
     return check_id(H5Dcreate2(file_, path.c_str(), type, space, lcpl_, dcpl, H5P_DEFAULT), "create dataset " + path);
@@ -185,7 +189,6 @@ class H5Output {
   // series_write's frame `index` in any type: this rank's `size` values (0: none).
   void series_box(const std::string& path, std::int64_t index, const void* local, std::size_t size, hid_t type,
                   std::span<const std::int64_t> start, std::span<const std::int64_t> count);
-  void unlink_existing(const std::string& path);
   std::string path_, name_, directory_, created_directory_;
   const MpiContext& mpi_;
   MPI_Comm comm_ = MPI_COMM_NULL;   // the ranks' agreement on results (see the top)

@@ -23,6 +23,20 @@ std::string write_failure(const std::string& path, int err) {
   return "cannot write " + path + " (the XDMF sidecar: " + (err != 0 ? std::strerror(err) : "unknown error") + ")";
 }
 
+// Writes `text` to `path` through `path`.tmp and a rename; ResourceError on failure.
+void write_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
+    file << text;
+    file.flush();
+    if (!file) throw ResourceError(write_failure(tmp, errno));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw ResourceError(path + ": cannot rename the XDMF sidecar into place (" + ec.message() + ")");
+}
+
 }  // namespace
 
 std::string number(double v) {
@@ -37,19 +51,6 @@ std::string head(const std::string& name) {
          "<Xdmf Version=\"3.0\" xmlns:xi=\"http://www.w3.org/2001/XInclude\">\n"
          "  <Domain>\n"
          "    <Grid Name=\"" + name + "\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
-}
-
-void write_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
-    file << text;
-    file.flush();
-    if (!file) throw ResourceError(write_failure(tmp, errno));
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw ResourceError(path + ": cannot rename the XDMF sidecar into place (" + ec.message() + ")");
 }
 
 void Sidecar::rewrite(const std::vector<std::string>& entries) {

@@ -24,8 +24,6 @@ namespace strata::xdmf {
 std::string path_for(const std::string& h5_path);
 // %.17g: the XDMF value equals the double in the HDF5 file.
 std::string number(double v);
-// Writes `text` to `path` through `path`.tmp and a rename; ResourceError on failure.
-void write_atomically(const std::string& path, const std::string& text);
 
 // The head of a sidecar whose frames form the temporal collection `name`,
 // and the tail that closes it.

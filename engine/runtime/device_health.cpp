@@ -198,15 +198,16 @@ void DeviceHealth::sample_now() {
 }
 
 void DeviceHealth::loop() {
-  const auto interval = std::chrono::duration<double>(every_seconds_);
-  auto next = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(interval);
+  const auto interval =
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(every_seconds_));
+  auto next = std::chrono::steady_clock::now() + interval;
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mutex_);
       if (wake_.wait_until(lock, next, [this] { return stop_; })) return;
     }
     sample_now();
-    next += std::chrono::duration_cast<std::chrono::steady_clock::duration>(interval);
+    next += interval;
   }
 }
 

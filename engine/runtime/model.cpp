@@ -14,10 +14,8 @@ ModelRegistry& ModelRegistry::instance() {
 void ModelRegistry::add(std::unique_ptr<Model> model) { models_.push_back(std::move(model)); }
 
 const Model* ModelRegistry::find(std::string_view name) const {
-  for (const auto& m : models_) {
-    if (m->name() == name) return m.get();
-  }
-  return nullptr;
+  const auto m = std::ranges::find_if(models_, [&](const auto& model) { return model->name() == name; });
+  return m == models_.end() ? nullptr : m->get();
 }
 
 std::vector<const Model*> ModelRegistry::models() const {
@@ -67,8 +65,9 @@ void declare_run_schema(Schema& s) {
   s.integer("checkpoint.keep", 2, "", Range{1.0, 1000.0}, "newest checkpoints kept beside the output")
       .restart_safe = true;
   s.string("checkpoint.max_walltime", "0",
-           "wall-time limit of the job, HH:MM:SS or D-HH:MM:SS, counted from the start of the process: checkpoint and exit 75 before it, "
-           "leaving the measured time of a step and of a checkpoint as margin; \"0\" = none")
+           "wall-time limit of the job, HH:MM:SS or D-HH:MM:SS, counted from the start of the process: "
+           "checkpoint and exit 75 before it, leaving the measured time of a step and of a checkpoint as margin; "
+           "\"0\" = none")
       .restart_safe = true;
   s.integer("health.every_steps", 100, "steps", Range{0.0, {}},
             "all-reduced NaN/Inf check of the model's state every N steps (and always at the end); 0 = only at "
@@ -85,10 +84,9 @@ void declare_run_schema(Schema& s) {
 Schema schema_for(const std::string& model) {
   const Model* m = ModelRegistry::instance().find(model);
   if (m == nullptr) {
-    std::string names;
-    for (const auto& n : ModelRegistry::instance().names()) names += (names.empty() ? "" : ", ") + n;
-    std::string near;
+    std::string names, near;
     for (const auto& n : ModelRegistry::instance().names()) {
+      names += (names.empty() ? "" : ", ") + n;
       if (edit_distance(model, n) <= 2) near = "; did you mean '" + n + "'?";
     }
     throw InputError("unknown model; available: " + names + near);

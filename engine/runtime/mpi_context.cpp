@@ -1,7 +1,6 @@
 #include "engine/runtime/mpi_context.hpp"
 
 #include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <numeric>
 
@@ -108,12 +107,16 @@ std::optional<Failure> lowest_failure(MPI_Comm comm, const std::string& local_fa
   if (!local_failure.empty()) MPI_Comm_rank(comm, &first);
   MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm);
   if (first == std::numeric_limits<int>::max()) return std::nullopt;
-  int len = static_cast<int>(local_failure.size());
-  MPI_Bcast(&len, 1, MPI_INT, first, comm);
   std::string message = local_failure;
-  message.resize(static_cast<std::size_t>(len));
-  MPI_Bcast(message.data(), len, MPI_CHAR, first, comm);
+  broadcast(comm, message, first);
   return Failure{first, message};
+}
+
+void broadcast(MPI_Comm comm, std::string& text, int root) {
+  int len = static_cast<int>(text.size());
+  MPI_Bcast(&len, 1, MPI_INT, root, comm);
+  text.resize(static_cast<std::size_t>(len));
+  MPI_Bcast(text.data(), len, MPI_CHAR, root, comm);
 }
 
 void MpiContext::check_collective(const std::string& local_error, int exit_code, bool name_rank) const {

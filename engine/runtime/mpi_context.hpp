@@ -22,6 +22,9 @@ void throw_mpi(int rc, const char* what);
 struct Failure { int rank; std::string message; };
 std::optional<Failure> lowest_failure(MPI_Comm comm, const std::string& local_failure);
 
+// Collective on comm: `text` as rank `root` holds it, on every rank.
+void broadcast(MPI_Comm comm, std::string& text, int root = 0);
+
 class MpiContext {
  public:
   MpiContext(int& argc, char**& argv);

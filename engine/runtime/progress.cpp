@@ -7,7 +7,9 @@
 #include <cstdlib>
 
 namespace strata {
+namespace {
 
+// 1.23e+08 -> "123 M"
 std::string human_rate(double v) {
   const char* suffix[] = {" ", " k", " M", " G", " T", " P"};
   int i = 0;
@@ -19,8 +21,6 @@ std::string human_rate(double v) {
   std::snprintf(buf, sizeof buf, v < 10 ? "%.2f%s" : v < 100 ? "%.1f%s" : "%.0f%s", v, suffix[i]);
   return buf;
 }
-
-namespace {
 
 // "tty", "plain" or "off": STRATA_PROGRESS, else tty only for a direct terminal.
 std::string progress_style() {

@@ -37,6 +37,4 @@ class Progress {
   std::chrono::steady_clock::time_point last_warned_{};
 };
 
-std::string human_rate(double per_second);   // 1.23e+08 -> "123 M"
-
 }  // namespace strata

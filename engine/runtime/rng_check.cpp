@@ -26,14 +26,8 @@ std::vector<CheckResult> rng_self_checks(const Device& device) {
   for (int i = 0; i < 3; ++i) {
     for (int w = 0; w < 4; ++w) mismatched += got[i].v[w] != expect[i].v[w] ? 1 : 0;
   }
-  CheckResult r;
-  r.name = "philox4x32-10 known answers";
-  r.value = 12 - mismatched;
-  r.reference = 12;
-  r.tolerance = 0;
-  r.pass = mismatched == 0;
-  r.detail = "exact: 12 words, Random123 kat_vectors";
-  return {r};
+  return {CheckResult::within("philox4x32-10 known answers", 12 - mismatched, 12, 0,
+                              "exact: 12 words, Random123 kat_vectors")};
 }
 
 }  // namespace strata

@@ -38,8 +38,7 @@ void check_health(const MpiContext& mpi, const Simulation& sim, std::int64_t ste
   mpi.check_collective(message, static_cast<int>(ExitCode::numerical), /*name_rank=*/false);
 }
 
-}  // namespace
-
+// "HH:MM:SS" or "D-HH:MM:SS" -> seconds; "0" -> 0. Throws InputError(what).
 double parse_walltime(const std::string& text, const std::string& what) {
   if (text == "0") return 0;
   // [D-]HH:MM:SS
@@ -62,6 +61,8 @@ double parse_walltime(const std::string& text, const std::string& what) {
   if (seconds <= 0) throw InputError(what + ": must be positive (\"0\" means no limit)");
   return seconds;
 }
+
+}  // namespace
 
 LoopSettings LoopSettings::from(const Config& c, const std::string& max_walltime_option) {
   LoopSettings s;

@@ -34,9 +34,6 @@ struct LoopSettings {
   static LoopSettings from(const Config& c, const std::string& max_walltime_option);
 };
 
-// "HH:MM:SS" or "D-HH:MM:SS" -> seconds; "0" -> 0. Throws InputError(what).
-double parse_walltime(const std::string& text, const std::string& what);
-
 struct LoopResult {
   bool stopped = false;        // stopped early after writing `checkpoint`
   std::string reason;          // "SIGTERM", "the wall-time limit"

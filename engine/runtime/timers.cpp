@@ -1,5 +1,6 @@
 #include "engine/runtime/timers.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -19,19 +20,14 @@ void Timers::add(const std::string& phase, double seconds) {
 }
 
 double Timers::seconds(const std::string& phase) const {
-  for (const auto& [name, total] : phases_) {
-    if (name == phase) return total;
-  }
-  return 0.0;
+  const auto it = std::ranges::find(phases_, phase, &std::pair<std::string, double>::first);
+  return it == phases_.end() ? 0.0 : it->second;
 }
 
 std::vector<Timers::Summary> Timers::summarize(const MpiContext& mpi) const {
   std::string names;
   for (const auto& [name, t] : phases_) names += name + '\n';
-  int len = static_cast<int>(names.size());
-  MPI_Bcast(&len, 1, MPI_INT, 0, mpi.comm());
-  names.resize(static_cast<std::size_t>(len));
-  MPI_Bcast(names.data(), len, MPI_CHAR, 0, mpi.comm());
+  broadcast(mpi.comm(), names);
 
   std::vector<Summary> out;
   std::istringstream in(names);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -26,22 +27,6 @@ struct Tree {
     return level;
   }
 };
-
-// Sum of node (level, j) from block values held in `blocks` (first block `first`).
-void node_sum(const Tree& t, int level, std::int64_t j, const std::vector<double>& blocks, std::int64_t first,
-              double* out) {
-  if (level == 0) {
-    const double* b = blocks.data() + (j - first) * t.width;
-    for (int k = 0; k < t.width; ++k) out[k] = b[k];
-    return;
-  }
-  node_sum(t, level - 1, 2 * j, blocks, first, out);
-  if (t.lo(level - 1, 2 * j + 1) < t.n) {
-    std::vector<double> right(static_cast<std::size_t>(t.width));
-    node_sum(t, level - 1, 2 * j + 1, blocks, first, right.data());
-    for (std::size_t k = 0; k < right.size(); ++k) out[k] += right[k];
-  }
-}
 
 // The largest tree nodes that lie inside [a, b), as (level, j).
 void cover(const Tree& t, int level, std::int64_t j, std::int64_t a, std::int64_t b,
@@ -81,13 +66,6 @@ BlockRange block_range(std::int64_t n_blocks, int rank, int ranks) {
   return {share(rank), share(rank + 1)};
 }
 
-std::vector<double> tree_sum_serial(const std::vector<double>& blocks, int width) {
-  const Tree t{static_cast<std::int64_t>(blocks.size()) / width, width};
-  std::vector<double> out(static_cast<std::size_t>(width), 0.0);
-  if (t.n > 0) node_sum(t, t.top_level(), 0, blocks, 0, out.data());
-  return out;
-}
-
 TreeSum::TreeSum(std::int64_t n_blocks, BlockRange mine, int width)
     : TreeSum(n_blocks, std::vector<BlockRange>{mine}, width) {}
 
@@ -125,7 +103,7 @@ void TreeSum::add(const double* blocks, std::int64_t count) {
   const Tree t{n_, width_};
   for (std::int64_t b = 0; b < count; ++b) {
     // A binary counter: equal-level neighbours merge (left + right), which
-    // is the node_sum order for the aligned subtrees of a cover node.
+    // is the tree's order for the aligned subtrees of a cover node.
     std::vector<double> sums(blocks + b * width_, blocks + (b + 1) * width_);
     int level = 0;
     for (; !stack_.empty() && stack_.back().first == level; ++level) merge_top(sums);
@@ -144,7 +122,7 @@ void TreeSum::merge_top(std::vector<double>& sums) {
 
 void TreeSum::close_node() {
   // A node cut short by the end of the blocks holds subtrees of decreasing
-  // size; its tree sum is e0 + (e1 + (e2 + ...)) (node_sum's right spine).
+  // size; its tree sum is e0 + (e1 + (e2 + ...)) (the tree's right spine).
   std::vector<double> sums = std::move(stack_.back().second);
   stack_.pop_back();
   while (!stack_.empty()) merge_top(sums);
@@ -163,11 +141,8 @@ std::vector<double> TreeSum::finish(const MpiContext& mpi) {
   int count = static_cast<int>(records_.size());
   std::vector<int> counts(static_cast<std::size_t>(mpi.size())), displs(counts.size(), 0);
   MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, mpi.comm());
-  int total = 0;
-  for (std::size_t r = 0; r < counts.size(); ++r) {
-    displs[r] = total;
-    total += counts[r];
-  }
+  std::exclusive_scan(counts.begin(), counts.end(), displs.begin(), 0);
+  const int total = displs.back() + counts.back();
   std::vector<double> all(mpi.root() ? static_cast<std::size_t>(total) : 0);
   MPI_Gatherv(records_.data(), count, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0,
               mpi.comm());

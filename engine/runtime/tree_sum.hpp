@@ -67,7 +67,4 @@ class TreeSum {
 std::vector<double> tree_sum(const MpiContext& mpi, std::int64_t n_blocks, std::int64_t first_block,
                              const std::vector<double>& local, int width);
 
-// The same tree on one process (the reference the MPI tests compare with).
-std::vector<double> tree_sum_serial(const std::vector<double>& blocks, int width);
-
 }  // namespace strata

@@ -33,7 +33,7 @@ TEST_CASE("tree_sum over ranks equals the one-process tree bitwise", "[mpi]") {
     const BlockRange r = block_range(n, mpi.rank(), mpi.size());
     const std::vector<double> mine(all.begin() + 2 * r.first, all.begin() + 2 * r.last);
     const std::vector<double> got = tree_sum(mpi, n, r.first, mine, 2);
-    const std::vector<double> want = tree_sum_serial(all, 2);
+    const std::vector<double> want = test::tree_sum_serial(all, 2);
     INFO("n = " << n << ", ranks = " << mpi.size());
     CHECK(same_bits(got[0], want[0]));
     CHECK(same_bits(got[1], want[1]));

@@ -5,7 +5,9 @@
 
 #include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,5 +36,24 @@ struct SharedTempDir {
     if (mpi.root()) std::filesystem::remove_all(path);
   }
 };
+
+// TreeSum's tree on one process, from its definition: node (level, j) is
+// block j at level 0, else its left child plus its right one where that
+// holds any block. The reference the reduction tests compare with.
+inline std::vector<double> tree_sum_serial(const std::vector<double>& blocks, int width) {
+  const std::int64_t n = static_cast<std::int64_t>(blocks.size()) / width;
+  int top = 0;
+  while ((std::int64_t{1} << top) < n) ++top;
+  std::function<std::vector<double>(int, std::int64_t)> node = [&](int level, std::int64_t j) {
+    if (level == 0) return std::vector<double>(blocks.begin() + j * width, blocks.begin() + (j + 1) * width);
+    std::vector<double> sums = node(level - 1, 2 * j);
+    if (((2 * j + 1) << (level - 1)) < n) {
+      const std::vector<double> right = node(level - 1, 2 * j + 1);
+      for (std::size_t k = 0; k < sums.size(); ++k) sums[k] += right[k];
+    }
+    return sums;
+  };
+  return n > 0 ? node(top, 0) : std::vector<double>(static_cast<std::size_t>(width), 0.0);
+}
 
 }  // namespace strata::test

@@ -82,7 +82,7 @@ TEST_CASE("tree_sum_serial is pairwise summation over the block index", "[reduct
       while (half * 2 < hi - lo) half *= 2;
       return pairwise(lo, lo + half, m) + pairwise(lo + half, hi, m);
     };
-    const std::vector<double> got = tree_sum_serial(blocks, 2);
+    const std::vector<double> got = test::tree_sum_serial(blocks, 2);
     for (int m = 0; m < 2; ++m) {
       INFO("n = " << n << ", moment " << m);
       CHECK(same_bits(got[static_cast<std::size_t>(m)], pairwise(0, n, m)));
