@@ -630,7 +630,10 @@ bool H5Output::has_attribute(const std::string& object, const std::string& name)
 std::string H5Output::string_attribute(const std::string& object, const std::string& name) const {
   if (!has_attribute(object, name)) return "";
   H5Id obj{check_id(H5Oopen(file_, object.c_str(), H5P_DEFAULT), "open " + object), H5Oclose};
-  return strata::string_attribute(obj.id, name.c_str()).value_or("");
+  // A stored attribute that does not read as a string is a damaged file, not an empty value.
+  if (auto text = strata::string_attribute(obj.id, name.c_str())) return *text;
+  check(-1, "read attribute " + object + ":" + name);
+  return "";
 }
 
 std::vector<std::int64_t> H5Output::integer_attribute(const std::string& object, const std::string& name) const {
