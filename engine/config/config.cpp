@@ -1,5 +1,6 @@
 #include "engine/config/config.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -238,7 +239,7 @@ std::string Config::where(std::string_view key) const {
   if (auto it = overridden_.find(key); it != overridden_.end()) return it->second;
   // A value inside an overridden list entry or table still came from --set.
   for (const auto& [k, arg] : overridden_) {
-    if (key.size() > k.size() && key.compare(0, k.size(), k) == 0 && key[k.size()] == '.') return arg;
+    if (is_inside(key, k)) return arg;
   }
   if (auto it = lines_.find(key); it != lines_.end()) return path_ + ":" + std::to_string(it->second);
   const toml::node* n = node(key);
@@ -314,11 +315,7 @@ void Config::validate_and_fill() {
   std::function<void(toml::table&, const std::string&, const std::string&)> fill =
       [&](toml::table& scope, const std::string& schema_scope, const std::string& toml_scope) {
         for (const Param& p : schema_.params()) {
-          if (!schema_scope.empty() &&
-              (p.key.size() <= schema_scope.size() || p.key.compare(0, schema_scope.size(), schema_scope) != 0 ||
-               p.key[schema_scope.size()] != '.')) {
-            continue;
-          }
+          if (!schema_scope.empty() && !is_inside(p.key, schema_scope)) continue;
           const std::string rest = schema_scope.empty() ? p.key : p.key.substr(schema_scope.size() + 1);
           if (rest.find("[]") != std::string::npos) continue;  // inside a deeper list
           const std::vector<std::string> parts = split_key(rest);
@@ -390,9 +387,7 @@ void Config::validate_value(const Param& p, toml::node& v, const std::string& ke
     case ParamType::real: {
       if (const auto* w = v.as_string()) {
         // A real that also takes words (a lookback's strike = "floating").
-        for (const std::string& c : p.choices) {
-          if (c == w->get()) return;
-        }
+        if (std::ranges::find(p.choices, w->get()) != p.choices.end()) return;
         wrong_type();
       }
       check_number(v, wrong_type);
@@ -407,9 +402,7 @@ void Config::validate_value(const Param& p, toml::node& v, const std::string& ke
     case ParamType::choice: {
       if (!v.is_string()) wrong_type();
       const std::string& s = v.as_string()->get();
-      for (const std::string& c : p.choices) {
-        if (c == s) return;
-      }
+      if (std::ranges::find(p.choices, s) != p.choices.end()) return;
       std::string list;
       std::string near;
       std::size_t best = std::max<std::size_t>(2, s.size() / 3) + 1;

@@ -36,6 +36,10 @@ std::string quoted(const std::string& s) { return "\"" + s + "\""; }
 
 }  // namespace
 
+bool is_inside(std::string_view key, std::string_view table) {
+  return key.size() > table.size() && key[table.size()] == '.' && key.starts_with(table);
+}
+
 std::string shortest_text(double v) {
   char buf[64];
   return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
@@ -145,10 +149,8 @@ Param& Schema::table_list(std::string key, Range count, std::string doc) {
 }
 
 const Param* Schema::find(std::string_view key) const {
-  for (const Param& p : params_) {
-    if (p.key == key) return &p;
-  }
-  return nullptr;
+  const auto it = std::ranges::find(params_, key, &Param::key);
+  return it == params_.end() ? nullptr : &*it;
 }
 
 std::string Schema::key_of(std::string_view key) const {
@@ -171,21 +173,13 @@ std::string Schema::key_of(std::string_view key) const {
 }
 
 Param& Schema::find_mut(std::string_view key) {
-  for (Param& p : params_) {
-    if (p.key == key) return p;
-  }
-  throw std::logic_error("schema: no key " + std::string(key));
+  const auto it = std::ranges::find(params_, key, &Param::key);
+  if (it == params_.end()) throw std::logic_error("schema: no key " + std::string(key));
+  return *it;
 }
 
 bool Schema::is_table(std::string_view prefix) const {
-  if (prefix.empty()) return true;
-  for (const Param& p : params_) {
-    if (p.key.size() > prefix.size() && p.key.compare(0, prefix.size(), prefix) == 0 &&
-        p.key[prefix.size()] == '.') {
-      return true;
-    }
-  }
-  return false;
+  return prefix.empty() || std::ranges::any_of(params_, [&](const Param& p) { return is_inside(p.key, prefix); });
 }
 
 std::vector<const Param*> Schema::fields_of(std::string_view prefix) const {
@@ -193,7 +187,7 @@ std::vector<const Param*> Schema::fields_of(std::string_view prefix) const {
   const std::size_t skip = prefix.empty() ? 0 : prefix.size() + 1;
   for (const Param& p : params_) {
     if (p.key.size() <= skip) continue;
-    if (!prefix.empty() && (p.key.compare(0, prefix.size(), prefix) != 0 || p.key[prefix.size()] != '.')) continue;
+    if (!prefix.empty() && !is_inside(p.key, prefix)) continue;
     if (p.key.find('.', skip) == std::string::npos) out.push_back(&p);
   }
   return out;

@@ -80,6 +80,8 @@ class Schema {
   std::vector<Param> params_;
 };
 
+// Whether dotted `key` lies inside table `table` ("pricing.asset[].vol" in "pricing.asset[]").
+bool is_inside(std::string_view key, std::string_view table);
 // `v` in the shortest form that reads back as the same double ("0.05", "80").
 std::string shortest_text(double v);
 // The same as a TOML float ("80.0"); "nan" for every NaN.
