@@ -109,12 +109,13 @@ PointOutcome run_point(const SweepSpec& spec, std::size_t p, const MpiContext& g
     if (outcome.code == 0) {
       log << "== done " << local_time_now() << "\n";
       log.close();
-      write_marker(dir, "done", local_time_now() + "\n");
+      write_file_atomically(dir + "/done", local_time_now() + "\n");
     } else if (outcome.code == kStopped) {
       log << "== stopped after a checkpoint (exit 75) " << local_time_now() << "\n";
     } else {
       log << "== failed (exit " << outcome.code << "): " << outcome.message << "\n";
-      write_marker(dir, "failed", "exit " + std::to_string(outcome.code) + ": " + outcome.message + "\n");
+      write_file_atomically(dir + "/failed",
+                            "exit " + std::to_string(outcome.code) + ": " + outcome.message + "\n");
     }
   });
   return outcome;
