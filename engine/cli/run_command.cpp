@@ -185,10 +185,9 @@ void remove_key(toml::table& t, const std::string& dotted) {
   if (parent != nullptr) parent->erase(dotted.substr(dot == std::string::npos ? 0 : dot + 1));
 }
 
-std::string node_text(const toml::node* n) {
-  if (n == nullptr) return "(absent)";
+std::string node_text(const toml::node& n) {
   std::ostringstream s;
-  n->visit([&s](const auto& v) { s << v; });
+  n.visit([&s](const auto& v) { s << v; });
   return s.str();
 }
 
@@ -208,11 +207,11 @@ std::optional<std::string> first_difference(const toml::node& now, const toml::n
     };
     for (auto&& [k, v] : *a) {
       const toml::node* other = b->get(k.str());
-      if (other == nullptr) return sub(k) + ": " + node_text(&v) + " now, absent in the checkpoint";
+      if (other == nullptr) return sub(k) + ": " + node_text(v) + " now, absent in the checkpoint";
       if (auto d = first_difference(v, *other, sub(k))) return d;
     }
     for (auto&& [k, v] : *b) {
-      if (!a->contains(k.str())) return sub(k) + ": absent now, " + node_text(&v) + " in the checkpoint";
+      if (!a->contains(k.str())) return sub(k) + ": absent now, " + node_text(v) + " in the checkpoint";
     }
     return std::nullopt;
   }
@@ -227,7 +226,7 @@ std::optional<std::string> first_difference(const toml::node& now, const toml::n
     }
     return std::nullopt;
   }
-  if (!same_value(now, then)) return key + ": " + node_text(&now) + " now, " + node_text(&then) + " in the checkpoint";
+  if (!same_value(now, then)) return key + ": " + node_text(now) + " now, " + node_text(then) + " in the checkpoint";
   return std::nullopt;
 }
 

@@ -187,7 +187,7 @@ int run_sweep_index(const SweepSpec& spec, const MpiContext& world, std::ostream
   return outcome.code;
 }
 
-int run_sweep_all(const SweepSpec& spec, const MpiContext& world, std::ostream& out, const SweepRunOptions& opt) {
+int run_sweep_all(const SweepSpec& spec, const MpiContext& world, std::ostream& out, const SweepArgs& opt) {
   install_stop_handlers();
   // Group g holds world ranks [g * size / groups, (g + 1) * size / groups).
   int groups = world.size();
