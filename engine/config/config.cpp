@@ -37,16 +37,9 @@ std::string value_text(const toml::node& n) {
   if (n.is_table()) return "{...}";
   if (n.is_array_of_tables()) return "[{...}]";
   if (const auto* f = n.as_floating_point()) return shortest_text(f->get());
+  if (const auto* str = n.as_string()) return '"' + str->get() + '"';
   std::ostringstream s;
-  if (const auto* str = n.as_string()) {
-    s << '"' << str->get() << '"';
-  } else if (const auto* arr = n.as_array()) {
-    s << *arr;
-  } else {
-    n.visit([&s](const auto& v) {
-      if constexpr (toml::is_value<decltype(v)>) s << v;
-    });
-  }
+  n.visit([&s](const auto& v) { s << v; });   // an array, integer, boolean or date
   return s.str();
 }
 
