@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <iostream>
 #include <ostream>
-#include <streambuf>
 #include <string_view>
 
 #include "engine/cli/commands.hpp"
@@ -17,12 +16,6 @@
 #include "engine/runtime/stop_request.hpp"
 
 namespace {
-
-// Ranks other than 0 print nothing unless something fails.
-class NullBuffer : public std::streambuf {
- protected:
-  int overflow(int c) override { return c; }
-};
 
 int report(const strata::MpiContext& mpi, const std::string& message, int code, bool collective) {
   const char* kind = code == 2 ? "input error" : code == 75 ? "stopped" : "error";
@@ -64,8 +57,9 @@ int main(int argc, char** argv) {
   if (argc > 1 && (std::string_view(argv[1]) == "run" || std::string_view(argv[1]) == "sweep"))
     strata::install_stop_handlers();
   strata::MpiContext mpi(argc, argv);
-  NullBuffer null_buffer;
-  std::ostream null_stream(&null_buffer);
+  // Ranks other than 0 print nothing unless something fails: a stream
+  // without a buffer is bad from the start and writes nothing.
+  std::ostream null_stream(nullptr);
   std::ostream& out = mpi.root() ? std::cout : null_stream;
 
   CLI::App app{"strata: GPU simulation engine for batch experiments (pricing, particles, stencils)", "strata"};

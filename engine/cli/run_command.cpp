@@ -178,37 +178,24 @@ void write_performance(H5Output& h5, const Performance& perf) {
 
 // --- restart compatibility -------------------------------------------------------
 
+// Removes key `dotted` from `t` where `t` has it (keys inside lists of tables never are).
 void remove_key(toml::table& t, const std::string& dotted) {
-  toml::table* cursor = &t;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t dot = dotted.find('.', start);
-    const std::string part = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (dot == std::string::npos) {
-      cursor->erase(part);
-      return;
-    }
-    toml::node* next = cursor->get(part);
-    if (next == nullptr || !next->is_table()) return;
-    cursor = next->as_table();
-    start = dot + 1;
-  }
+  const std::size_t dot = dotted.rfind('.');
+  toml::table* parent = dot == std::string::npos ? &t : t.at_path(dotted.substr(0, dot)).as_table();
+  if (parent != nullptr) parent->erase(dotted.substr(dot == std::string::npos ? 0 : dot + 1));
 }
 
-std::string node_text(const toml::node* n) {
-  if (n == nullptr) return "(absent)";
+std::string node_text(const toml::node& n) {
   std::ostringstream s;
-  n->visit([&s](const auto& v) { s << v; });
+  n.visit([&s](const auto& v) { s << v; });
   return s.str();
 }
 
 bool same_value(const toml::node& a, const toml::node& b) {
-  if (a.type() != b.type()) return false;
-  if (const auto* x = a.as_floating_point()) return x->get() == b.as_floating_point()->get();
-  if (const auto* x = a.as_integer()) return x->get() == b.as_integer()->get();
-  if (const auto* x = a.as_boolean()) return x->get() == b.as_boolean()->get();
-  if (const auto* x = a.as_string()) return x->get() == b.as_string()->get();
-  return node_text(&a) == node_text(&b);
+  return a.visit([&b](const auto& x) {
+    const auto* y = b.as<std::remove_cvref_t<decltype(x)>>();
+    return y != nullptr && x == *y;
+  });
 }
 
 // The first key whose value differs, as "key: now X, in the checkpoint Y".
@@ -220,11 +207,11 @@ std::optional<std::string> first_difference(const toml::node& now, const toml::n
     };
     for (auto&& [k, v] : *a) {
       const toml::node* other = b->get(k.str());
-      if (other == nullptr) return sub(k) + ": " + node_text(&v) + " now, absent in the checkpoint";
+      if (other == nullptr) return sub(k) + ": " + node_text(v) + " now, absent in the checkpoint";
       if (auto d = first_difference(v, *other, sub(k))) return d;
     }
     for (auto&& [k, v] : *b) {
-      if (!a->contains(k.str())) return sub(k) + ": absent now, " + node_text(&v) + " in the checkpoint";
+      if (!a->contains(k.str())) return sub(k) + ": absent now, " + node_text(v) + " in the checkpoint";
     }
     return std::nullopt;
   }
@@ -239,7 +226,7 @@ std::optional<std::string> first_difference(const toml::node& now, const toml::n
     }
     return std::nullopt;
   }
-  if (!same_value(now, then)) return key + ": " + node_text(&now) + " now, " + node_text(&then) + " in the checkpoint";
+  if (!same_value(now, then)) return key + ": " + node_text(now) + " now, " + node_text(then) + " in the checkpoint";
   return std::nullopt;
 }
 

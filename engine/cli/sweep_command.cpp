@@ -103,7 +103,7 @@ int sweep_command(const MpiContext& mpi, std::ostream& out, const SweepArgs& arg
   }
   if (!args.collect.empty()) return collect_sweep(*spec, mpi, out, args.collect);
   if (args.index >= 0) return run_sweep_index(*spec, mpi, out, static_cast<std::size_t>(args.index));
-  return run_sweep_all(*spec, mpi, out, SweepRunOptions{args.ranks_per_point, args.jobs, args.retry_failed});
+  return run_sweep_all(*spec, mpi, out, args);
 }
 
 }  // namespace strata

@@ -1,5 +1,6 @@
 #include "engine/config/config.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -32,37 +33,13 @@ std::string join(std::string_view a, std::string_view b) {
   return a.empty() ? std::string(b) : std::string(a) + "." + std::string(b);
 }
 
-// "pricing.asset.0.vol" -> "pricing.asset[].vol"
-std::string schema_key(std::string_view key) {
-  std::string out;
-  for (const std::string& part : split_key(key)) {
-    if (is_index(part)) {
-      out += "[]";
-    } else {
-      out += (out.empty() ? "" : ".") + part;
-    }
-  }
-  return out;
-}
-
 std::string value_text(const toml::node& n) {
   if (n.is_table()) return "{...}";
   if (n.is_array_of_tables()) return "[{...}]";
+  if (const auto* f = n.as_floating_point()) return shortest_text(f->get());
+  if (const auto* str = n.as_string()) return '"' + str->get() + '"';
   std::ostringstream s;
-  if (const auto* f = n.as_floating_point()) {
-    char buf[64];
-    const auto r = std::to_chars(buf, buf + sizeof buf, f->get());
-    return std::string(buf, r.ptr);
-  }
-  if (const auto* str = n.as_string()) {
-    s << '"' << str->get() << '"';
-  } else if (const auto* arr = n.as_array()) {
-    s << *arr;
-  } else {
-    n.visit([&s](const auto& v) {
-      if constexpr (toml::is_value<decltype(v)>) s << v;
-    });
-  }
+  n.visit([&s](const auto& v) { s << v; });   // an array, integer, boolean or date
   return s.str();
 }
 
@@ -178,20 +155,6 @@ Config Config::load_text(std::string_view text, const std::string& path, const s
   return c;
 }
 
-namespace {
-
-// The entry of an array of tables whose `name` is `name`.
-std::optional<std::size_t> entry_named(const toml::array& list, std::string_view name) {
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const auto* t = list.get(i)->as_table();
-    const toml::node* n = t != nullptr ? t->get("name") : nullptr;
-    if (n != nullptr && n->is_string() && n->as_string()->get() == name) return i;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
 void Config::apply_override(const Override& o) {
   std::vector<std::string> parts = split_key(o.key);
   toml::node* cursor = &table_;
@@ -207,14 +170,14 @@ void Config::apply_override(const Override& o) {
       // An entry by number, or by its `name` as the input writes it
       // (pricing.asset.SPX.vol); the key is stored with the number.
       if (!is_index(part)) {
-        const std::optional<std::size_t> named = entry_named(*a, part);
+        std::optional<std::size_t> named;
+        std::string names;
+        for (std::size_t k = 0; k < a->size(); ++k) {
+          const std::optional<std::string> name = a->get(k)->at_path("name").value<std::string>();
+          if (name && !named && *name == part) named = k;
+          if (name) names += (names.empty() ? "" : ", ") + *name;
+        }
         if (!named) {
-          std::string names;
-          for (std::size_t k = 0; k < a->size(); ++k) {
-            const auto* t = a->get(k)->as_table();
-            const toml::node* n = t != nullptr ? t->get("name") : nullptr;
-            if (n != nullptr && n->is_string()) names += (names.empty() ? "" : ", ") + n->as_string()->get();
-          }
           throw InputError(o.arg + ": " + join(walked, part) + ": no entry of " + walked + " is named '" + part +
                            "'; expected an entry number" +
                            (a->empty()       ? std::string(" (it has none)")
@@ -247,9 +210,7 @@ void Config::apply_override(const Override& o) {
   } catch (const toml::parse_error&) {
     target->insert_or_assign(parts.back(), o.value);
   }
-  std::string key;
-  for (const std::string& part : parts) key = join(key, part);
-  overridden_[key] = o.arg;
+  overridden_[join(walked, parts.back())] = o.arg;
 }
 
 const toml::node* Config::node(std::string_view key) const {
@@ -271,7 +232,7 @@ std::string Config::where(std::string_view key) const {
   if (auto it = overridden_.find(key); it != overridden_.end()) return it->second;
   // A value inside an overridden list entry or table still came from --set.
   for (const auto& [k, arg] : overridden_) {
-    if (key.size() > k.size() && key.compare(0, k.size(), k) == 0 && key[k.size()] == '.') return arg;
+    if (is_inside(key, k)) return arg;
   }
   if (auto it = lines_.find(key); it != lines_.end()) return path_ + ":" + std::to_string(it->second);
   const toml::node* n = node(key);
@@ -300,7 +261,7 @@ void Config::validate_and_fill() {
           if (line > 0) lines_[key + "." + std::to_string(i)] = static_cast<int>(line);
         }
       }
-      const std::string skey = schema_key(key);
+      const std::string skey = schema_.key_of(key);
       const Param* p = schema_.find(skey);
       if (p == nullptr) {
         if (v.is_table() && schema_.is_table(skey)) {
@@ -347,11 +308,7 @@ void Config::validate_and_fill() {
   std::function<void(toml::table&, const std::string&, const std::string&)> fill =
       [&](toml::table& scope, const std::string& schema_scope, const std::string& toml_scope) {
         for (const Param& p : schema_.params()) {
-          if (!schema_scope.empty() &&
-              (p.key.size() <= schema_scope.size() || p.key.compare(0, schema_scope.size(), schema_scope) != 0 ||
-               p.key[schema_scope.size()] != '.')) {
-            continue;
-          }
+          if (!schema_scope.empty() && !is_inside(p.key, schema_scope)) continue;
           const std::string rest = schema_scope.empty() ? p.key : p.key.substr(schema_scope.size() + 1);
           if (rest.find("[]") != std::string::npos) continue;  // inside a deeper list
           const std::vector<std::string> parts = split_key(rest);
@@ -423,9 +380,7 @@ void Config::validate_value(const Param& p, toml::node& v, const std::string& ke
     case ParamType::real: {
       if (const auto* w = v.as_string()) {
         // A real that also takes words (a lookback's strike = "floating").
-        for (const std::string& c : p.choices) {
-          if (c == w->get()) return;
-        }
+        if (std::ranges::find(p.choices, w->get()) != p.choices.end()) return;
         wrong_type();
       }
       check_number(v, wrong_type);
@@ -440,9 +395,7 @@ void Config::validate_value(const Param& p, toml::node& v, const std::string& ke
     case ParamType::choice: {
       if (!v.is_string()) wrong_type();
       const std::string& s = v.as_string()->get();
-      for (const std::string& c : p.choices) {
-        if (c == s) return;
-      }
+      if (std::ranges::find(p.choices, s) != p.choices.end()) return;
       std::string list;
       std::string near;
       std::size_t best = std::max<std::size_t>(2, s.size() / 3) + 1;
@@ -536,14 +489,8 @@ std::string shortest_floats(const std::string& text) {
       double v = 0;
       const bool is_float = token.find_first_of(".eE") != std::string::npos && token.find('_') == std::string::npos;
       const auto r = std::from_chars(token.data(), token.data() + token.size(), v);
-      if (is_float && r.ec == std::errc() && r.ptr == token.data() + token.size()) {
-        char buf[64];
-        std::string shortest(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
-        if (shortest.find_first_of(".eEn") == std::string::npos) shortest += ".0";   // stays a TOML float
-        out += shortest;
-      } else {
-        out += token;
-      }
+      const bool whole = r.ec == std::errc() && r.ptr == token.data() + token.size();
+      out += is_float && whole ? toml_float(v) : token;
       i = j;
       continue;
     }
@@ -580,18 +527,15 @@ double number_of(const toml::node& e) {
 
 std::int64_t Config::integer(std::string_view key) const {
   const toml::node* n = node(key);
-  if (n == nullptr) missing(key, "integer");
+  if (n == nullptr || !n->is_number()) missing(key, "integer");
   if (const auto* f = n->as_floating_point()) return static_cast<std::int64_t>(f->get());
-  if (const auto* i = n->as_integer()) return i->get();
-  missing(key, "integer");
+  return n->as_integer()->get();
 }
 
 double Config::real(std::string_view key) const {
   const toml::node* n = node(key);
-  if (n == nullptr) missing(key, "real");
-  if (const auto* f = n->as_floating_point()) return f->get();
-  if (const auto* i = n->as_integer()) return static_cast<double>(i->get());
-  missing(key, "real");
+  if (n == nullptr || !n->is_number()) missing(key, "real");
+  return number_of(*n);
 }
 
 std::optional<std::string> Config::word(std::string_view key) const {

@@ -29,14 +29,28 @@ namespace {
 // Whole numbers as integers, others in the shortest form that round-trips.
 std::string number_text(double v) {
   if (v == std::floor(v) && std::fabs(v) < 1e18) return std::to_string(static_cast<long long>(v));
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
+  return shortest_text(v);
 }
 
 std::string quoted(const std::string& s) { return "\"" + s + "\""; }
 
 }  // namespace
+
+bool is_inside(std::string_view key, std::string_view table) {
+  return key.size() > table.size() && key[table.size()] == '.' && key.starts_with(table);
+}
+
+std::string shortest_text(double v) {
+  char buf[64];
+  return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+}
+
+std::string toml_float(double v) {
+  if (std::isnan(v)) return "nan";   // to_chars may write "-nan"
+  std::string s = shortest_text(v);
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";   // "80" would read back as an integer
+  return s;
+}
 
 bool Range::contains(double v) const {
   if (std::isnan(v)) return false;
@@ -59,12 +73,7 @@ std::string Param::default_text() const {
   struct Visitor {
     std::string operator()(std::monostate) const { return ""; }
     std::string operator()(std::int64_t v) const { return std::to_string(v); }
-    std::string operator()(double v) const {
-      char buf[64];
-      std::string s(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
-      if (s.find_first_of(".eEn") == std::string::npos) s += ".0";  // TOML float
-      return s;
-    }
+    std::string operator()(double v) const { return toml_float(v); }
     std::string operator()(bool v) const { return v ? "true" : "false"; }
     std::string operator()(const std::string& v) const { return quoted(v); }
     std::string operator()(const std::vector<std::string>& v) const {
@@ -140,28 +149,37 @@ Param& Schema::table_list(std::string key, Range count, std::string doc) {
 }
 
 const Param* Schema::find(std::string_view key) const {
-  for (const Param& p : params_) {
-    if (p.key == key) return &p;
+  const auto it = std::ranges::find(params_, key, &Param::key);
+  return it == params_.end() ? nullptr : &*it;
+}
+
+std::string Schema::key_of(std::string_view key) const {
+  std::string out;
+  bool entry = false;   // the part after a list of tables is its entry, numbered or named
+  for (std::size_t start = 0; start <= key.size();) {
+    const std::size_t dot = std::min(key.find('.', start), key.size());
+    const std::string_view part = key.substr(start, dot - start);
+    if (entry || (!part.empty() && part.size() < 10 && part.find_first_not_of("0123456789") == part.npos)) {
+      out += "[]";
+      entry = false;
+    } else {
+      out.append(out.empty() ? "" : ".").append(part);
+      const Param* p = find(out);
+      entry = p != nullptr && p->type == ParamType::table_list;
+    }
+    start = dot + 1;
   }
-  return nullptr;
+  return out;
 }
 
 Param& Schema::find_mut(std::string_view key) {
-  for (Param& p : params_) {
-    if (p.key == key) return p;
-  }
-  throw std::logic_error("schema: no key " + std::string(key));
+  const auto it = std::ranges::find(params_, key, &Param::key);
+  if (it == params_.end()) throw std::logic_error("schema: no key " + std::string(key));
+  return *it;
 }
 
 bool Schema::is_table(std::string_view prefix) const {
-  if (prefix.empty()) return true;
-  for (const Param& p : params_) {
-    if (p.key.size() > prefix.size() && p.key.compare(0, prefix.size(), prefix) == 0 &&
-        p.key[prefix.size()] == '.') {
-      return true;
-    }
-  }
-  return false;
+  return prefix.empty() || std::ranges::any_of(params_, [&](const Param& p) { return is_inside(p.key, prefix); });
 }
 
 std::vector<const Param*> Schema::fields_of(std::string_view prefix) const {
@@ -169,7 +187,7 @@ std::vector<const Param*> Schema::fields_of(std::string_view prefix) const {
   const std::size_t skip = prefix.empty() ? 0 : prefix.size() + 1;
   for (const Param& p : params_) {
     if (p.key.size() <= skip) continue;
-    if (!prefix.empty() && (p.key.compare(0, prefix.size(), prefix) != 0 || p.key[prefix.size()] != '.')) continue;
+    if (!prefix.empty() && !is_inside(p.key, prefix)) continue;
     if (p.key.find('.', skip) == std::string::npos) out.push_back(&p);
   }
   return out;

@@ -62,6 +62,9 @@ class Schema {
   Param& table_list(std::string key, Range count, std::string doc);
 
   const Param* find(std::string_view key) const;
+  // The declared name of an input key: "pricing.asset.0.vol" (or, as --set
+  // and [sweep] allow, "pricing.asset.SPX.vol") -> "pricing.asset[].vol".
+  std::string key_of(std::string_view key) const;
   Param& find_mut(std::string_view key);   // a declared key; throws std::logic_error otherwise
   // Whether `prefix` names a table that holds declared keys ("pricing", "pricing.asset[]").
   bool is_table(std::string_view prefix) const;
@@ -76,6 +79,13 @@ class Schema {
   Param& add(Param p);
   std::vector<Param> params_;
 };
+
+// Whether dotted `key` lies inside table `table` ("pricing.asset[].vol" in "pricing.asset[]").
+bool is_inside(std::string_view key, std::string_view table);
+// `v` in the shortest form that reads back as the same double ("0.05", "80").
+std::string shortest_text(double v);
+// The same as a TOML float ("80.0"); "nan" for every NaN.
+std::string toml_float(double v);
 
 std::size_t edit_distance(std::string_view a, std::string_view b);
 // "; did you mean 'KEY'?" for a suggested schema key, written as in an input

@@ -7,14 +7,10 @@ namespace strata {
 namespace {
 
 std::string type_text(const Param& p) {
-  if (p.type == ParamType::choice) {
-    std::string s;
+  // A choice's words; a real that also takes words: "real" and its words.
+  if (p.type == ParamType::choice || (p.type == ParamType::real && !p.choices.empty())) {
+    std::string s = p.type == ParamType::real ? "real" : "";
     for (const auto& c : p.choices) s += (s.empty() ? "" : " | ") + ("\"" + c + "\"");
-    return s;
-  }
-  if (p.type == ParamType::real && !p.choices.empty()) {
-    std::string s = "real";
-    for (const auto& c : p.choices) s += " | \"" + c + "\"";
     return s;
   }
   return std::string(to_string(p.type));

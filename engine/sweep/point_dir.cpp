@@ -56,15 +56,6 @@ PointLock::~PointLock() {
   if (fd_ >= 0) ::close(fd_);  // closing the last descriptor releases the flock
 }
 
-bool point_locked(const std::string& dir) {
-  const std::string path = dir + "/lock";
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  const bool busy = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-  ::close(fd);
-  return busy;
-}
-
 bool marker_exists(const std::string& dir, const char* name) {
   std::error_code ec;
   return std::filesystem::exists(dir + "/" + name, ec);
@@ -73,8 +64,12 @@ bool marker_exists(const std::string& dir, const char* name) {
 PointStatus point_status(const std::string& dir) {
   if (marker_exists(dir, "done")) return PointStatus::done;
   if (marker_exists(dir, "failed")) return PointStatus::failed;
-  if (point_locked(dir)) return PointStatus::running;
-  return PointStatus::pending;
+  // Running while a process holds the lock: not even a shared lock can be had then.
+  const int fd = ::open((dir + "/lock").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return PointStatus::pending;
+  const bool busy = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);
+  return busy ? PointStatus::running : PointStatus::pending;
 }
 
 std::string failure_message(const std::string& dir) {
@@ -97,10 +92,6 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     throw Error(ExitCode::resources, "cannot rename '" + tmp + "' to '" + path + "' (" + std::strerror(errno) + ")");
   }
-}
-
-void write_marker(const std::string& dir, const char* name, const std::string& text) {
-  write_file_atomically(dir + "/" + name, text);
 }
 
 void remove_marker(const std::string& dir, const char* name) {

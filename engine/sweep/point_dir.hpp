@@ -35,9 +35,6 @@ class PointLock {
   int fd_ = -1;
 };
 
-// Whether some process holds <dir>/lock; creates nothing.
-bool point_locked(const std::string& dir);
-
 // The point's state: `done` marker, else `failed` marker, else a held lock
 // (running), else pending. Reads only.
 PointStatus point_status(const std::string& dir);
@@ -45,11 +42,9 @@ PointStatus point_status(const std::string& dir);
 std::string failure_message(const std::string& dir);
 
 bool marker_exists(const std::string& dir, const char* name);
-// Writes <dir>/<name> through a temporary name and a rename, so a reader
-// never sees half a marker. Throws Error on failure.
-void write_marker(const std::string& dir, const char* name, const std::string& text);
 void remove_marker(const std::string& dir, const char* name);
-// Writes a whole file through a temporary name and a rename.
+// Writes a whole file (a marker, a point's input) through a temporary name
+// and a rename, so a reader never sees half of it. Throws Error on failure.
 void write_file_atomically(const std::string& path, const std::string& text);
 
 }  // namespace strata

@@ -3,7 +3,7 @@
 #include <hdf5.h>
 #include <mpi.h>
 
-#include <charconv>
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +11,7 @@
 #include <map>
 #include <vector>
 
+#include "engine/config/schema.hpp"
 #include "engine/io/h5_output.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/mpi_context.hpp"
@@ -58,9 +59,7 @@ void walk(hid_t group, const std::string& path, Results& out) {
       if (H5Sget_simple_extent_type(space) == H5S_SCALAR && (cls == H5T_INTEGER || cls == H5T_FLOAT) &&
           H5Dread(obj, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value) >= 0) {
         std::string column = full.substr(1);
-        for (char& c : column) {
-          if (c == '/') c = '.';
-        }
+        std::replace(column.begin(), column.end(), '/', '.');
         out.push_back({column, value, string_attribute(obj, "units").value_or("")});
       }
       H5Tclose(type);
@@ -78,14 +77,6 @@ Results read_results(const std::string& file) {
   walk(f, "", out);
   H5Fclose(f);
   return out;
-}
-
-std::string csv_number(double x) {
-  if (std::isnan(x)) return "nan";
-  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, x);
-  return std::string(buf, r.ptr);
 }
 
 // RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled.
@@ -175,7 +166,7 @@ int collect_sweep(const SweepSpec& spec, const MpiContext& mpi, std::ostream& ou
             [&](const auto& v) {
               using V = std::decay_t<decltype(v)>;
               if constexpr (std::is_same_v<V, std::vector<double>>) {
-                csv << csv_number(v[p]);
+                csv << (std::isnan(v[p]) ? "nan" : shortest_text(v[p]));   // "-nan" too is missing
               } else if constexpr (std::is_same_v<V, std::vector<std::int64_t>>) {
                 csv << v[p];
               } else {

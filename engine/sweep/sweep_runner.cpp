@@ -24,12 +24,6 @@ namespace {
 
 constexpr int kStopped = static_cast<int>(ExitCode::stopped);
 
-// Non-leader ranks of a group print nothing.
-class NullBuffer : public std::streambuf {
- protected:
-  int overflow(int c) override { return c; }
-};
-
 // --index: the run's output goes to the point's log and to stdout.
 class TeeBuffer : public std::streambuf {
  public:
@@ -89,8 +83,7 @@ PointOutcome run_point(const SweepSpec& spec, std::size_t p, const MpiContext& g
         << " rank(s), " << local_time_now() << "\n";
   });
 
-  NullBuffer null_buffer;
-  std::ostream null_stream(&null_buffer);
+  std::ostream null_stream(nullptr);   // non-leader ranks of a group print nothing
   TeeBuffer tee(log.rdbuf(), also != nullptr ? also->rdbuf() : log.rdbuf());
   std::ostream tee_stream(&tee);
   tee_stream << std::unitbuf;
@@ -116,12 +109,13 @@ PointOutcome run_point(const SweepSpec& spec, std::size_t p, const MpiContext& g
     if (outcome.code == 0) {
       log << "== done " << local_time_now() << "\n";
       log.close();
-      write_marker(dir, "done", local_time_now() + "\n");
+      write_file_atomically(dir + "/done", local_time_now() + "\n");
     } else if (outcome.code == kStopped) {
       log << "== stopped after a checkpoint (exit 75) " << local_time_now() << "\n";
     } else {
       log << "== failed (exit " << outcome.code << "): " << outcome.message << "\n";
-      write_marker(dir, "failed", "exit " + std::to_string(outcome.code) + ": " + outcome.message + "\n");
+      write_file_atomically(dir + "/failed",
+                            "exit " + std::to_string(outcome.code) + ": " + outcome.message + "\n");
     }
   });
   return outcome;
@@ -193,7 +187,7 @@ int run_sweep_index(const SweepSpec& spec, const MpiContext& world, std::ostream
   return outcome.code;
 }
 
-int run_sweep_all(const SweepSpec& spec, const MpiContext& world, std::ostream& out, const SweepRunOptions& opt) {
+int run_sweep_all(const SweepSpec& spec, const MpiContext& world, std::ostream& out, const SweepArgs& opt) {
   install_stop_handlers();
   // Group g holds world ranks [g * size / groups, (g + 1) * size / groups).
   int groups = world.size();
@@ -278,22 +272,13 @@ int run_sweep_all(const SweepSpec& spec, const MpiContext& world, std::ostream& 
   }
 
   // Count from the markers: they include the points done by earlier jobs.
-  std::size_t n_done = 0, n_failed = 0, n_other = 0;
+  std::size_t count[4] = {0, 0, 0, 0};   // by PointStatus
   if (world.root()) {
-    for (std::size_t p = 0; p < spec.points(); ++p) {
-      switch (point_status(spec.point_dir(p))) {
-        case PointStatus::done:
-          ++n_done;
-          break;
-        case PointStatus::failed:
-          ++n_failed;
-          break;
-        default:
-          ++n_other;
-          break;
-      }
-    }
+    for (std::size_t p = 0; p < spec.points(); ++p) ++count[static_cast<int>(point_status(spec.point_dir(p)))];
   }
+  const auto count_of = [&count](PointStatus s) { return count[static_cast<int>(s)]; };
+  const std::size_t n_done = count_of(PointStatus::done), n_failed = count_of(PointStatus::failed);
+  const std::size_t n_other = count_of(PointStatus::pending) + count_of(PointStatus::running);
   out << "sweep: " << ran << " point(s) run now, " << failed << " failed now; " << n_done << " of " << spec.points()
       << " done, " << n_failed << " failed, " << n_other << " not done\n";
   if (n_failed > 0)

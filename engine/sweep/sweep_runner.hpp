@@ -12,12 +12,7 @@ namespace strata {
 
 class MpiContext;
 class SweepSpec;
-
-struct SweepRunOptions {
-  int ranks_per_point = 0;  // --ranks-per-point N (0: not given)
-  int jobs = 0;             // --jobs N: number of groups (0: not given)
-  bool retry_failed = false;
-};
+struct SweepArgs;
 
 // Runs point `index` on every rank of `world`. Returns 0 (done, or done
 // before), 75 (stopped after a checkpoint, or the point is locked by a
@@ -25,11 +20,12 @@ struct SweepRunOptions {
 // after writing the point's `failed` marker.
 int run_sweep_index(const SweepSpec& spec, const MpiContext& world, std::ostream& out, std::size_t index);
 
-// Runs every point not yet done (and failed ones with retry_failed).
+// Runs every point not yet done (and failed ones with --retry-failed), in
+// groups of --ranks-per-point ranks or --jobs groups.
 // Returns 0 when all points are done, 3 when some failed, 75 when a point
 // stopped after a checkpoint (no more points are dealt then) or points are
 // still held by another process.
-int run_sweep_all(const SweepSpec& spec, const MpiContext& world, std::ostream& out, const SweepRunOptions& opt);
+int run_sweep_all(const SweepSpec& spec, const MpiContext& world, std::ostream& out, const SweepArgs& opt);
 
 // The sweep's summary: one row per point (index, swept values, status, every
 // numeric scalar result of its output) as OUT.h5 and OUT.csv. Rank 0 reads

@@ -1,7 +1,6 @@
 #include "engine/sweep/sweep_spec.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <functional>
 #include <sstream>
@@ -15,20 +14,10 @@ namespace {
 
 // More points than this is a typo in a range, not an experiment.
 constexpr double kMaxPoints = 1'000'000;
-
-// A double as TOML text that reads back as the same double (and as a float,
-// so "80" becomes "80.0").
-std::string float_toml(double x) {
-  if (std::isnan(x)) return "nan";
-  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
-  char buf[64];
-  std::string s(buf, std::to_chars(buf, buf + sizeof buf, x).ptr);
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";
-  return s;
-}
+const std::string kRangeForms = "a range is { start, stop, count } or { start, stop, step }";
 
 std::string toml_text(const toml::node& n) {
-  if (const auto* f = n.as_floating_point()) return float_toml(f->get());  // toml++ prints 17 digits
+  if (const auto* f = n.as_floating_point()) return toml_float(f->get());  // toml++ prints 17 digits
   std::ostringstream s;
   n.visit([&s](const auto& v) { s << v; });
   return s.str();
@@ -41,7 +30,7 @@ std::string quoted(const std::string& s) {
 }
 
 SweepValue integer_value(std::int64_t v) { return {std::to_string(v), std::to_string(v), static_cast<double>(v)}; }
-SweepValue real_value(double v) { return {float_toml(v), float_toml(v), v}; }
+SweepValue real_value(double v) { return {toml_float(v), toml_float(v), v}; }
 
 SweepValue value_of(const toml::node& n) {
   if (const auto* i = n.as_integer()) return integer_value(i->get());
@@ -53,30 +42,6 @@ SweepValue value_of(const toml::node& n) {
   if (const auto* s = n.as_string()) return {quoted(s->get()), s->get(), std::nullopt};
   const std::string t = toml_text(n);
   return {t, t, std::nullopt};
-}
-
-// "pricing.asset.0.vol" -> "pricing.asset[].vol", as the schema names it;
-// an entry may be named instead of numbered ("pricing.asset.SPX.vol"), as
-// --set allows: the part after a list of tables is its entry either way.
-std::string schema_key(const std::string& key, const Schema& schema) {
-  std::string out;
-  bool entry = false;
-  std::size_t start = 0;
-  while (start <= key.size()) {
-    std::size_t dot = key.find('.', start);
-    if (dot == std::string::npos) dot = key.size();
-    const std::string part = key.substr(start, dot - start);
-    if (entry || (!part.empty() && part.find_first_not_of("0123456789") == std::string::npos)) {
-      out += "[]";
-      entry = false;
-    } else {
-      out += (out.empty() ? "" : ".") + part;
-      const Param* p = schema.find(out);
-      entry = p != nullptr && p->type == ParamType::table_list;
-    }
-    start = dot + 1;
-  }
-  return out;
 }
 
 int line_of(const toml::node& n) { return static_cast<int>(n.source().begin.line); }
@@ -98,10 +63,7 @@ std::vector<SweepValue> expand_range(const toml::table& t, const std::string& na
   for (auto&& [k, v] : t) {
     const std::string_view key = k.str();
     if (key != "start" && key != "stop" && key != "count" && key != "step") {
-      err.fail(line_of(v), name,
-               "unknown key '" + std::string(key) +
-                   "' in a range; a range is { start, stop, count } "
-                   "or { start, stop, step }");
+      err.fail(line_of(v), name, "unknown key '" + std::string(key) + "' in a range; " + kRangeForms);
     }
   }
   auto as_double = [](const toml::node& n) {
@@ -109,12 +71,7 @@ std::vector<SweepValue> expand_range(const toml::table& t, const std::string& na
   };
   auto number = [&](const char* field) -> const toml::node& {
     const toml::node* n = t.get(field);
-    if (n == nullptr) {
-      err.fail(line, name,
-               std::string("range without '") + field +
-                   "'; a range is { start, stop, count } or "
-                   "{ start, stop, step }");
-    }
+    if (n == nullptr) err.fail(line, name, std::string("range without '") + field + "'; " + kRangeForms);
     if (!n->is_number()) err.fail(line, name, std::string(field) + " = " + toml_text(*n) + ": expected a number");
     if (!std::isfinite(as_double(*n))) err.fail(line, name, std::string(field) + " = " + toml_text(*n) + ": must be finite");
     return *n;
@@ -124,9 +81,8 @@ std::vector<SweepValue> expand_range(const toml::table& t, const std::string& na
   const double start = as_double(start_node), stop = as_double(stop_node);
   const bool has_count = t.contains("count"), has_step = t.contains("step");
   if (has_count == has_step) {
-    err.fail(line, name,
-             std::string(has_count ? "both count and step" : "neither count nor step") +
-                 " given; a range is { start, stop, count } or { start, stop, step }");
+    const std::string given = has_count ? "both count and step" : "neither count nor step";
+    err.fail(line, name, given + " given; " + kRangeForms);
   }
   std::vector<SweepValue> values;
   if (has_count) {
@@ -188,6 +144,7 @@ SweepSpec SweepSpec::load(const std::string& input, const std::vector<std::strin
   spec.input_ = input;
   spec.text_ = read_input_file(input);
   const toml::table table = parse_input(spec.text_, input);
+  spec.model_ = table.at_path("run.model").value_or(std::string());
   const SweepErrors err{spec.input_};
   const toml::node* sweep_node = table.get("sweep");
   if (sweep_node == nullptr) {
@@ -261,6 +218,7 @@ SweepSpec SweepSpec::load(const std::string& input, const std::vector<std::strin
   // The user's --set: [sweep] settings apply to the sweep, the rest to every point.
   for (const std::string& s : set) {
     Override o = parse_override(s);
+    if (o.key == "run.model") spec.model_ = o.value;
     if (o.key.rfind("sweep.", 0) != 0) {
       spec.overrides_.push_back(o);
       continue;
@@ -365,25 +323,10 @@ Config SweepSpec::point_config(std::size_t p) const {
   return Config::load_text(text_, input_, overrides, schema_for, SweepTable::remove);
 }
 
-std::string SweepSpec::model() const {
-  std::string model;
-  try {
-    toml::table base = toml::parse(text_, input_);
-    if (const auto* m = base.at_path("run.model").as_string()) model = m->get();
-  } catch (const toml::parse_error&) {
-    // load() parsed it already
-  }
-  for (const Override& o : overrides_) {
-    if (o.key == "run.model") model = o.value;
-  }
-  return model;
-}
-
 std::string SweepSpec::unit_of(const SweepAxis& axis) const {
-  const std::string m = model();
-  if (m.empty() || ModelRegistry::instance().find(m) == nullptr) return "";
-  const Schema schema = schema_for(m);
-  const Param* param = schema.find(schema_key(axis.key, schema));
+  if (model_.empty() || ModelRegistry::instance().find(model_) == nullptr) return "";
+  const Schema schema = schema_for(model_);
+  const Param* param = schema.find(schema.key_of(axis.key));
   return param != nullptr ? param->unit : "";
 }
 
@@ -391,15 +334,14 @@ void SweepSpec::validate(const MpiContext& mpi) const {
   mpi.collective([&] {
     // Name a swept key the model does not have before loading any point, so
     // the message is about the [sweep] line rather than a generated override.
-    const std::string model = this->model();
-    if (!model.empty() && ModelRegistry::instance().find(model) != nullptr) {
-      const Schema schema = schema_for(model);
+    if (!model_.empty() && ModelRegistry::instance().find(model_) != nullptr) {
+      const Schema schema = schema_for(model_);
       for (const SweepAxis& a : axes_) {
-        const std::string skey = schema_key(a.key, schema);
+        const std::string skey = schema.key_of(a.key);
         const Param* param = schema.find(skey);
         const std::string where = input_ + ":" + std::to_string(a.line) + ": [sweep] \"" + a.key + "\"";
         if (param == nullptr) {
-          throw InputError(where + ": not an input key of model " + model + did_you_mean(schema.nearest(skey)));
+          throw InputError(where + ": not an input key of model " + model_ + did_you_mean(schema.nearest(skey)));
         }
         if (param->type == ParamType::table_list) {
           throw InputError(where + ": a whole list of tables cannot be swept; sweep a field of one entry, e.g. \"" +

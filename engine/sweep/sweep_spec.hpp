@@ -61,10 +61,10 @@ class SweepSpec {
 
  private:
   std::string input_, text_, mode_, output_dir_;
+  std::string model_;   // run.model of the input and --set; "" when absent
   std::vector<Override> overrides_;  // the user's --set, [sweep] ones excepted
   std::vector<SweepAxis> axes_;
   std::size_t points_ = 0;
-  std::string model() const;   // run.model of the input and --set; "" when absent
   int width_ = 4;
 };
 
