@@ -52,18 +52,11 @@ int models_command(std::ostream& out, const std::string& name, bool markdown, co
   }
   const Model* m = reg.find(name);
   if (m == nullptr) {
-    std::string names, near;
-    std::size_t best = 3;   // up to two edits: a typo, not another word
-    for (const auto& n : reg.names()) {
-      names += (names.empty() ? "" : ", ") + n;
-      if (const std::size_t d = edit_distance(name, n); d < best) {
-        best = d;
-        near = n;
-      }
-    }
+    const std::vector<std::string> names = reg.names();
+    const auto near = nearest_word(name, names, 2);
     // The suggestion is a command of its own line, to paste as it is.
-    throw InputError("models: unknown model '" + name + "' (available: " + names + ")" +
-                     (near.empty() ? "" : "; did you mean '" + near + "':\n  " + program + " models " + near));
+    throw InputError("models: unknown model '" + name + "' (available: " + comma_list(names) + ")" +
+                     (near ? "; did you mean '" + *near + "':\n  " + program + " models " + *near : ""));
   }
   Schema s;
   m->declare(s);

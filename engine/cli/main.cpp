@@ -2,6 +2,7 @@
 // subcommand, and turns errors into one message and the exit code of docs/contract.md.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <ostream>
@@ -123,16 +124,13 @@ int main(int argc, char** argv) {
   // CLI11 only says "A subcommand is required" for a misspelt one; name it.
   if (argc > 1 && argv[1][0] != '-') {
     const std::string given = argv[1];
-    std::string known, near;
-    for (const CLI::App* sub : app.get_subcommands({})) {
-      known += (known.empty() ? "" : ", ") + sub->get_name();
-      if (sub->get_name() == given) near = "=";
-      if (near.empty() && strata::edit_distance(given, sub->get_name()) <= 2) near = sub->get_name();
-    }
-    if (near != "=") {
+    std::vector<std::string> known;
+    for (const CLI::App* sub : app.get_subcommands({})) known.push_back(sub->get_name());
+    if (std::ranges::find(known, given) == known.end()) {
+      const auto near = strata::nearest_word(given, known, 2);
       if (mpi.root()) {
-        std::cerr << "strata: unknown command '" << given << "'"
-                  << (near.empty() ? "" : "; did you mean '" + near + "'?") << " (commands: " << known << ")\n";
+        std::cerr << "strata: unknown command '" << given << "'" << (near ? "; did you mean '" + *near + "'?" : "")
+                  << " (commands: " << strata::comma_list(known) << ")\n";
       }
       return static_cast<int>(strata::ExitCode::bad_input);
     }

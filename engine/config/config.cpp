@@ -396,17 +396,8 @@ void Config::validate_value(const Param& p, toml::node& v, const std::string& ke
       if (!v.is_string()) wrong_type();
       const std::string& s = v.as_string()->get();
       if (std::ranges::find(p.choices, s) != p.choices.end()) return;
-      std::string list;
-      std::string near;
-      std::size_t best = std::max<std::size_t>(2, s.size() / 3) + 1;
-      for (const std::string& c : p.choices) {
-        list += (list.empty() ? "" : ", ") + c;
-        if (std::size_t d = edit_distance(s, c); d < best) {
-          best = d;
-          near = c;
-        }
-      }
-      bad("must be one of: " + list + (near.empty() ? "" : "; did you mean '" + near + "'?"));
+      const auto near = nearest_word(s, p.choices, std::max<std::size_t>(2, s.size() / 3));
+      bad("must be one of: " + comma_list(p.choices) + (near ? "; did you mean '" + *near + "'?" : ""));
       return;
     }
     case ParamType::string_list: {

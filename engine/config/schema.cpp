@@ -209,6 +209,25 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+std::optional<std::string> nearest_word(std::string_view given, const std::vector<std::string>& words,
+                                        std::size_t max_edits) {
+  std::optional<std::string> near;
+  std::size_t best = max_edits + 1;
+  for (const std::string& w : words) {
+    if (const std::size_t d = edit_distance(given, w); d < best) {
+      best = d;
+      near = w;
+    }
+  }
+  return near;
+}
+
+std::string comma_list(const std::vector<std::string>& words) {
+  std::string list;
+  for (const std::string& w : words) list += (list.empty() ? "" : ", ") + w;
+  return list;
+}
+
 std::string did_you_mean(const std::optional<std::string>& key) {
   if (!key) return "";
   std::string shown = *key;

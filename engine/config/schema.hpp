@@ -88,6 +88,12 @@ std::string shortest_text(double v);
 std::string toml_float(double v);
 
 std::size_t edit_distance(std::string_view a, std::string_view b);
+// The word of `words` nearest `given`, within `max_edits` edits (the first
+// of equals): the suggestion for a typo, never another word.
+std::optional<std::string> nearest_word(std::string_view given, const std::vector<std::string>& words,
+                                        std::size_t max_edits);
+// `words` with ", " between them.
+std::string comma_list(const std::vector<std::string>& words);
 // "; did you mean 'KEY'?" for a suggested schema key, written as in an input
 // file (a list's "[]" as ".N"); "" without a suggestion.
 std::string did_you_mean(const std::optional<std::string>& key);

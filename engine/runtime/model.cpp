@@ -84,12 +84,10 @@ void declare_run_schema(Schema& s) {
 Schema schema_for(const std::string& model) {
   const Model* m = ModelRegistry::instance().find(model);
   if (m == nullptr) {
-    std::string names, near;
-    for (const auto& n : ModelRegistry::instance().names()) {
-      names += (names.empty() ? "" : ", ") + n;
-      if (edit_distance(model, n) <= 2) near = "; did you mean '" + n + "'?";
-    }
-    throw InputError("unknown model; available: " + names + near);
+    const std::vector<std::string> names = ModelRegistry::instance().names();
+    const auto near = nearest_word(model, names, 2);
+    throw InputError("unknown model; available: " + comma_list(names) +
+                     (near ? "; did you mean '" + *near + "'?" : ""));
   }
   Schema s;
   declare_run_schema(s);

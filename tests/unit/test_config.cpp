@@ -180,6 +180,15 @@ TEST_CASE("edit distance and nearest key", "[config][schema]") {
   CHECK(edit_distance("pathz", "paths") == 1);
   CHECK(edit_distance("", "abc") == 3);
   CHECK(edit_distance("kitten", "sitting") == 3);
+  // A typo's suggestion: the nearest word (the first of equals), none beyond the edits allowed.
+  const std::vector<std::string> words = {"run", "models", "doctor", "validate", "sweep", "rum"};
+  CHECK(nearest_word("runn", words, 2) == std::optional<std::string>("run"));
+  CHECK(nearest_word("rux", words, 2) == std::optional<std::string>("run"));
+  CHECK(nearest_word("modles", words, 2) == std::optional<std::string>("models"));
+  CHECK_FALSE(nearest_word("checkpoint", words, 2).has_value());
+  CHECK_FALSE(nearest_word("sxxxp", words, 2).has_value());
+  CHECK(comma_list(words) == "run, models, doctor, validate, sweep, rum");
+  CHECK(comma_list({}).empty());
   const Schema s = test_schema("toy");
   CHECK(s.nearest("toy.ptahs") == std::optional<std::string>("toy.paths"));
   CHECK_FALSE(s.nearest("toy.completely_different").has_value());
