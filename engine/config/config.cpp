@@ -171,11 +171,12 @@ void Config::apply_override(const Override& o) {
       // (pricing.asset.SPX.vol); the key is stored with the number.
       if (!is_index(part)) {
         std::optional<std::size_t> named;
-        std::string names;
+        std::vector<std::string> names;
         for (std::size_t k = 0; k < a->size(); ++k) {
           const std::optional<std::string> name = a->get(k)->at_path("name").value<std::string>();
-          if (name && !named && *name == part) named = k;
-          if (name) names += (names.empty() ? "" : ", ") + *name;
+          if (!name) continue;
+          if (!named && *name == part) named = k;
+          names.push_back(*name);
         }
         if (!named) {
           throw InputError(o.arg + ": " + join(walked, part) + ": no entry of " + walked + " is named '" + part +
@@ -183,7 +184,7 @@ void Config::apply_override(const Override& o) {
                            (a->empty()       ? std::string(" (it has none)")
                             : a->size() == 1 ? std::string(" (0)")
                                              : " (0 to " + std::to_string(a->size() - 1) + ")") +
-                           (names.empty() ? "" : " or one of the names " + names));
+                           (names.empty() ? "" : " or one of the names " + comma_list(names)));
         }
         part = std::to_string(*named);
       }

@@ -113,13 +113,8 @@ class CsvFields final : public InstrumentFields {
     const Param& p = param(key);
     const std::string& cell = this->cell(key);
     if (cell.empty()) return std::get<std::string>(p.default_value);
-    if (p.type == ParamType::choice) {
-      std::string list;
-      for (const std::string& c : p.choices) {
-        if (c == cell) return cell;
-        list += (list.empty() ? "" : ", ") + c;
-      }
-      fail(key, "must be one of: " + list);
+    if (p.type == ParamType::choice && std::ranges::find(p.choices, cell) == p.choices.end()) {
+      fail(key, "must be one of: " + comma_list(p.choices));
     }
     return cell;
   }
