@@ -49,15 +49,8 @@ STRATA_HD STRATA_FORCEINLINE IntVect decode(const Box& b, index_t idx) {
   return {{b.lo[0] + idx % b.n[0], b.lo[1] + rest % b.n[1], b.lo[2] + rest / b.n[1]}};
 }
 
-// A field's storage seen as cells: x fastest, then y, then z, then the
-// component. A bounds-checked build also carries the stored box (owned
-// cells and halos) and the component count, and checks every access; a
-// Release view is a pointer and three strides, so a functor holding a
-// dozen views stays small enough for the compiler to keep in registers.
 // What a bounds-checked build knows of a view beyond its strides: the
-// stored box (owned cells and halos) and the component count. Empty
-// otherwise, so a Release view stays a pointer and three strides and a
-// functor of a dozen views stays small enough to live in registers.
+// stored box (owned cells and halos) and the component count.
 #if defined(STRATA_BOUNDS_CHECK)
 struct Bounds {
   Box box{{{0, 0, 0}}, {{0, 0, 0}}};
@@ -76,26 +69,33 @@ struct Bounds {
 #endif
   }
 };
+#define STRATA_FIELD_BOUNDS(...) , __VA_ARGS__
 #else
-struct Bounds {
-  Bounds() = default;
-  STRATA_HD Bounds(const Box&, int) {}
-  STRATA_HD STRATA_FORCEINLINE void check(index_t, index_t, index_t, int) const {}
-};
+#define STRATA_FIELD_BOUNDS(...)
 #endif
 
 // A field's storage seen as cells: x fastest, then y, then z, then the
-// component.
+// component. A Release view is a pointer and three strides, so a functor
+// holding a dozen views stays small enough to live in registers; a
+// bounds-checked build adds its Bounds and checks every access. The member
+// is there or not for the whole build (STRATA_BOUNDS_CHECK is a project-wide
+// definition), never an empty member marked [[no_unique_address]]: nvcc's
+// device code gives such a member bytes that its host pass does not, and a
+// kernel then reads every later member at the wrong offset (docs/gpu.md).
 template <class T>
 struct FieldView {
   T* origin = nullptr;   // cell (0, 0, 0) of component 0
   index_t sy = 0;        // stride of y
   index_t sz = 0;        // stride of z
   index_t sc = 0;        // stride of a component
-  [[no_unique_address]] Bounds bounds;
+#if defined(STRATA_BOUNDS_CHECK)
+  Bounds bounds;
+#endif
 
   STRATA_HD STRATA_FORCEINLINE T& operator()(index_t i, index_t j, index_t k = 0, int c = 0) const {
+#if defined(STRATA_BOUNDS_CHECK)
     bounds.check(i, j, k, c);
+#endif
     return origin[c * sc + k * sz + j * sy + i];
   }
   // Component c alone (a one-component view of the same storage).
@@ -111,7 +111,7 @@ struct FieldView {
   template <class U = T>
     requires(!std::is_const_v<U>)
   STRATA_HD operator FieldView<const U>() const {
-    return {origin, sy, sz, sc, bounds};
+    return {origin, sy, sz, sc STRATA_FIELD_BOUNDS(bounds)};
   }
 };
 
@@ -121,7 +121,8 @@ struct FieldView {
 template <class T>
 STRATA_HD FieldView<T> field_view(T* data, const Box& stored, int ncomp = 1) {
   const index_t sy = stored.n[0], sz = sy * stored.n[1];
-  return {data + stored.linear(0, 0, 0), sy, sz, sz * stored.n[2], Bounds{stored, ncomp}};
+  static_cast<void>(ncomp);   // known to a bounds-checked view only
+  return {data + stored.linear(0, 0, 0), sy, sz, sz * stored.n[2] STRATA_FIELD_BOUNDS(Bounds{stored, ncomp})};
 }
 
 }  // namespace strata::kernels::grid
