@@ -100,12 +100,16 @@ struct LaneMoments {
 
 // LaneMoments with the host's vectorised launch: batch g runs the kBatch
 // lanes g*kBatch.. in the sampler's `omp simd` loops with libmvec, every
-// lane adding its samples in LaneMoments' order.
+// lane adding its samples in LaneMoments' order. A member, not a base: a
+// kernel's argument is an aggregate without bases (docs/gpu.md).
 template <class Sampler>
-struct LaneMomentsBatched : LaneMoments<Sampler> {
+struct LaneMomentsBatched {
+  LaneMoments<Sampler> moments;
+
+  STRATA_HD void operator()(std::int64_t lane) const { moments(lane); }
   void host_for(std::int64_t n) const {
 #pragma omp parallel for schedule(static)
-    for (std::int64_t g = 0; g < n / kBatch; ++g) this->template run<kBatch, rng::LaneMath>(g * kBatch);
+    for (std::int64_t g = 0; g < n / kBatch; ++g) moments.template run<kBatch, rng::LaneMath>(g * kBatch);
   }
 };
 
