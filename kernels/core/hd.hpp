@@ -19,3 +19,13 @@
 #else
 #define STRATA_LANES(...) STRATA_PRAGMA(omp simd __VA_ARGS__)
 #endif
+
+// Before a STRATA_HD function template that calls whatever its type
+// argument provides (a visitor that is host-only in one instantiation and
+// device-only in another): nvcc then checks each call where it is
+// instantiated, not in the template (Thrust's nv_exec_check_disable).
+#if defined(__CUDACC__)
+#define STRATA_HD_TEMPLATE _Pragma("nv_exec_check_disable")
+#else
+#define STRATA_HD_TEMPLATE
+#endif
