@@ -8,6 +8,7 @@
 
 #include "build_config.hpp"
 #include "engine/backend/cuda_runtime.hpp"
+#include "engine/backend/shape_counts.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/mpi_context.hpp"
 
@@ -63,10 +64,11 @@ Device select_device(std::string_view request, const MpiContext& mpi) {
 }
 
 void Device::fence() const {
+  shape::wait();
   if (on_cuda()) cuda::synchronize();
 }
 
-Stream::Stream(const Device& device) : handle_(device.on_cuda() ? cuda::stream_create() : nullptr) {}
+Stream::Stream(const Device& device) : handle_(device.on_cuda() ? cuda::stream_create() : nullptr), own_(true) {}
 Stream::~Stream() {
   if (handle_ != nullptr) cuda::stream_destroy(handle_);
 }
@@ -74,6 +76,7 @@ void Stream::after_default() const {
   if (handle_ != nullptr) cuda::stream_after_default(handle_);
 }
 void Stream::fence() const {
+  shape::wait();
   if (handle_ != nullptr) cuda::stream_synchronize(handle_);
 }
 

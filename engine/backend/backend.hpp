@@ -56,9 +56,13 @@ class Stream {
   // Waits until everything sent to this stream has finished.
   void fence() const;
   void* handle() const { return handle_; }   // a cudaStream_t; null: the default stream
+  // A stream of its own (on the host too, where it does nothing): a copy on
+  // it does not wait (shape_counts.hpp).
+  bool own() const { return own_; }
 
  private:
   void* handle_ = nullptr;
+  bool own_ = false;
 };
 
 // request: "auto" | "cuda" | "host". "auto" takes CUDA where a device is

@@ -18,6 +18,7 @@
 
 #include "engine/backend/backend.hpp"
 #include "engine/backend/cuda_runtime.hpp"
+#include "engine/backend/shape_counts.hpp"
 
 namespace strata {
 
@@ -27,6 +28,7 @@ class Buffer {
   Buffer() = default;
   Buffer(const Device& device, std::size_t count) : backend_(device.backend), size_(count) {
     if (count == 0) return;
+    shape::allocation();
     if (backend_ == Backend::cuda) {
       data_ = static_cast<T*>(cuda::allocate(count * sizeof(T)));
     } else {
@@ -49,6 +51,8 @@ class Buffer {
   // Elements [first, first + count).
   void copy_to_host(T* dst, std::size_t count, const Stream& stream = {}, std::size_t first = 0) const {
     if (count == 0) return;
+    shape::to_host(count * sizeof(T));
+    if (!stream.own()) shape::wait();
     if (backend_ == Backend::cuda) {
       cuda::copy_to_host(dst, data_ + first, count * sizeof(T), stream.handle());
     } else {
@@ -57,6 +61,8 @@ class Buffer {
   }
   void copy_from_host(const T* src, std::size_t count, const Stream& stream = {}) {
     if (count == 0) return;
+    shape::to_device(count * sizeof(T));
+    if (!stream.own()) shape::wait();
     if (backend_ == Backend::cuda) {
       cuda::copy_to_device(data_, src, count * sizeof(T), stream.handle());
     } else {
@@ -67,6 +73,7 @@ class Buffer {
  private:
   void reset() {
     if (data_ == nullptr) return;
+    shape::wait();   // cudaFree waits for the device
     if (backend_ == Backend::cuda) {
       cuda::release(data_);
     } else {

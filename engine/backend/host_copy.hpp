@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 #include <vector>
 
 #include "engine/backend/buffer.hpp"
@@ -29,9 +30,12 @@ class HostCopy {
   // waited for.
   void start(const Buffer<T>& source, std::size_t count) {
     count_ = count;
+    // The snapshot on the device, then the copy on the stream (no wait here).
+    shape::launch(static_cast<std::int64_t>(count), {2.0 * static_cast<double>(count * sizeof(T)), 0});
+    shape::to_host(count * sizeof(T));
     if (!device_.on_cuda()) {
       host_.resize(count);
-      source.copy_to_host(host_.data(), count);
+      if (count > 0) std::memcpy(host_.data(), source.data(), count * sizeof(T));
       return;
     }
     if (snapshot_.size() < count) {
@@ -47,10 +51,9 @@ class HostCopy {
 
   // The values start() took (count of them), once they have arrived.
   const T* wait() const {
-    if (!device_.on_cuda()) return host_.data();
-    cuda::set_device(device_.ordinal);   // the calling thread's device: the stream's
-    stream_.fence();
-    return pinned_;
+    if (device_.on_cuda()) cuda::set_device(device_.ordinal);   // the calling thread's device: the stream's
+    stream_.fence();   // nothing to wait for on the host, but counted as on CUDA
+    return device_.on_cuda() ? pinned_ : host_.data();
   }
   std::size_t size() const { return count_; }
   // Done with the values: the host's copy is freed (a whole field need not

@@ -14,6 +14,7 @@
 
 #include "build_config.hpp"
 #include "engine/backend/backend.hpp"
+#include "engine/backend/shape_counts.hpp"
 #include "engine/runtime/error.hpp"
 #include "kernels/core/hd.hpp"
 
@@ -103,6 +104,22 @@ concept HasHostReduce = requires(const F& f, std::int64_t n, T init, Op op) {
 template <class F>
 concept HasStreamCudaFor = requires(const F& f, std::int64_t n, void* stream) { f.cuda_for(n, stream); };
 
+// The device work a functor declares for a launch over [0, n) (`shape::Work
+// work(std::int64_t n) const`: bytes of device memory, arithmetic
+// operations), for the shape counts and the cost model; none if it declares none.
+template <class F>
+shape::Work work_of(const F& f, std::int64_t n) {
+  if constexpr (requires { { f.work(n) } -> std::same_as<shape::Work>; }) {
+    return f.work(n);
+  } else {
+    return {};
+  }
+}
+
+// CUB's reduction does one tile (256 threads x 16 items) in a single
+// launch, more in two: what shape::launch is told a reduction costs.
+inline constexpr std::int64_t kReduceTile = 4096;
+
 #define STRATA_UNDECLARED_KERNEL                                                                            \
   "no kernel list declares this functor: add STRATA_FOR(M, <functor>) (STRATA_REDUCE(M, <result>, <op>, " \
   "<functor>), STRATA_GRID_FOR/_SUM/_MAX) to models/<name>/kernels.hpp and include it here (docs/gpu.md)"
@@ -111,6 +128,7 @@ concept HasStreamCudaFor = requires(const F& f, std::int64_t n, void* stream) { 
 template <class F>
 void parallel_for(const Device& device, std::int64_t n, const F& f, const Stream& stream = {}) {
   static_assert(declared_for<F>::value, STRATA_UNDECLARED_KERNEL);
+  if (n > 0) shape::launch(n, work_of(f, n));
   if (device.on_cuda()) {
     if constexpr (build::kHaveCuda) {
       cuda::parallel_for(n, f, stream.handle());   // f.cuda_for where F has one
@@ -127,6 +145,12 @@ void parallel_for(const Device& device, std::int64_t n, const F& f, const Stream
 template <class T, class F, class Op>
 T parallel_reduce(const Device& device, std::int64_t n, const F& f, T init, Op op, const Stream& stream = {}) {
   static_assert(declared_reduce<T, F, Op>::value, STRATA_UNDECLARED_KERNEL);
+  if (n > 0) {
+    shape::launch(n, work_of(f, n));
+    if (n > kReduceTile) shape::launch(256);
+    shape::wait();   // the result, read back on the host
+    shape::to_host(sizeof(T));
+  }
   if (device.on_cuda()) {
     if constexpr (build::kHaveCuda) {
       return cuda::parallel_reduce(n, f, init, op, stream.handle());

@@ -1,4 +1,5 @@
 #include "engine/backend/primitives.hpp"
+#include "engine/backend/shape_counts.hpp"
 
 #include <cstring>
 #include <utility>
@@ -7,6 +8,12 @@ namespace strata {
 
 int exclusive_scan(const Device& device, const int* in, int* out, std::int64_t n) {
   if (n <= 0) return 0;
+  // CUB's scan (two launches), then the last input and output read back.
+  shape::launch(n, {static_cast<double>(2 * n * sizeof(int)), 0});
+  shape::launch(n);
+  shape::wait();
+  shape::wait();
+  shape::to_host(2 * sizeof(int));
   if (device.on_cuda()) return cuda::exclusive_scan(in, out, n);
   int sum = 0;
   for (std::int64_t i = 0; i < n; ++i) {
@@ -22,6 +29,11 @@ int exclusive_scan(const Device& device, const int* in, int* out, std::int64_t n
 void sort_pairs(const Device& device, std::uint64_t* keys, int* values, std::uint64_t* keys_out, int* values_out,
                 std::int64_t n, int bits) {
   if (n <= 0) return;
+  // CUB's radix sort: a histogram, an exclusive sum of it, one pass each 8 bits.
+  const double pass_bytes = 2.0 * static_cast<double>(n) * (sizeof(std::uint64_t) + sizeof(int));
+  shape::launch(n, {pass_bytes / 2, 0});
+  shape::launch(256);
+  for (int shift = 0; shift < bits; shift += 8) shape::launch(n, {pass_bytes, 0});
   if (device.on_cuda()) return cuda::sort_pairs(keys, values, keys_out, values_out, n, bits);
   std::uint64_t *from_k = keys, *to_k = keys_out;
   int *from_v = values, *to_v = values_out;

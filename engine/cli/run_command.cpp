@@ -23,6 +23,7 @@
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
+#include "engine/runtime/shape_report.hpp"
 #include "engine/runtime/simulation.hpp"
 #include "engine/runtime/step_loop.hpp"
 #include "engine/runtime/stop_request.hpp"
@@ -334,6 +335,7 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
       << mpi.launcher() << ") | " << device.name << " | " << to_string(precision) << "\n";
 
   Timers timers;
+  shape::reset();   // a sweep runs its points in one process
   RunContext plan_ctx{mpi, &*cfg, device, precision, timers, nullptr, out};
   MemoryPlan memory;
   mpi.collective([&] { memory = model->memory(plan_ctx); });
@@ -490,6 +492,7 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
     health.write(*h5, mpi);
     Timers::write(*h5, summary);
     write_performance(*h5, perf);
+    write_shape_counts(*h5, root_shape_counts(mpi));
     // Never `complete` over frames a restart could not give back.
     const std::string lost = describe_missing_output(*h5);
     h5->set_status(lost.empty() ? std::string("complete")

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "engine/backend/shape_counts.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/mpi_context.hpp"
 
@@ -29,7 +30,10 @@ BackgroundWriter::BackgroundWriter(const MpiContext& mpi, bool threaded) : mpi_(
     if (colon != std::string::npos)
       test_fail_rank_ = static_cast<int>(test_number("STRATA_TEST_OUTPUT_FAIL", text.substr(colon + 1)));
   }
-  if (threaded && mpi.thread_multiple()) thread_ = std::thread([this] { run_jobs(); });
+  if (threaded && mpi.thread_multiple()) thread_ = std::thread([this] {
+      shape::mark_background_thread();   // its waits are off the steps' path
+      run_jobs();
+    });
 }
 
 BackgroundWriter::~BackgroundWriter() {

@@ -573,6 +573,18 @@ void H5Output::scalar(const std::string& path, std::int64_t value, const std::st
   if (!units.empty()) attribute(path, "units", units);
 }
 
+void H5Output::array(const std::string& path, std::span<const double> values, const std::string& units) {
+  const hsize_t n = values.size();
+  write_from_root(path, H5T_NATIVE_DOUBLE, values.data(), &n);
+  if (!units.empty()) attribute(path, "units", units);
+}
+
+void H5Output::array(const std::string& path, std::span<const std::int64_t> values, const std::string& units) {
+  const hsize_t n = values.size();
+  write_from_root(path, H5T_NATIVE_INT64, values.data(), &n);
+  if (!units.empty()) attribute(path, "units", units);
+}
+
 void H5Output::table(const std::string& path, const H5Table& table) {
   // Lay the rows out as packed records matching one compound type.
   std::vector<std::size_t> offsets, sizes;

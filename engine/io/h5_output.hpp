@@ -88,6 +88,9 @@ class H5Output {
   void text(const std::string& path, const std::string& value);
   void scalar(const std::string& path, double value, const std::string& units = "");
   void scalar(const std::string& path, std::int64_t value, const std::string& units = "");
+  // A 1-D dataset of rank 0's values (every rank calls it, with the same length).
+  void array(const std::string& path, std::span<const double> values, const std::string& units = "");
+  void array(const std::string& path, std::span<const std::int64_t> values, const std::string& units = "");
   void table(const std::string& path, const H5Table& table);
   void group(const std::string& path);
   bool exists(const std::string& path) const;

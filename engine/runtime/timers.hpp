@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/backend/cuda_runtime.hpp"
+#include "engine/backend/shape_counts.hpp"
 
 namespace strata {
 
@@ -20,13 +21,16 @@ class Timers {
  public:
   class Scope {
    public:
-    // Each phase is also an NVTX range of its name (a CUDA build under nsys).
+    // Each phase is also an NVTX range of its name (a CUDA build under nsys)
+    // and the phase the shape counts of its launches go to.
     Scope(Timers& t, std::string phase)
         : timers_(t), phase_(std::move(phase)), start_(Clock::now()), outer_(t.innermost_) {
       timers_.innermost_ = this;
       cuda::range_push(phase_.c_str());
+      shape::enter(phase_);
     }
     ~Scope() {
+      shape::leave();
       cuda::range_pop();
       const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
       timers_.add(phase_, elapsed - inner_seconds_);
