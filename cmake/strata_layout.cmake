@@ -11,8 +11,7 @@
 #  - layout_probes compiles one probe kernel per entry to PTX
 #    (engine/backend/layout_probe.cuh), in which each leaf is read from the
 #    kernel parameter at the offset the device code uses;
-#  - scripts/gpu/layout-guard compares the three, and the parameter size of
-#    every grid_stride_kernel in the strata binary with the host's sizeof.
+#  - scripts/gpu/layout-guard compares the three.
 # Every entry of every kernel list (strata_kernel_list) is covered, the
 # tests' lists included, so strata_layout_guard() is called last.
 
@@ -117,8 +116,7 @@ extern const void* const strata_layout_probes[] = {@expand@ nullptr};
   endforeach()
 endfunction()
 
-# `layout_guard` (built by .ci/run): every entry of every kernel list, and
-# the strata binary's grid_stride_kernel parameters. Before it, the guard's
+# `layout_guard` (built by .ci/run): every entry of every kernel list. Before it, the guard's
 # self-check: types built to split the way nvcc splits a layout
 # (tests/layout/split_types.hpp) must each be reported, and a plain one not.
 function(strata_layout_guard)
@@ -136,8 +134,7 @@ function(strata_layout_guard)
             --expect-split strata::layout_split::NoUniqueAddress strata::layout_split::DeviceOnlyMember
                            strata::layout_split::NvccOnlyMember
     COMMAND ${python} ${guard} --host $<TARGET_FILE:layout_host> --nvcc-host $<TARGET_FILE:layout_host_nvcc>
-            --ptx $<TARGET_OBJECTS:layout_probes> --binary $<TARGET_FILE:strata>
+            --ptx $<TARGET_OBJECTS:layout_probes>
     DEPENDS layout_split_host layout_split_host_nvcc layout_split_probes layout_host layout_host_nvcc layout_probes
-            strata
     COMMAND_EXPAND_LISTS VERBATIM)
 endfunction()
