@@ -56,6 +56,7 @@ void launch(std::int64_t threads, Work work) {
     ++s.launches;
     s.bytes += work.bytes;
     s.flops += work.flops;
+    s.int_ops += work.int_ops;
   });
 }
 
@@ -100,6 +101,7 @@ Work PhaseCounts::work() const {
   for (const LaunchSize& s : sizes) {
     w.bytes += s.bytes;
     w.flops += s.flops;
+    w.int_ops += s.int_ops;
   }
   return w;
 }

@@ -27,15 +27,13 @@
 #include <string>
 #include <vector>
 
+#include "kernels/core/work.hpp"
+
 namespace strata::shape {
 
-// What one launch does on the device, as its kernel declares it: bytes of
-// device memory read and written (what the limit is counted in, not cache
-// traffic) and arithmetic operations (an FMA counts 2).
-struct Work {
-  double bytes = 0;
-  double flops = 0;
-};
+// What one launch does on the device, as its kernel declares it
+// (kernels/core/work.hpp: bytes, flops, integer instructions).
+using Work = kernels::Work;
 
 void launch(std::int64_t threads, Work work = {});
 void wait();
@@ -47,7 +45,7 @@ void allocation();
 struct LaunchSize {
   std::int64_t threads = 0;
   std::int64_t launches = 0;
-  double bytes = 0, flops = 0;   // their work, summed
+  double bytes = 0, flops = 0, int_ops = 0;   // their work, summed
 };
 
 struct PhaseCounts {

@@ -551,6 +551,7 @@ void H5Output::write_from_root(const std::string& path, hid_t type, const void* 
   // Closed here if the write fails: a dataset left open makes H5Fclose fail.
   H5Id ds{create_dataset(path, type, space.id), H5Dclose};
   // Rank 0 writes the data; the others take part with an empty selection.
+  if (length != nullptr && *length == 0) return;   // an empty array: nothing to write (MPI-IO fails on it)
   H5Id sel{dataspace(length), H5Sclose};
   if (!mpi_.root()) H5Sselect_none(sel.id);
   make_room(H5Tget_size(type) * (length != nullptr ? *length : 1), "dataset " + path);

@@ -16,7 +16,8 @@ std::string to_text(const std::vector<shape::PhaseCounts>& phases) {
   for (const auto& p : phases) {
     s << p.phase << '\t' << p.launches << '\t' << p.waits << '\t' << p.allocations << '\t' << p.bytes_to_device
       << '\t' << p.bytes_to_host << '\t' << p.sizes.size() << '\n';
-    for (const auto& z : p.sizes) s << z.threads << '\t' << z.launches << '\t' << z.bytes << '\t' << z.flops << '\n';
+    for (const auto& z : p.sizes)
+      s << z.threads << '\t' << z.launches << '\t' << z.bytes << '\t' << z.flops << '\t' << z.int_ops << '\n';
   }
   return s.str();
 }
@@ -29,7 +30,7 @@ std::vector<shape::PhaseCounts> from_text(const std::string& text) {
   while (std::getline(s, p.phase, '\t') &&
          s >> p.launches >> p.waits >> p.allocations >> p.bytes_to_device >> p.bytes_to_host >> sizes) {
     p.sizes.resize(sizes);
-    for (auto& z : p.sizes) s >> z.threads >> z.launches >> z.bytes >> z.flops;
+    for (auto& z : p.sizes) s >> z.threads >> z.launches >> z.bytes >> z.flops >> z.int_ops;
     s.ignore(1);   // the newline
     phases.push_back(p);
   }
@@ -60,18 +61,20 @@ void write_shape_counts(H5Output& h5, const std::vector<shape::PhaseCounts>& pha
     h5.scalar(g + "/threads_min", p.threads_min());
     h5.scalar(g + "/threads_median", p.threads_median());
     std::vector<std::int64_t> threads, launches;
-    std::vector<double> bytes, flops;
+    std::vector<double> bytes, flops, int_ops;
     for (const auto& z : p.sizes) {
       threads.push_back(z.threads);
       launches.push_back(z.launches);
       bytes.push_back(z.bytes);
       flops.push_back(z.flops);
+      int_ops.push_back(z.int_ops);
     }
     // The launches by size: the cost model needs each size's own work.
     h5.array(g + "/size_threads", threads);
     h5.array(g + "/size_launches", launches);
     h5.array(g + "/size_device_bytes", bytes, "byte");
     h5.array(g + "/size_flops", flops);
+    h5.array(g + "/size_int_ops", int_ops);
   }
 }
 

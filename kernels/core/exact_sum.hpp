@@ -74,6 +74,12 @@ struct Mapped {
   F f;
   Map map;
   STRATA_HD STRATA_FORCEINLINE auto operator()(std::int64_t idx) const { return map(f(idx)); }
+  // f's declared device work, if any (kernels/core/work.hpp).
+  template <class G = F>
+    requires requires(const G& g, std::int64_t n) { g.work(n); }
+  auto work(std::int64_t n) const {
+    return f.work(n);
+  }
   template <class T, class Op>
     requires requires(const F& g, std::int64_t n, T init, Op op, Map m) { g.host_reduce(n, init, op, m); }
   T host_reduce(std::int64_t n, T init, Op op) const {

@@ -20,11 +20,28 @@ namespace strata::kernels::grid {
 template <class F>
 inline constexpr bool kPerComponent = requires(const F& f) { f.component(0); };
 
+// The device work of one cell (or cell and component) of a cell functor:
+// its own `static constexpr Work cell_work()`, plus what a CUDA thread
+// spends finding its cell from its linear index (decode: a 64-bit
+// division and remainder by n[0], another by n[1], and one more by the
+// cell count for a per-component functor).
+template <class F>
+constexpr Work cell_work_of() {
+  constexpr double decode = 2 * kDivide64IntOps + 10 + (kPerComponent<F> ? kDivide64IntOps : 0);
+  if constexpr (requires { F::cell_work(); }) {
+    return F::cell_work() + Work{0, 0, decode};
+  } else {
+    return Work{0, 0, decode};
+  }
+}
+
 template <class F>
 struct BoxKernel {
   Box box;
   F f;
   int ncomp = 1;   // components: only for a functor with component(c)
+
+  Work work(std::int64_t n) const { return cell_work_of<F>() * static_cast<double>(n); }
 
   STRATA_HD STRATA_FORCEINLINE void operator()(index_t idx) const {
     const index_t cells = box.size();
@@ -100,6 +117,7 @@ template <class F>
 struct BoxValue {
   Box box;
   F f;
+  Work work(std::int64_t n) const { return cell_work_of<F>() * static_cast<double>(n); }
   STRATA_HD STRATA_FORCEINLINE double operator()(index_t idx) const {
     const IntVect p = decode(box, idx);
     return f(p[0], p[1], p[2]);

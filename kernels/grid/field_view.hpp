@@ -17,6 +17,8 @@
 #endif
 
 #include "kernels/core/hd.hpp"
+#include "kernels/core/op_costs.hpp"
+#include "kernels/core/work.hpp"
 
 namespace strata::kernels::grid {
 

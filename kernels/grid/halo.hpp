@@ -33,6 +33,7 @@ struct Pack {
   FieldSet<T> fields;
   Box box;
   T* buffer;
+  static constexpr Work cell_work() { return item_work<T>(2, 0); }   // a value read, one written
   struct One {
     FieldView<T> f;
     Box box;
@@ -49,6 +50,7 @@ struct Unpack {
   FieldSet<T> fields;
   Box box;
   const T* buffer;
+  static constexpr Work cell_work() { return item_work<T>(2, 0); }   // a value read, one written
   struct One {
     FieldView<T> f;
     Box box;
@@ -72,6 +74,7 @@ struct PeriodicWrap {
   int axis;
   index_t n;   // owned cells along `axis`
   index_t h;   // halo width along `axis`
+  static constexpr Work cell_work() { return item_work<T>(2, 0); }   // a value read, one written
   struct One {
     FieldView<T> f;
     index_t ex, ey, ez, n, h;   // e_axis
@@ -96,6 +99,7 @@ struct FillSide {
   int side;         // 0 low, 1 high
   bool mirror;
   T sign;
+  static constexpr Work cell_work() { return item_work<T>(2, 0); }   // a value read, one written
   STRATA_HD STRATA_FORCEINLINE void operator()(index_t i, index_t j, index_t k) const {
     const index_t a = axis == 0 ? i : (axis == 1 ? j : k);
     const index_t from = mirror ? (side == 0 ? -1 - a : 2 * n_owned - 1 - a) : (side == 0 ? 0 : n_owned - 1);

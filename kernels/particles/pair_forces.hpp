@@ -10,6 +10,8 @@
 #include <type_traits>
 
 #include "kernels/core/hd.hpp"
+#include "kernels/core/op_costs.hpp"
+#include "kernels/core/work.hpp"
 #include "kernels/particles/neighbour_list.hpp"
 
 namespace strata::kernels::particles {
@@ -26,6 +28,19 @@ struct PairForces {
   typename Evaluator::param_type params;
   Real *fx, *fy, *fz;
   Real *energy, *virial;   // per owned atom; written only when Tally
+  // Neighbours a row holds on average, padding included: the cost model's
+  // (work() below), from the density; never read on the device.
+  double mean_row = 0;
+
+  // Each pair: its row entry read from a row-major list (a warp's 32 reads
+  // of one column fall in 32 sectors: 32 bytes), the neighbour's x, y, z
+  // gathered from three arrays the L2 holds (3 sectors, weighed at a third
+  // of device memory's cost), and about 20 operations and a division.
+  Work work(std::int64_t n) const {
+    using C = OpCost<Real>;
+    return Work{32 + 32, 2 * (20 + C::div + (Tally ? 6 : 0)), 4} * (static_cast<double>(n) * mean_row) +
+           item_work<Real>(Tally ? 8 : 6, 0) * static_cast<double>(n);
+  }
 
   // The neighbours are taken kLanes at a time and evaluated lane by lane
   // with one partial sum per lane (neighbour k goes to lane k % kLanes);

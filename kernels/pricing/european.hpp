@@ -11,6 +11,8 @@
 #include <cstdint>
 
 #include "kernels/core/hd.hpp"
+#include "kernels/core/op_costs.hpp"
+#include "kernels/core/work.hpp"
 #include "kernels/rng/normal.hpp"
 #include "kernels/rng/philox.hpp"
 
@@ -27,6 +29,13 @@ struct EuropeanGbm {
   Real drift;            // (r - q - sigma^2/2) T
   Real diffusion;        // sigma sqrt(T)
   double discount;       // exp(-r T)
+
+  // One sample: a Philox call and a Box-Muller pair (for this asset's
+  // normal), then with antithetic two exps and payoffs; the moments in double.
+  static constexpr Work sample_work() {
+    using C = OpCost<Real>;
+    return Work{0, 2 * (C::log + C::sqrt + C::sincos + 2 * C::exp + 12), kPhiloxIntOps + 10};
+  }
 
   // S_T / S_0 for the normal z.
   template <class Math = rng::ScalarMath>

@@ -20,6 +20,12 @@ struct ExerciseStates {
   std::int64_t first_sample;  // global sample of out's row 0
   double* out;                // [sample - first_sample][american's dates, in order]
 
+  // One copy of the base paths per sample, then the states: about the
+  // base scenario's own work, halved with antithetic copies.
+  Work work(std::int64_t n) const {
+    return group.paths.per_scenario * (group.paths.samples(n) / (group.paths.antithetic ? 2.0 : 1.0));
+  }
+
   STRATA_HD void operator()(std::int64_t i) const {
     const GroupPaths<Real>& paths = group.paths;
     const SampleWindow w = slice_window(paths.first_block + i / kLanes, paths.n_samples, paths.slice_begin,

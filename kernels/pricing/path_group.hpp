@@ -37,6 +37,7 @@
 #include <cstdint>
 
 #include "kernels/core/hd.hpp"
+#include "kernels/core/work.hpp"
 #include "kernels/pricing/asset_models.hpp"
 #include "kernels/pricing/brownian_bridge.hpp"
 #include "kernels/pricing/greeks.hpp"
@@ -106,6 +107,14 @@ struct GroupPaths {
   int slice_begin = 0, slice_end = kSlicesPerBlock;   // sample_blocks.hpp
   Real* paths = nullptr;          // [copy][k = 0..steps][asset][lane]
   Real* variance = nullptr;       // [copy][k = 0..steps-1][asset][lane]
+  // The device work of one sample of one scenario (its paths and payoffs),
+  // worked out on the host for the cost model; never read on the device.
+  Work per_scenario{};
+
+  // The samples of a launch over n lanes: whole blocks' windows.
+  double samples(std::int64_t lanes) const {
+    return static_cast<double>(lanes / kLanes) * static_cast<double>((slice_end - slice_begin) * kSliceSamples);
+  }
 };
 
 // Sobol' points in place of the assets' Philox normals (null: Philox).
@@ -321,6 +330,11 @@ struct PathGroupKernel {
   }
 
   STRATA_HD void operator()(std::int64_t i) const { run<1, rng::ScalarMath>(i); }
+
+  // Every sample simulated once per scenario and replicate (the cost model).
+  Work work(std::int64_t n) const {
+    return paths.per_scenario * (paths.samples(n) * paths.replicates * (1 + greeks.n_scenarios));
+  }
 
   // Lanes i0..i0 + W - 1: each sample's paths, then every payoff and Greek
   // on them added to the lane's moments (the lanes past the window's end

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "kernels/core/hd.hpp"
+#include "kernels/core/work.hpp"
 #include "kernels/rng/normal.hpp"
 
 namespace strata::kernels::pricing {
@@ -68,6 +69,12 @@ struct LaneMoments {
   double* lanes;
   int slice_begin = 0, slice_end = kSlicesPerBlock;
 
+  // The window's samples of n lanes (the cost model).
+  Work work(std::int64_t n) const {
+    const double samples = static_cast<double>(n / kLanes) * static_cast<double>((slice_end - slice_begin) * kSliceSamples);
+    return Sampler::sample_work() * samples;
+  }
+
   // Lanes i0 .. i0 + W - 1, which read consecutive samples through the
   // sampler's values<W, Math>; the samples past the end of a short last
   // block are computed and dropped (a sample's bits never depend on where a
@@ -107,6 +114,7 @@ struct LaneMomentsBatched {
   LaneMoments<Sampler> moments;
 
   STRATA_HD void operator()(std::int64_t lane) const { moments(lane); }
+  Work work(std::int64_t n) const { return moments.work(n); }
   void host_for(std::int64_t n) const {
 #pragma omp parallel for schedule(static)
     for (std::int64_t g = 0; g < n / kBatch; ++g) moments.template run<kBatch, rng::LaneMath>(g * kBatch);

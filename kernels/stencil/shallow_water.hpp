@@ -130,6 +130,10 @@ struct ShallowWaterStage {
   T b, dt;
   bool wall_x_low, wall_y_low;  // this rank holds the low wall of x / y
 
+  // h, u, v of the stage input and of s0 read, h, u, v written; four
+  // potential vorticities (a division each) and about 90 other operations.
+  static constexpr Work cell_work() { return item_work<T>(9, 4 * OpCost<T>::div + 90); }
+
   STRATA_HD STRATA_FORCEINLINE void operator()(index_t i, index_t j, index_t) const {
     const T dh = rhs.dh(i, j), du = rhs.du(i, j), dv = rhs.dv(i, j);
     const T h_start = h0(i, j), u_start = u0(i, j), v_start = v0(i, j);

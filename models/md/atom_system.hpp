@@ -155,7 +155,17 @@ class AtomSystem {
   kernels::particles::PairForces<Evaluator, Tally> pair_forces(const typename Evaluator::param_type& params) {
     return {x_.data(),      y_.data(),      z_.data(),      neighbours_.data(), count_.data(),
             capacity_,      params,         fx_.data(),     fy_.data(),         fz_.data(),
-            energy_.data(), virial_.data()};
+            energy_.data(), virial_.data(), mean_row()};
+  }
+
+  // The neighbours a row holds on average: a uniform liquid's count within
+  // the list's reach, plus half the padding to kRowPad (the cost model's).
+  double mean_row() const {
+    const double density = static_cast<double>(domain_.ranks()[0] * domain_.ranks()[1] * domain_.ranks()[2]) *
+                           static_cast<double>(n_local_) / domain_.volume();
+    const double pi = 3.14159265358979323846;
+    return 4.0 / 3.0 * pi * ghost_cutoff_ * ghost_cutoff_ * ghost_cutoff_ * density +
+           0.5 * (kernels::particles::kRowPad - 1);
   }
 
   // Pair forces (and, when tally, per-atom energy and virial) from the lists.

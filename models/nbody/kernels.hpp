@@ -3,6 +3,8 @@
 #pragma once
 
 #include "engine/backend/parallel.hpp"
+#include "kernels/core/op_costs.hpp"
+#include "kernels/core/work.hpp"
 #include "kernels/particles/gravity.hpp"
 
 namespace strata::nbody {
@@ -28,6 +30,15 @@ struct Gravity {
     }
   }
   void cuda_for(std::int64_t n_targets, void* stream) const;   // gravity_cuda.cu
+
+  // Each pair: pair_interaction's 14 adds, multiplies and FMAs, a square
+  // root and a division (kernels/core/op_costs.hpp); the bodies stream
+  // through shared memory, so device memory is a few bytes a pair.
+  kernels::Work work(std::int64_t n_targets) const {
+    using kernels::OpCost;
+    const double pairs = static_cast<double>(n_targets) * static_cast<double>(b.n_sources);
+    return kernels::item_work<Real>(0, 14 + OpCost<Real>::sqrt + OpCost<Real>::div) * pairs;
+  }
 };
 
 }  // namespace strata::nbody

@@ -341,6 +341,42 @@ struct DeviceSobol {
 
 }  // namespace
 
+// The device work of one sample of one scenario, for the cost model
+// (kernels/core/work.hpp; op costs from kernels/core/op_costs.hpp): per step
+// and asset its normals (Philox and Box-Muller, shared by the antithetic
+// copies) and each copy's step, the path written and read back once, and
+// each payoff's reads and functions on each copy.
+template <class Real>
+kernels::Work scenario_work(const HostPaths& paths, const HostPayoffs& payoffs, const GreekPlan& greeks) {
+  using C = kernels::OpCost<Real>;
+  const double copies = paths.antithetic ? 2 : 1, steps = paths.steps, n = paths.n_assets;
+  double normals = n, step_slots = 0;
+  for (int a = 0; a < paths.n_assets; ++a) {
+    switch (paths.assets[static_cast<std::size_t>(a)].model) {
+      case AssetModel::gbm: step_slots += 6; break;
+      case AssetModel::heston_qe: step_slots += 2 * C::exp + 2 * C::sqrt + 2 * C::div + 25, normals += 1; break;
+      case AssetModel::heston_full_truncation: step_slots += C::exp + 2 * C::sqrt + 15, normals += 1; break;
+      case AssetModel::merton: step_slots += C::sqrt + 2 * C::div + 20, normals += 2; break;
+    }
+  }
+  if (paths.correlated) step_slots += n * (n + 1) / 2;
+  const double per_call = rng::NormalsPerCall<Real>::value;
+  kernels::Work per_step{0, 2 * (normals * (C::log + C::sqrt + C::sincos) / 2 + copies * step_slots),
+                normals * kernels::kPhiloxIntOps / per_call};
+  per_step.bytes = copies * n * 3 * static_cast<double>(sizeof(Real));   // x and the variance written, x read
+  double payoff_slots = 0;
+  for (const PayoffSpec<double>& s : payoffs.specs) {
+    const bool every_step = s.kind == PayoffKind::barrier || s.kind == PayoffKind::lookback;
+    const double fixings = s.kind == PayoffKind::asian || s.kind == PayoffKind::american ? s.fixings : 1;
+    payoff_slots += every_step ? steps * (s.continuous ? C::exp + 6 : 4) : fixings * (C::exp + 4 + 2 * s.degree);
+  }
+  const double per_payoff = payoffs.specs.empty() ? 0 : payoff_slots / static_cast<double>(payoffs.specs.size());
+  // The base's payoffs and every scenario's Greek terms, over the scenarios.
+  const double evaluated = (static_cast<double>(payoffs.beta.size()) + static_cast<double>(greeks.terms.size())) /
+                           static_cast<double>(1 + greeks.scenarios.size());
+  return per_step * steps + kernels::Work{0, 2 * copies * evaluated * per_payoff, 0};
+}
+
 // The group on the run's device in Real.
 template <class Real>
 struct PathGroupRun::Data {
@@ -399,6 +435,8 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
     data = std::make_unique<typename std::remove_reference_t<decltype(data)>::element_type>();
     data->max_blocks = max_blocks;
     data->kernel.paths = data->paths.build(device, paths);
+    using Real = std::remove_cvref_t<decltype(*data->kernel.paths.dt)>;
+    data->kernel.paths.per_scenario = scenario_work<Real>(paths, payoffs, greeks_);
     data->kernel.payoffs = data->payoffs.build(device, payoffs, shifts_);
     data->kernel.greeks = data->greeks.build(device, greeks_, tangents, g.grid);
     data->kernel.sobol = data->sobol.build(device, p, g);
