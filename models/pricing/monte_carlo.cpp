@@ -139,7 +139,7 @@ PortfolioRun::PortfolioRun(const Portfolio& p, const SamplePlan& plan, const Dev
   }
   for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
     const PathGroup& g = groups_[gi];
-    const GreekPlan gp = plan_greeks(p, g);
+    const GreekPlan gp = plan_greeks(p, g, precision_);
     greek_offset_.push_back(greeks_.size());
     for (const GreekSlot& s : gp.slots) greeks_.push_back({g.instruments[s.instrument], s.name, s.element, {}});
     lane_offset_.push_back(lane_width_);
