@@ -34,6 +34,12 @@ constexpr double kRelativeBump = 1e-2;
 constexpr double kRateBump = 1e-3;
 constexpr double kFloorBump = 1e-4;   // for inputs that may be 0 (vol, v0)
 
+constexpr const char* kMovedCentral =
+    "central difference over the spot bumped by moving the base path (exact log offsets, payoffs in double; "
+    "common random numbers)";
+constexpr const char* kResimulatedCentral =
+    "central difference of paths re-simulated with the input bumped (common random numbers)";
+
 // The asset input a bump moves (all but rate and maturity).
 template <class A>
 auto& input_of(A& a, BumpedInput input) {
@@ -127,6 +133,9 @@ GreekPlan plan_greeks(const Portfolio& p, const PathGroup& g, Precision precisio
     const bool lipschitz =
         in.type == "european" || in.type == "asian" || in.type == "basket" || in.type == "lookback";
     auto pathwise = [&](int greek, int asset, bool vol, bool score = false) {
+      plan.slots[static_cast<std::size_t>(greek)].method =
+          score ? "likelihood ratio: the payoff times the score of the first step"
+                : "pathwise derivative of the payoff along the base path";
       const auto same = [&](const Tangent& t) { return t.asset == asset && t.vol == vol && t.score == score; };
       const auto t = std::find_if(plan.tangents.begin(), plan.tangents.end(), same);
       const auto tangent = static_cast<int>(t - plan.tangents.begin());
@@ -138,7 +147,10 @@ GreekPlan plan_greeks(const Portfolio& p, const PathGroup& g, Precision precisio
     // allowed, negative not), (V(x + h) - V(x)) / h, bias O(h).
     auto central = [&](int greek, BumpedInput input, int asset, double sign) {
       const double h = bump_size(p, g, input, asset);
+      std::string& method = plan.slots[static_cast<std::size_t>(greek)].method;
+      method = input == BumpedInput::spot ? kMovedCentral : kResimulatedCentral;
       if (floored(input) && input_value(p, g, input, asset) < h) {
+        method = "forward difference of paths re-simulated with the input bumped (common random numbers)";
         plan.terms.push_back({scenario({input, asset, h}), payoff, greek, sign / h, -1});
         plan.terms.push_back({0, payoff, greek, -sign / h, -1});
         return;
@@ -163,6 +175,9 @@ GreekPlan plan_greeks(const Portfolio& p, const PathGroup& g, Precision precisio
           // All three on the base path in double: the middle one's bump is
           // 0 (one such scenario serves the group).
           const int greek = slot(name, a);
+          plan.slots[static_cast<std::size_t>(greek)].method =
+              "second difference over the spot bumped by moving the base path (exact log offsets, payoffs in "
+              "double; common random numbers)";
           const double h = bump_size(p, g, BumpedInput::spot, a);
           const Bump up = make_bump(p, g, BumpedInput::spot, a, h, precision);
           const Bump down = make_bump(p, g, BumpedInput::spot, a, -h, precision);

@@ -32,11 +32,13 @@ struct Bump {
 };
 
 // One output value: Greek `name` of the group's instrument `instrument`,
-// for the group's asset `element` (-1: a scalar Greek).
+// for the group's asset `element` (-1: a scalar Greek), and how it is
+// estimated (written as the dataset's `method` attribute).
 struct GreekSlot {
   std::size_t instrument;
   std::string name;
   int element;
+  std::string method{};
 };
 
 // A pathwise term's tangent: d/d(spot) or, for a GBM asset, d/d(vol) of

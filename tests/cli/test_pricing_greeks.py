@@ -203,6 +203,15 @@ class Greeks(sc.PricingBook):
                     self.assertEqual(f[f"pricing/{name}/{g}"].shape, ())
             self.assertEqual(sc.as_str(f["pricing/call/vega"].attrs["units"]), "currency per 1.0 of volatility")
             self.assertEqual(sc.as_str(f["pricing/call/theta"].attrs["units"]), "currency per year (dV/dt)")
+            # Each Greek's `method` says how it was estimated.
+            for name, greek, words in (("call", "delta", "pathwise"), ("basket", "vega", "pathwise"),
+                                       ("digital", "delta", "likelihood ratio"),
+                                       ("barrier", "delta", "central difference over the spot bumped by moving"),
+                                       ("call", "gamma", "second difference over the spot bumped by moving"),
+                                       ("call", "rho", "central difference of paths re-simulated"),
+                                       ("heston_call", "vega_v0", "central difference of paths re-simulated")):
+                with self.subTest(f"{name}/{greek} method"):
+                    self.assertIn(words, sc.as_str(f[f"pricing/{name}/{greek}"].attrs["method"]))
             summary = f["pricing/summary"][()]
             names = [sc.as_str(n) for n in summary["name"]]
             for g in GREEKS:
