@@ -4,6 +4,15 @@
 // bumped (models/pricing/greeks.hpp builds the scenarios and terms); or,
 // for a term with a tangent, coef * the payoff's pathwise derivative on
 // the base path (pathwise.hpp).
+//
+// A spot bump is not re-simulated: under every asset model the spot enters
+// a path only through its start (x_k = ln S0 + terms free of S0), so the
+// bumped path is the base path with the asset's log prices moved by
+// ln((S0 + h) / S0). The kernel evaluates such a scenario's payoffs on that
+// moved path in double, whatever the run's precision: the scenarios then
+// share every rounding of the path, and a second difference over them
+// divides only double roundings by h^2 (docs/validation.md, "Rounding of
+// the Greeks").
 #pragma once
 
 namespace strata::kernels::pricing {
@@ -14,6 +23,14 @@ struct GreekTerm {
   int greek;      // the group's Greek slot it adds to
   double coef;    // e.g. +-1 / (2 h) of a central difference
   int tangent;    // >= 0: the pathwise derivative along tangent `tangent` (scenario 0); -1: none
+};
+
+// How a scenario's paths come about: asset < 0, re-simulated with its
+// bumped inputs; else the base path with that asset's log prices moved by
+// log_offset (a spot bump).
+struct SpotShift {
+  int asset;
+  double log_offset;
 };
 
 }  // namespace strata::kernels::pricing

@@ -29,9 +29,13 @@
 // Greeks (greeks.hpp): scenario c = 1..n_scenarios re-simulates each sample
 // from the same normals (same Philox subsequence, same Sobol' point) with
 // bumped inputs; `assets`, `dt`, `sqrt_dt`, `discount_at` and `specs` hold
-// one set per scenario, scenario 0 the base. A Greek's per-sample value is
-// a linear combination of payoffs over scenarios (its terms), accumulated in
-// its own moment slots after the prices', like a price.
+// one set per scenario, scenario 0 the base. A spot bump's scenario instead
+// moves the base path of its asset by a log offset and evaluates its
+// payoffs on that in double (GroupGreeks::spot_shifts); those scenarios come
+// first, while the base path is still in the lane's storage. A Greek's
+// per-sample value is a linear combination of payoffs over scenarios (its
+// terms), accumulated in its own moment slots after the prices', like a
+// price.
 #pragma once
 
 #include <cstdint>
@@ -161,6 +165,15 @@ struct GroupGreeks {
   const PathTangent<Real>* tangents = nullptr;   // pathwise terms' tangents
   const Real* times = nullptr;               // t_k of the base grid at [k - 1]
   double* acc = nullptr;                     // [greek][lane]: the sample's value so far
+  // Spot bumps: per scenario (the base's first) how its paths come about;
+  // the payoffs and weights in double for the moved paths; one copy of a
+  // lane's moved path, [cell][lane] log prices then step variances.
+  const SpotShift* spot_shifts = nullptr;    // [scenario]
+  const PayoffSpec<double>* specs = nullptr;   // [scenario][payoff]
+  const double* weights = nullptr;
+  double* moved = nullptr;
+
+  STRATA_HD bool shifted(int scenario) const { return scenario > 0 && spot_shifts[scenario].asset >= 0; }
 };
 
 // The kernel is written once for W lanes i0.. that read consecutive samples
@@ -317,6 +330,36 @@ struct PathGroupKernel {
     for (int l = 0; l < W; ++l) out[l] = 0.5 * (out[l] + down[l]);
   }
 
+  // A spot bump's payoff (spec in double) on the lanes' base paths, asset
+  // shift.asset's log prices moved by shift.log_offset: each lane's path
+  // copied to double, moved, and valued there, the pair's mean with
+  // antithetic as in sample_values. The offset is a multiple of the
+  // start's ulp (greeks.cpp), so the move is exact and the scenarios of a
+  // sample differ by the bump alone, not by roundings of their own.
+  template <int W>
+  STRATA_HD void moved_values(const PayoffSpec<double>& spec, std::int64_t i0, int scenario, const SpotShift& shift,
+                              double* out) const {
+    const int n = paths.n_assets;
+    const std::int64_t cells = static_cast<std::int64_t>(paths.steps + 1) * n, lanes = paths.n_lanes;
+    for (int l = 0; l < W; ++l) {
+      double* x = greeks.moved + i0 + l;
+      double* var = x + cells * lanes;
+      double value[2] = {0.0, 0.0};
+      for (int copy = 0; copy < (paths.antithetic ? 2 : 1); ++copy) {
+        const PathView<Real> base = view<W>(i0, copy, 0);
+        for (std::int64_t j = 0; j < cells; ++j) {
+          const double xj = static_cast<double>(base.x[j * base.stride + l]);
+          x[j * lanes] = j % n == shift.asset ? xj + shift.log_offset : xj;
+        }
+        for (std::int64_t j = 0; j < cells - n; ++j) var[j * lanes] = static_cast<double>(base.variance[j * base.stride + l]);
+        const PathView<double> v{x, var, lanes, n, paths.steps, payoffs.fix_steps, greeks.weights,
+                                 paths.discount_at + scenario * paths.steps, payoffs.exercise};
+        value[copy] = path_payoff(spec, v);
+      }
+      out[l] = paths.antithetic ? 0.5 * (value[0] + value[1]) : value[0];
+    }
+  }
+
   // The host's launch over [0, n) (a group with Sobol' points or Greeks:
   // lane by lane).
   void host_for(std::int64_t n) const {
@@ -353,7 +396,8 @@ struct PathGroupKernel {
       const int live = win.hi - s < W ? static_cast<int>(win.hi - s) : W;
       for (int r = 0; r < replicates; ++r) {
         for (int c = 0; c <= greeks.n_scenarios; ++c) {
-          simulate<W, Math>(s, i0, paths.antithetic ? 2 : 1, r, c);
+          const bool moved = greeks.shifted(c);
+          if (!moved) simulate<W, Math>(s, i0, paths.antithetic ? 2 : 1, r, c);
           for (int p = 0; p < n_payoffs && c == 0; ++p) {
             sample_values<W, Math>(payoffs.specs[p], i0, 0, value);
             if (payoffs.beta != nullptr && payoffs.beta[p] != 0.0) {
@@ -372,7 +416,11 @@ struct PathGroupKernel {
           // Scenario c's Greek terms on its paths.
           for (int t = greeks.term_begin[c]; n_greeks > 0 && t < greeks.term_begin[c + 1]; ++t) {
             const GreekTerm& term = greeks.terms[t];
-            sample_values<W, Math>(payoffs.specs[c * n_payoffs + term.payoff], i0, c, value, term.tangent);
+            if (moved) {
+              moved_values<W>(greeks.specs[c * n_payoffs + term.payoff], i0, c, greeks.spot_shifts[c], value);
+            } else {
+              sample_values<W, Math>(payoffs.specs[c * n_payoffs + term.payoff], i0, c, value, term.tangent);
+            }
             for (int l = 0; l < W; ++l) greeks.acc[term.greek * n_lanes + i0 + l] += term.coef * value[l];
           }
         }

@@ -29,6 +29,7 @@ struct GreekValues {
   std::string name;
   bool per_asset;
   std::vector<double> value, stderr_;
+  std::string method;   // the first element's (a basket's assets share it)
 };
 
 std::vector<GreekValues> collect(const Portfolio& p, const std::vector<GreekEstimate>& greeks) {
@@ -40,7 +41,8 @@ std::vector<GreekValues> collect(const Portfolio& p, const std::vector<GreekEsti
       const Instrument& in = p.instruments[g.instrument];
       const bool per_asset = per_asset_greeks(in) && g.element >= 0;
       const std::size_t n = per_asset ? assets_of(in).size() : 1;
-      out.push_back({g.instrument, g.name, per_asset, std::vector<double>(n, kNaN), std::vector<double>(n, kNaN)});
+      out.push_back(
+          {g.instrument, g.name, per_asset, std::vector<double>(n, kNaN), std::vector<double>(n, kNaN), g.method});
       v = std::prev(out.end());
     }
     const auto e = static_cast<std::size_t>(g.element < 0 ? 0 : g.element);
@@ -72,7 +74,7 @@ void write_greeks(H5Output& out, const Portfolio& p, const std::vector<GreekEsti
         out.scalar(path + suffix, data->front(), units);
       }
     }
-    out.attribute(path, "method", std::string("central difference of paths re-simulated with common random numbers"));
+    out.attribute(path, "method", v.method);
     const std::optional<GreekReference> r = v.per_asset ? std::nullopt : greek_reference(p, in, v.name);
     if (r) {
       out.scalar(path + "_reference", r->value, units);

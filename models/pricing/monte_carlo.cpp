@@ -139,9 +139,9 @@ PortfolioRun::PortfolioRun(const Portfolio& p, const SamplePlan& plan, const Dev
   }
   for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
     const PathGroup& g = groups_[gi];
-    const GreekPlan gp = plan_greeks(p, g);
+    const GreekPlan gp = plan_greeks(p, g, precision_);
     greek_offset_.push_back(greeks_.size());
-    for (const GreekSlot& s : gp.slots) greeks_.push_back({g.instruments[s.instrument], s.name, s.element, {}});
+    for (const GreekSlot& s : gp.slots) greeks_.push_back({g.instruments[s.instrument], s.name, s.element, {}, s.method});
     lane_offset_.push_back(lane_width_);
     lane_width_ += (g.instruments.size() + gp.slots.size()) * reps * static_cast<std::size_t>(kLanes * kMoments);
     if (exercise_offsets(p, g).back() > 0) regressions_.push_back(gi);

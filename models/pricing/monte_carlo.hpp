@@ -50,6 +50,7 @@ struct GreekEstimate {
   std::string name;
   int element;
   Estimate estimate;
+  std::string method{};   // GreekSlot::method
 };
 
 // One pricing run cut into steps. A step first simulates the Americans'

@@ -301,21 +301,41 @@ struct DeviceGreeks {
   Buffer<int> term_begin;
   Buffer<PathTangent<Real>> tangents;
   Buffer<Real> times;
+  Buffer<SpotShift> spot_shifts;
+  Buffer<PayoffSpec<double>> specs;
+  Buffer<double> weights;
 
   GroupGreeks<Real> build(const Device& d, const GreekPlan& plan, const std::vector<PathTangent<double>>& host,
-                          const std::vector<double>& grid) {
+                          const std::vector<double>& grid, const HostPayoffs& payoffs) {
     // Scenario c's terms are [term_begin[c], term_begin[c + 1]).
     std::vector<int> begin(plan.scenarios.size() + 2, 0);
     for (const GreekTerm& t : plan.terms) ++begin[static_cast<std::size_t>(t.scenario) + 1];
     for (std::size_t c = 1; c < begin.size(); ++c) begin[c] += begin[c - 1];
+    // Spot bumps move the base path (plan_greeks puts them first).
+    std::vector<SpotShift> shifts{{-1, 0.0}};
+    for (const Bump& b : plan.scenarios) {
+      shifts.push_back(b.input == BumpedInput::spot ? SpotShift{b.asset, b.log_offset} : SpotShift{-1, 0.0});
+    }
     terms = upload(d, plan.terms);
     term_begin = upload(d, begin);
     tangents = upload(d, as<Real>(host));
     times = upload(d, as<Real>(grid));
+    spot_shifts = upload(d, shifts);
+    specs = upload(d, payoffs.specs);
+    weights = upload(d, payoffs.weights);
     return {.n_scenarios = static_cast<int>(plan.scenarios.size()), .n_greeks = static_cast<int>(plan.slots.size()),
-            .terms = terms.data(), .term_begin = term_begin.data(), .tangents = tangents.data(), .times = times.data()};
+            .terms = terms.data(), .term_begin = term_begin.data(), .tangents = tangents.data(), .times = times.data(),
+            .spot_shifts = spot_shifts.data(), .specs = specs.data(), .weights = weights.data()};
   }
 };
+
+// Doubles per lane of the moved copy of a path (log prices and step
+// variances) where a group has spot bumps, else none.
+std::size_t moved_doubles(const GreekPlan& plan, const PathGroup& g) {
+  const bool spot = std::any_of(plan.scenarios.begin(), plan.scenarios.end(),
+                                [](const Bump& b) { return b.input == BumpedInput::spot; });
+  return spot ? 2 * (g.grid.size() + 1) * g.assets.size() : 0;
+}
 
 // Sobol': direction numbers, each replicate's Owen seeds, the bridge plan.
 struct DeviceSobol {
@@ -390,12 +410,13 @@ struct PathGroupRun::Data {
 };
 
 std::size_t PathGroupRun::bytes_per_block(const Portfolio& p, const PathGroup& g, Precision precision) {
-  const std::size_t greek_slots = plan_greeks(p, g).slots.size();
+  const GreekPlan plan = plan_greeks(p, g, precision);
+  const std::size_t greek_slots = plan.slots.size();
   const std::size_t real = precision == Precision::fp32 ? sizeof(float) : sizeof(double);
-  // Log prices and step variances of every asset, and each Greek's value
-  // of the lane's sample.
-  const std::size_t path =
-      2 * (g.grid.size() + 1) * g.assets.size() * (p.antithetic ? 2 : 1) * real + greek_slots * sizeof(double);
+  // Log prices and step variances of every asset, each Greek's value of the
+  // lane's sample, and the path moved by a spot bump.
+  const std::size_t path = 2 * (g.grid.size() + 1) * g.assets.size() * (p.antithetic ? 2 : 1) * real +
+                           (greek_slots + moved_doubles(plan, g)) * sizeof(double);
   const std::size_t moments =
       (g.instruments.size() + greek_slots) * static_cast<std::size_t>(p.replicates) * kMoments * sizeof(double);
   return static_cast<std::size_t>(kLanes) * (path + moments) + moments;
@@ -411,7 +432,7 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
                            std::int64_t max_blocks, const std::vector<double>& betas, bool pilot,
                            const std::vector<double>& exercise)
     : device_(device) {
-  if (!pilot) greeks_ = plan_greeks(p, g);
+  if (!pilot) greeks_ = plan_greeks(p, g, precision);
   const HostPaths paths = host_paths(p, g, greeks_.scenarios);
   const HostPayoffs payoffs = host_payoffs(p, g, betas, pilot, exercise, greeks_.scenarios);
   const std::vector<PathTangent<double>> tangents = host_tangents(greeks_, paths);
@@ -425,7 +446,7 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
   cells_ = lanes * (static_cast<std::size_t>(paths.steps) + 1) * static_cast<std::size_t>(paths.n_assets) *
            (p.antithetic ? 2 : 1);
   path_doubles_ = (2 * cells_ * real + sizeof(double) - 1) / sizeof(double);
-  work_doubles_ = path_doubles_ + lanes * greeks_.slots.size();
+  work_doubles_ = path_doubles_ + lanes * (greeks_.slots.size() + moved_doubles(greeks_, g));
   const std::size_t slots = (payoffs.beta.size() + greeks_.slots.size()) * static_cast<std::size_t>(p.replicates);
   lane_doubles_ = lanes * slots * kMoments;
   block_lane_doubles_ = static_cast<std::size_t>(kLanes) * slots * kMoments;
@@ -438,7 +459,7 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
     using Real = std::remove_cvref_t<decltype(*data->kernel.paths.dt)>;
     data->kernel.paths.per_scenario = scenario_work<Real>(paths, payoffs, greeks_);
     data->kernel.payoffs = data->payoffs.build(device, payoffs, shifts_);
-    data->kernel.greeks = data->greeks.build(device, greeks_, tangents, g.grid);
+    data->kernel.greeks = data->greeks.build(device, greeks_, tangents, g.grid, payoffs);
     data->kernel.sobol = data->sobol.build(device, p, g);
     data->americans = upload(device, americans_);
   };
@@ -490,6 +511,7 @@ void PathGroupRun::compute(std::int64_t first, std::int64_t nb, std::int64_t n_s
     kernel.paths.paths = reinterpret_cast<Real*>(scratch.work.data());
     kernel.paths.variance = kernel.paths.paths + cells_;
     kernel.greeks.acc = scratch.work.data() + path_doubles_;
+    kernel.greeks.moved = kernel.greeks.acc + static_cast<std::size_t>(data.max_blocks * kLanes) * greeks_.slots.size();
     kernel.payoffs.lanes = scratch.lanes.data();
     kernel.paths.slice_begin = slices.begin;
     kernel.paths.slice_end = slices.end;

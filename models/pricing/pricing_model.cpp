@@ -269,7 +269,7 @@ class PricingModel final : public ModelOf<Portfolio, read_portfolio, declare_sch
     for (const PathGroup& g : path_groups(p)) {
       std::string names;
       for (int a : g.assets) names += (names.empty() ? "" : "+") + p.assets[static_cast<std::size_t>(a)].name;
-      const GreekPlan gp = plan_greeks(p, g);
+      const GreekPlan gp = plan_greeks(p, g, ctx.precision);
       const int greeks = static_cast<int>(gp.slots.size());
       const std::int64_t nb = PathGroupRun::launch_blocks(p, g, ctx.precision, ctx.device, plan.chunk_blocks);
       std::snprintf(text, sizeof text,
@@ -289,9 +289,12 @@ class PricingModel final : public ModelOf<Portfolio, read_portfolio, declare_sch
         ctx.out << text;
       }
       if (greeks > 0) {
+        const auto moved = static_cast<std::size_t>(std::count_if(
+            gp.scenarios.begin(), gp.scenarios.end(), [](const Bump& b) { return b.input == BumpedInput::spot; }));
         std::snprintf(text, sizeof text,
-                      "      Greeks: %d value(s); each path simulated %zu more time(s) with an input bumped\n", greeks,
-                      gp.scenarios.size());
+                      "      Greeks: %d value(s); each path simulated %zu more time(s) with an input bumped and "
+                      "valued %zu more time(s) with its spot bumped\n",
+                      greeks, gp.scenarios.size() - moved, moved);
         ctx.out << text;
       }
     }

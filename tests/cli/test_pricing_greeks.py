@@ -15,13 +15,14 @@ the standard errors of 2^16 paths, 0.3% to 3%; its rounding error is
 combined with the standard error; a wrong coefficient, sign, bump or
 pathwise derivative moves a Greek by more). The floating lookback's gamma
 is 0 (its price is homogeneous in S), which the scenarios reproduce to
-round-off.
+round-off: in fp32 as in fp64, within the estimator's rounding bound.
 
 Then the shapes: per-asset datasets on baskets, vega_v0/vega_theta/vega_xi
 on Heston, the summary's columns; the same bits on 1, 2 and 3 ranks with
 Philox and Sobol' and after a checkpoint restart; a bad Greek name exits 2.
 """
 
+import math
 import os
 import sys
 import unittest
@@ -145,6 +146,36 @@ class Greeks(sc.PricingBook):
                     z = (r[g] - r[g + "_reference"]) / r[g + "_stderr"]
                     self.assertLess(abs(z), 4.0, f"{name} {g}: {r[g]} vs {r[g + '_reference']} ({z:+.2f} se)")
 
+    @staticmethod
+    def gamma_rounding_bound(price):
+        """The lookback gamma's rounding bound (docs/validation.md, "Rounding of
+        the Greeks"): its three payoffs are valued in double on one path, each
+        off by at most (2 + |ln S|) u of S_T and of min S (|ln S| < 6) and 5 u
+        of the payoff P, u = 2^-53; sum |a_c| = 4 / h^2 with h = 1% of S0.
+        Over the paths S_T + min S < 1.05 S0 (e^{(r - q) T} + 1) (the bump up
+        moves them by 1%, the mean of 2^16 samples of S_T is within 0.1%)."""
+        s0, r, q, t = SPOT["A"], 0.05, 0.02, 1.0
+        h = 0.01 * s0
+        scale = 1.05 * s0 * (math.exp((r - q) * t) + 1.0)
+        return 4.0 / (h * h) * 2.0 ** -53 * (8.0 * scale + 5.0 * 1.05 * price)
+
+    def test_fp32_lookback_gamma_agrees_with_fp64(self):
+        """Its gamma is 0, so each run's value is rounding alone: within its
+        rounding bound (plus 4 standard errors of the rounding's spread) in
+        either precision, and within 4 combined standard errors plus both
+        bounds of each other. Bumps re-simulated from fl(ln(S0 +- h)) made
+        the fp32 gamma -3e-6 with a standard error of 8e-8."""
+        got = {tag: self.results(tag)["lookback"] for tag in ("np1", "fp32")}
+        bound = {tag: self.gamma_rounding_bound(r["price"]) for tag, r in got.items()}
+        for tag, r in got.items():
+            with self.subTest(tag):
+                self.assertLessEqual(abs(r["gamma"]), bound[tag] + 4 * r["gamma_stderr"],
+                                     f"{tag}: gamma {r['gamma']} +- {r['gamma_stderr']}, bound {bound[tag]}")
+        se = math.hypot(got["np1"]["gamma_stderr"], got["fp32"]["gamma_stderr"])
+        diff = got["fp32"]["gamma"] - got["np1"]["gamma"]
+        self.assertLessEqual(abs(diff), 4 * se + bound["np1"] + bound["fp32"],
+                             f"fp32 - fp64 gamma {diff}, combined stderr {se}")
+
     def test_greeks_match_differences_of_closed_form_prices(self):
         got = self.results("np1")
         fd = self.finite_differences()
@@ -172,6 +203,15 @@ class Greeks(sc.PricingBook):
                     self.assertEqual(f[f"pricing/{name}/{g}"].shape, ())
             self.assertEqual(sc.as_str(f["pricing/call/vega"].attrs["units"]), "currency per 1.0 of volatility")
             self.assertEqual(sc.as_str(f["pricing/call/theta"].attrs["units"]), "currency per year (dV/dt)")
+            # Each Greek's `method` says how it was estimated.
+            for name, greek, words in (("call", "delta", "pathwise"), ("basket", "vega", "pathwise"),
+                                       ("digital", "delta", "likelihood ratio"),
+                                       ("barrier", "delta", "central difference over the spot bumped by moving"),
+                                       ("call", "gamma", "second difference over the spot bumped by moving"),
+                                       ("call", "rho", "central difference of paths re-simulated"),
+                                       ("heston_call", "vega_v0", "central difference of paths re-simulated")):
+                with self.subTest(f"{name}/{greek} method"):
+                    self.assertIn(words, sc.as_str(f[f"pricing/{name}/{greek}"].attrs["method"]))
             summary = f["pricing/summary"][()]
             names = [sc.as_str(n) for n in summary["name"]]
             for g in GREEKS:

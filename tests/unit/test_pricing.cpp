@@ -11,6 +11,7 @@
 #include "kernels/pricing/black_scholes.hpp"
 #include "kernels/pricing/european.hpp"
 #include "kernels/pricing/sample_blocks.hpp"
+#include "models/pricing/greeks.hpp"
 #include "models/pricing/monte_carlo.hpp"
 #include "models/pricing/references.hpp"
 #include "tests/support/test_support.hpp"
@@ -259,6 +260,125 @@ TEST_CASE("path-group prices are bitwise independent of the chunk size", "[prici
           CHECK(same_bits(got[i].standard_error, ref[i].standard_error));
         }
       }
+    }
+  }
+}
+
+TEST_CASE("a spot bump's differences: exact log offsets, coefficients summing to 0, exact for quadratics",
+          "[pricing][greeks]") {
+  // Spot bumps move the base path by exact log offsets, and the second
+  // difference is taken over the bumps that makes of the path's own spot
+  // e^{x0}, x0 = ln S0 in the run's precision (greeks.cpp). Spots 36 and
+  // 1.5 (ln S0 in other binades), a barrier whose delta is a central
+  // difference too, and vega first so that its vol scenarios come first
+  // unless spot bumps are put before them.
+  Portfolio p;
+  p.rate = 0.05;
+  p.paths = 1;
+  p.steps_per_year = 12;
+  p.greeks = {"vega", "gamma", "delta"};
+  p.assets = {{"A", 36.0, 0.0, 0.2, "gbm"}, {"B", 1.5, 0.01, 0.3, "gbm"}};
+  Instrument barrier{"barrier", "barrier", true, 36.0, 1.0, 0};
+  barrier.barrier = 30.0;
+  p.instruments = {barrier, {"call", "european", true, 1.5, 1.0, 1}};
+  for (Precision prec : {Precision::fp64, Precision::fp32}) {
+    for (const PathGroup& g : path_groups(p)) {
+      const double spot = p.assets[static_cast<std::size_t>(g.assets[0])].spot;
+      INFO(to_string(prec) << ", spot " << spot);
+      const double x0 = prec == Precision::fp32 ? static_cast<double>(static_cast<float>(std::log(spot))) : std::log(spot);
+      const GreekPlan plan = plan_greeks(p, g, prec);
+      // The path's spot after a scenario (the base: e^{x0}).
+      auto moved_spot = [&](int scenario) {
+        const double offset = scenario == 0 ? 0.0 : plan.scenarios[static_cast<std::size_t>(scenario - 1)].log_offset;
+        return std::exp(static_cast<long double>(x0 + offset));
+      };
+      bool other_input = false;
+      for (const Bump& b : plan.scenarios) {
+        if (b.input != BumpedInput::spot) {
+          other_input = true;
+          continue;
+        }
+        CHECK_FALSE(other_input);   // spot bumps first: they read the base path
+        CHECK((x0 + b.log_offset) - x0 == b.log_offset);
+        const long double size = std::exp(static_cast<long double>(x0 + b.log_offset)) - std::exp(static_cast<long double>(x0));
+        CHECK(b.size == Approx(static_cast<double>(size)).epsilon(1e-15));
+      }
+      for (std::size_t slot = 0; slot < plan.slots.size(); ++slot) {
+        const std::string& name = plan.slots[slot].name;
+        if (name != "gamma" && name != "delta") continue;
+        INFO(name);
+        std::vector<kernels::pricing::GreekTerm> terms;
+        for (const kernels::pricing::GreekTerm& t : plan.terms) {
+          if (t.greek == static_cast<int>(slot)) terms.push_back(t);
+        }
+        if (terms.front().tangent >= 0) continue;   // the call's delta is pathwise
+        REQUIRE(terms.size() == (name == "gamma" ? 3u : 2u));
+        // sum a_c f(S_c) for f = 1, S - e^{x0}, (S - e^{x0})^2 / 2: 0, then
+        // the Greek's own (delta: 1; gamma: 0), then (gamma: 1). The
+        // coefficients' rounding (2^-52 of each) bounds the linear term.
+        double sum = 0.0;
+        long double linear = 0, quadratic = 0, weight = 0;
+        for (const kernels::pricing::GreekTerm& t : terms) {
+          REQUIRE((t.scenario == 0 || plan.scenarios[static_cast<std::size_t>(t.scenario - 1)].input == BumpedInput::spot));
+          const long double ds = moved_spot(t.scenario) - std::exp(static_cast<long double>(x0));
+          sum += t.coef;
+          linear += t.coef * ds;
+          quadratic += t.coef * ds * ds / 2;
+          weight += std::fabs(t.coef * ds);
+        }
+        if (name == "gamma") {
+          CHECK(sum == 0.0);
+          CHECK(std::fabs(static_cast<double>(linear)) <= 4 * 0x1p-52 * static_cast<double>(weight));
+          CHECK(static_cast<double>(quadratic) == Approx(1.0).epsilon(1e-14));
+        } else {
+          CHECK(sum == 0.0);
+          CHECK(static_cast<double>(linear) == Approx(1.0).epsilon(1e-15));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("the gamma of a price linear in the spot is 0 to double rounding in either precision", "[pricing][greeks]") {
+  // A continuous floating lookback call pays S_T - min S e^{-shift}, so on
+  // common random numbers every path's payoff is proportional to S0 and
+  // its second difference in S0 is 0: gamma is rounding alone. Its three
+  // payoffs are valued in double on one path (the base, moved by exact log
+  // offsets), so each is off by at most (2 + |ln S|) u of S_T and of
+  // min S (exp, the shift's subtraction; |ln S| < 6) and 5 u of the payoff
+  // (its difference, the discount, the Greek's sum), u = 2^-53; times
+  // sum |a_c| = 4 / h^2 (h = 1% of S0 = 1) that bounds every path, hence
+  // the mean, by 4 u (8 (S_T + min S) + 5 P). On average S_T + min S <
+  // 1.05 S0 (e^{(r - q) T} + 1): the bump up moves the path by 1%, and
+  // 16384 samples put the mean of S_T within 0.2% (its spread is 25% of
+  // S0). Re-simulating each bump from fl(ln(S0 +- h)) instead made the
+  // fp32 gamma V (d+ - 2 d0 + d-) / h^2, d the roundings of the three
+  // starts: about -3e-6, with a standard error of 8e-8.
+  const double s0 = 100.0, r = 0.05, q = 0.02, h = 0.01 * s0;
+  for (const Device& d : test::devices()) {
+    for (Precision prec : {Precision::fp64, Precision::fp32}) {
+      INFO(test::describe(d, prec));
+      Portfolio p;
+      p.rate = r;
+      p.paths = kernels::pricing::kSamplesPerBlock;
+      p.antithetic = true;
+      p.seed = 20261130;
+      p.steps_per_year = 50;
+      p.greeks = {"gamma"};
+      p.assets = {{"A", s0, q, 0.25, "gbm"}};
+      Instrument lookback{"lookback", "lookback", true, 0.0, 1.0, 0};
+      lookback.floating = true;
+      p.instruments = {lookback};
+      PortfolioRun run(p, plan_samples(p, d, test::world()), d, prec, test::world());
+      while (run.steps_done() < run.steps()) run.advance();
+      const std::vector<Estimate> prices = run.finish();
+      REQUIRE(run.greeks().size() == 1);
+      const Estimate& gamma = run.greeks()[0].estimate;
+      const double scale = 1.05 * s0 * (std::exp(r - q) + 1.0);
+      const double bound = 4.0 / (h * h) * 0x1p-53 * (8.0 * scale + 5.0 * 1.05 * prices[0].price);
+      INFO("gamma " << gamma.price << " +- " << gamma.standard_error << ", rounding bound " << bound);
+      CHECK(std::fabs(gamma.price) <= bound);
+      CHECK(gamma.standard_error <= bound);
     }
   }
 }
