@@ -21,6 +21,7 @@
 #include "engine/runtime/build_info.hpp"
 #include "engine/runtime/device_health.hpp"
 #include "engine/runtime/error.hpp"
+#include "engine/runtime/format.hpp"
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/shape_report.hpp"
@@ -318,7 +319,7 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
     model = ModelRegistry::instance().find(cfg->model());
     if (cfg->string("run.output").empty()) cfg->fail("run.output", "must name the output file");
     model->check(*cfg);
-    settings = LoopSettings::from(*cfg, args.max_walltime);
+    settings = LoopSettings::from(*cfg, args.max_walltime, mpi.size());
   });
   const Precision precision = cfg->string("run.precision") == "fp32" ? Precision::fp32 : Precision::fp64;
   mpi.collective([&] {
@@ -453,6 +454,7 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
   ctx.health = &health;
   std::unique_ptr<Simulation> sim;
   try {
+    test_switches_before_setup(settings, mpi, out);
     mpi.collective([&] { sim = model->start(ctx); });
     CheckpointHeader header{cfg->model(), std::string(to_string(precision)), std::string(to_string(device.backend)),
                             cfg->to_toml(), 0, 0, mpi.size(), 0.0};
@@ -480,8 +482,10 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
       Timers::write(*h5, timers.summarize(mpi));
       h5->set_status("stopped: checkpointed");
       h5->close();
-      out << "\nstopped on " << loop.reason << " at step " << sim->steps_done() << " of " << sim->steps()
-          << "; checkpoint " << loop.checkpoint << " (exit 75)\n";
+      out << "\nstopped on " << loop.reason << " at step " << sim->steps_done() << " of " << sim->steps();
+      // How much of a job's --signal lead time the stop took.
+      if (loop.answer_seconds > 0) out << format(", %.2f s after it arrived", loop.answer_seconds);
+      out << "; checkpoint " << loop.checkpoint << " (exit 75)\n";
       // A sweep point is continued by running the sweep again (it says so).
       if (!args.resume_if_possible) out << "continue with:\n  " << command_line(args, "--restart") << "\n";
       return static_cast<int>(ExitCode::stopped);
