@@ -254,9 +254,11 @@ LoopResult run_steps(Simulation& sim, RunContext& ctx, CheckpointStore& store, C
     if (s.health_every_steps > 0 && done % s.health_every_steps == 0) check_health(mpi, sim, done);
 
     // One all-reduce a step: [signal, wall-time stop, seconds cadence, slowest
-    // step, device health events (DeviceHealth's bits)].
-    double flags[5] = {static_cast<double>(stop_signal()), 0, 0, process_seconds() - t0,
-                       static_cast<double>(ctx.health != nullptr ? ctx.health->take_events() : 0)};
+    // step, then one flag per device health event (DeviceHealth's bits)].
+    constexpr int kFlags = 4 + static_cast<int>(std::size(kHealthEvents));
+    const int events = ctx.health != nullptr ? ctx.health->take_events() : 0;
+    double flags[kFlags] = {static_cast<double>(stop_signal()), 0, 0, process_seconds() - t0};
+    for (std::size_t e = 0; e < std::size(kHealthEvents); ++e) flags[4 + e] = (events & kHealthEvents[e]) != 0 ? 1.0 : 0.0;
     if (mpi.root()) {
       const double now = process_seconds();
       // Stop while the next step and a checkpoint still fit, with a margin
@@ -265,9 +267,11 @@ LoopResult run_steps(Simulation& sim, RunContext& ctx, CheckpointStore& store, C
       if (s.max_walltime > 0 && now + step_cost + 1.5 * checkpoint_estimate + 1.0 >= s.max_walltime) flags[1] = 1;
       if (s.checkpoint_every_seconds > 0 && now - last_checkpoint >= s.checkpoint_every_seconds) flags[2] = 1;
     }
-    MPI_Allreduce(MPI_IN_PLACE, flags, 5, MPI_DOUBLE, MPI_MAX, mpi.comm());
+    MPI_Allreduce(MPI_IN_PLACE, flags, kFlags, MPI_DOUBLE, MPI_MAX, mpi.comm());
     step_cost = flags[3];
-    if (flags[4] != 0) progress.warn(DeviceHealth::describe(static_cast<int>(flags[4])));
+    int any_events = 0;
+    for (std::size_t e = 0; e < std::size(kHealthEvents); ++e) any_events |= flags[4 + e] != 0 ? kHealthEvents[e] : 0;
+    for (const std::string& warning : DeviceHealth::describe(any_events)) progress.warn(warning);
     progress.update(sim.work_done());
 
     if (done >= sim.steps()) break;   // the run is complete: nothing to save or stop for
