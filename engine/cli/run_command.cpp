@@ -285,22 +285,14 @@ std::string gib(std::size_t bytes) {
 // Throws ResourceError (collectively) when the plan does not fit.
 void check_memory(const MemoryPlan& plan, const Device& device, const MpiContext& mpi) {
   mpi.collective([&] {
-    const std::size_t host = host_memory_available() / static_cast<std::size_t>(std::max(1, mpi.local_size()));
-    if (host > 0 && plan.host_bytes > host) {
-      throw ResourceError("the run needs " + gib(plan.host_bytes) + " of host memory per rank; " + gib(host) +
-                          " is available per rank (MemAvailable shared by " + std::to_string(mpi.local_size()) +
-                          " rank(s) on this node). Nothing was computed. Hint: " + plan.hint);
+    MemoryAvailable available;
+    available.host_bytes = host_memory_available();
+    available.ranks_on_node = mpi.local_size();
+    if (device.on_cuda()) {
+      available.device_free_bytes = cuda::free_memory();
+      available.devices_on_node = cuda::device_count();
     }
-    if (device.backend == Backend::cuda && plan.device_bytes > 0) {
-      const int gpus = std::max(1, cuda::device_count());
-      const std::size_t sharing = static_cast<std::size_t>((mpi.local_size() + gpus - 1) / gpus);
-      const std::size_t free = cuda::free_memory() / std::max<std::size_t>(1, sharing);
-      if (plan.device_bytes > free) {
-        throw ResourceError("the run needs " + gib(plan.device_bytes) + " of device memory per rank on " +
-                            device.name + "; " + gib(free) + " is free per rank. Nothing was computed. Hint: " +
-                            plan.hint);
-      }
-    }
+    if (const std::string why = memory_shortfall(plan, device, available); !why.empty()) throw ResourceError(why);
   });
 }
 

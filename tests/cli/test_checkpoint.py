@@ -341,12 +341,19 @@ class Checkpoints(sc.StrataTestCase):
     # --- resources and input ------------------------------------------------------------
 
     def test_memory_is_predicted_before_allocation(self):
-        args = ["--set", "pricing.paths=1e12", "--set", "pricing.chunk_paths=1e12"]
-        res = self.strata("run", "in.toml", *args)
-        self.assertExit(res, 4)
-        for needle in ("GiB of host memory per rank", "available", "pricing.chunk_paths"):
-            self.assertInOutput(needle, res.stderr, res)
-        self.assertFalse(os.path.exists(self.path("out", "run.h5")))
+        # One chunk of 10^15 paths: 114 TiB of lane moments, where the
+        # kernels run, on every backend and every machine (10^12, 117 GiB,
+        # fits an H200 and does run there; tests/unit/test_memory_plan.cpp
+        # checks both backends' plans against given memory sizes).
+        args = ["--set", "pricing.paths=1e15", "--set", "pricing.chunk_paths=1e15"]
+        for backend, where in (("auto", "(host|device)"), ("host", "host")):
+            with self.subTest(backend=backend):
+                res = self.strata("run", "in.toml", "--backend", backend, *args)
+                self.assertExit(res, 4)
+                self.assertRegex(res.stderr, rf"the run needs [0-9.]+ GiB of {where} memory per rank; [0-9.]+ GiB is "
+                                             r"(available|free) per rank", res.describe())
+                self.assertInOutput("pricing.chunk_paths", res.stderr, res)
+                self.assertFalse(os.path.exists(self.path("out", "run.h5")))
         res = self.strata("run", "in.toml", "--dry-run", *args)
         self.assertExit(res, 0)
         self.assertInOutput("memory per rank", res.stdout, res, "stdout")
