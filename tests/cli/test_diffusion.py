@@ -18,7 +18,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 import unittest
 import xml.etree.ElementTree as ET
 
@@ -341,30 +340,21 @@ class Diffusion(sc.StrataTestCase):
         ref = self.open("ref.h5")
         steps = steps_of(ref)
 
-        # 2 ranks, slowed down; SIGTERM to every rank after the first checkpoint.
+        # 2 ranks, held after the first checkpoint (step 5) until SIGTERM
+        # reaches every rank.
         cmd = sc.strata_command(["run", "in.toml"], 2)
-        proc = subprocess.Popen(cmd, cwd=self.tmp, env=sc.child_env({"STRATA_TEST_STEP_DELAY_MS": "60"}),
+        proc = subprocess.Popen(cmd, cwd=self.tmp, env=sc.child_env(sc.hold_at(5)),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True)
         chk = self.path("out", "run.chk")
-        deadline = time.monotonic() + 60
-        while not (os.path.isdir(chk) and any(n.endswith(".h5") for n in os.listdir(chk))):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                os.killpg(proc.pid, signal.SIGKILL)
-                out, err = proc.communicate()
-                self.fail(f"no checkpoint appeared (exit {proc.returncode}):\n{out.decode()}\n{err.decode()}")
-            time.sleep(0.02)
+        sc.wait_for_path(self, proc, os.path.join(chk, sc.checkpoint_name(5)))
         ranks = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
         self.assertEqual(len(ranks), 2, "mpirun's children")
         for pid in ranks:
             os.kill(int(pid), signal.SIGTERM)
-        try:
-            out, err = proc.communicate(timeout=sc.TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            self.fail("the signalled run hung")
-        res = sc.Result(cmd, self.tmp, proc.returncode, out, err, 0.0)
+        res = sc.finish(self, proc)
         self.assertExit(res, 75)
+        self.assertEqual(sc.stop_line(res.stdout)["step"], 5, res.describe())
         self.assertEqual(status(self.path("out/run.h5")), "stopped: checkpointed")
         with h5py.File(self.path("out/run.h5"), "r") as f:
             stopped_frames = len(f["fields/time"])

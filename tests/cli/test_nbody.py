@@ -124,9 +124,8 @@ class Nbody(sc.StrataTestCase):
         for key in ("position", "velocity", "step") + OBSERVABLES:
             self.assertTrue(np.array_equal(again[key], ref[key]), f"{key} differs after the restart")
         self.assertEqual(sc.check_particle_xdmf(self.path("ref.xmf")), 9)
-        # Stopped by SIGTERM mid-run, then restarted on three ranks.
-        sc.stop_at_first_checkpoint(self, ["run", "in.toml"], self.path("out", "run.chk"),
-                                    {**ONE_THREAD, "STRATA_TEST_STEP_DELAY_MS": "50"})
+        # Stopped by SIGTERM at step 16 (held there until it came), then restarted on three ranks.
+        sc.stop_held_run(self, ["run", "in.toml"], self.path("out", "run.chk"), 16, ONE_THREAD)
         self.assertExit(self.strata("run", "in.toml", "--restart", ranks=3, env=ONE_THREAD), 0)
         resumed = read(self.path("out", "run.h5"))
         self.assertEqual(resumed["status"], "complete")

@@ -252,9 +252,8 @@ class ShallowWater(sc.StrataTestCase):
         ref, again = sc.run_and_restart_from_oldest(self, "in.toml", read, ONE_THREAD)
         for key in FIELDS + DIAGNOSTICS:
             self.assertTrue(np.array_equal(again[key], ref[key]), f"{key} differs after the restart")
-        # Stopped by SIGTERM mid-run, then restarted on three ranks.
-        sc.stop_at_first_checkpoint(self, ["run", "in.toml"], self.path("out", "run.chk"),
-                                    {**ONE_THREAD, "STRATA_TEST_STEP_DELAY_MS": "20"})
+        # Stopped by SIGTERM at step 10 (held there until it came), then restarted on three ranks.
+        sc.stop_held_run(self, ["run", "in.toml"], self.path("out", "run.chk"), 10, ONE_THREAD)
         self.assertExit(self.strata("run", "in.toml", "--restart", ranks=3, env=ONE_THREAD), 0)
         resumed = read(self.path("out", "run.h5"))
         self.assertEqual(resumed["status"], "complete")
