@@ -1,16 +1,20 @@
 """Shared helpers of strata's end-to-end CLI tests.
 
 Each tests/cli/test_*.py is a standalone unittest script that ctest runs as
-`/usr/bin/python3 tests/cli/test_NAME.py` with this environment:
+`$STRATA_PYTHON tests/cli/test_NAME.py` with this environment:
 
     STRATA_BIN          absolute path of the strata binary
     STRATA_SOURCE_DIR   repository root
+    STRATA_PYTHON       the Python configured for the tests (one with h5py,
+                        numpy and matplotlib); the scripts the tests run
+                        (scripts/plot, scripts/convert, ...) run with it
     MPIEXEC             e.g. /usr/bin/mpiexec
     MPIEXEC_FLAGS       e.g. "--oversubscribe"
 
 Run by hand, the defaults are the repository this file lives in, its
-build/strata, the mpiexec on PATH and (for Open MPI) --oversubscribe.
-Set STRATA_KEEP_TMP=1 to keep the temporary directories of the tests.
+build/strata, the Python running the test, the mpiexec on PATH and (for
+Open MPI) --oversubscribe. Set STRATA_KEEP_TMP=1 to keep the temporary
+directories of the tests.
 
 No test depends on how fast strata computes. A test that signals a run
 mid-way either has strata raise the signal itself at a chosen step
@@ -42,8 +46,8 @@ try:
     import h5py
     import numpy as np
 except ImportError as err:  # pragma: no cover - environment problem
-    sys.exit(f"strata CLI tests need h5py and numpy (Debian: python3-h5py "
-             f"python3-numpy, run with /usr/bin/python3): {err}")
+    sys.exit(f"strata CLI tests need h5py and numpy (Debian: python3-h5py python3-numpy), which "
+             f"{sys.executable} lacks ({err}): run them with a Python that has them (STRATA_PYTHON)")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_DIR = os.path.abspath(os.environ.get("STRATA_SOURCE_DIR")
@@ -51,6 +55,8 @@ SOURCE_DIR = os.path.abspath(os.environ.get("STRATA_SOURCE_DIR")
 STRATA_BIN = os.path.abspath(os.environ.get("STRATA_BIN")
                              or os.path.join(SOURCE_DIR, "build", "strata"))
 QUICKSTART = os.path.join(SOURCE_DIR, "inputs", "quickstart.toml")
+# The Python that runs the repository's scripts in the tests.
+PYTHON = os.environ.get("STRATA_PYTHON") or sys.executable
 
 # Seconds one strata command may take before the test calls it hung. The
 # runs here take about a second; the margin is for loaded CI machines.

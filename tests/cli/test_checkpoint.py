@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Batch operations of `strata run`: checkpoints, restart, signals, wall time,
 health checks, memory prediction, and never clobbering a result.
 

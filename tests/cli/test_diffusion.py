@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """The `diffusion` model end to end: accuracy, convergence, reproducibility,
 conservation, restart, input errors, health, the XDMF sidecar and the plot
 script.
@@ -456,7 +456,7 @@ class Diffusion(sc.StrataTestCase):
 
     def test_plot_script_writes_frames_and_a_gif(self):
         self.example_file()
-        res = sc.run_command(["/usr/bin/python3", FIELDS_PY, self.example_out, "--field", "u",
+        res = sc.run_command([sc.PYTHON, FIELDS_PY, self.example_out, "--field", "u",
                               "--frames", "0,-1", "--out", self.path("plots"), "--gif"], self.tmp)
         self.assertExit(res, 0)
         pngs = sc.files_under(self.path("plots"), ".png")
@@ -475,11 +475,11 @@ class Diffusion(sc.StrataTestCase):
                 self.assertEqual(f.read(6), b"GIF89a")
             self.assertGreater(os.path.getsize(gif), 5000)
         # A slice by coordinate and a bad field name.
-        res = sc.run_command(["/usr/bin/python3", FIELDS_PY, self.example_out, "--field", "u", "--frames", "-1",
+        res = sc.run_command([sc.PYTHON, FIELDS_PY, self.example_out, "--field", "u", "--frames", "-1",
                               "--slice", "y=0.25", "--out", self.path("cut")], self.tmp)
         self.assertExit(res, 0)
         self.assertEqual(sc.files_under(self.path("cut"), ".png"), ["example_u_0005.png"])
-        res = sc.run_command(["/usr/bin/python3", FIELDS_PY, self.example_out, "--field", "h"], self.tmp)
+        res = sc.run_command([sc.PYTHON, FIELDS_PY, self.example_out, "--field", "h"], self.tmp)
         self.assertNotEqual(res.returncode, 0)
         self.assertInOutput("no field 'h'", res.stderr, res)
 

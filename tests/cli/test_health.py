@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """End to end: the device health sampler (health.device_every_seconds).
 
 Without a GPU (or on the host backend, or with the interval 0) the sampler

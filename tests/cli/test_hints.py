@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Every command strata suggests works when pasted.
 
 Each test provokes a message that suggests commands (run again into a new

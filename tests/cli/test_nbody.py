@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """The nbody model against what it must reproduce.
 
 Each test runs the strata binary and reads the H5MD output with h5py: the
@@ -98,7 +98,7 @@ class Nbody(sc.StrataTestCase):
             self.assertEqual(sc.as_str(f.attrs["status"]), "complete")
         self.assertEqual(sc.check_particle_xdmf(self.path("run.xmf")), 5)
         # The plots: energy drift and projected density.
-        res = sc.run_command(["/usr/bin/python3", PARTICLES_PY, "run.h5", "--out", "png"], self.tmp)
+        res = sc.run_command([sc.PYTHON, PARTICLES_PY, "run.h5", "--out", "png"], self.tmp)
         self.assertEqual(res.returncode, 0, res.describe())
         for png in ("run_energy.png", "run_density.png"):
             self.assertGreater(os.path.getsize(self.path("png", png)), 1000, png)

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """The shallow_water model against what it must reproduce.
 
 Each test runs the strata binary on a small grid and reads the HDF5 output:
@@ -318,7 +318,7 @@ class ShallowWater(sc.StrataTestCase):
                 # The XDMF sidecar as a reader uses it (every dataset and shape it names).
                 self.assertEqual(sc.check_xdmf(self.path(name[:-5] + ".xmf")), 2)
         # The plots of an x-y field: one PNG per frame.
-        res = sc.run_command(["/usr/bin/python3", FIELDS_PY, self.path("vortex.h5"), "--field", "h",
+        res = sc.run_command([sc.PYTHON, FIELDS_PY, self.path("vortex.h5"), "--field", "h",
                               "--out", self.path("plots")], self.tmp)
         self.assertExit(res, 0)
         pngs = sc.files_under(self.path("plots"), ".png")

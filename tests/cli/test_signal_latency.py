@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Stop requests are honoured within seconds in every model family.
 
 SPEC.md Guarantee 3: SIGUSR1 (Slurm's --signal) makes every rank checkpoint

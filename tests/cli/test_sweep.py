@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """strata sweep: expanding a [sweep] table (grid, zip, ranges), rejecting bad
 ones before any point runs, --index, --all in MPI groups, --collect, reruns
 that skip done points, a killed sweep resumed, failed points, the plot."""

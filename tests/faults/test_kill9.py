@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """A hard kill (SIGKILL of one rank) loses at most the output since the last
 checkpoint, and `--restart` gives back the uninterrupted run's file.
 

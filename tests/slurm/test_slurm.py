@@ -2,7 +2,7 @@
 collect job, and preempted runs that requeue, resume and end bitwise equal
 to an uninterrupted run.
 
-Run by ctest (label slurm) as `/usr/bin/python3 tests/slurm/test_slurm.py`
+Run by ctest (label slurm) as `$STRATA_PYTHON tests/slurm/test_slurm.py`
 with STRATA_BIN and STRATA_SOURCE_DIR set, or by hand from the repository
 root as root. Starts its own cluster (tests/slurm/slurm_cluster.py) in a
 temporary directory and stops it, leaving no daemon behind, whatever
