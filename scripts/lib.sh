@@ -3,7 +3,9 @@
 
 STRATA_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 STRATA_BUILD_DIR=${STRATA_BUILD_DIR:-$STRATA_ROOT/build}
-# Debian's python3 has python3-h5py; an offline GPU machine names its own.
+# The Python of the tests and of the scripts they run (CMake's STRATA_PYTHON):
+# Debian's python3 has python3-h5py; a machine whose h5py lives in another
+# Python names that one.
 STRATA_PYTHON=${STRATA_PYTHON:-/usr/bin/python3}
 
 # Debian packages (README.md). The CUDA toolkit is not among them: it is used
@@ -88,9 +90,11 @@ strata_build() {
   fi
   strata_check_build_source || return
   local cache=$STRATA_BUILD_DIR/CMakeCache.txt
-  if [ ! -f "$cache" ] || ! grep -q "^STRATA_CUDA:STRING=$cuda\$" "$cache"; then
-    strata_log "configuring $STRATA_BUILD_DIR (CUDA backend: $cuda)"
-    cmake -S "$STRATA_ROOT" -B "$STRATA_BUILD_DIR" -DSTRATA_CUDA="$cuda" -DCMAKE_BUILD_TYPE=Release >/dev/null || return 1
+  if [ ! -f "$cache" ] || ! grep -q "^STRATA_CUDA:STRING=$cuda\$" "$cache" ||
+     [ "$(sed -n 's/^STRATA_PYTHON:[A-Z]*=//p' "$cache")" != "$STRATA_PYTHON" ]; then
+    strata_log "configuring $STRATA_BUILD_DIR (CUDA backend: $cuda; tests with $STRATA_PYTHON)"
+    cmake -S "$STRATA_ROOT" -B "$STRATA_BUILD_DIR" -DSTRATA_CUDA="$cuda" -DSTRATA_PYTHON="$STRATA_PYTHON" \
+      -DCMAKE_BUILD_TYPE=Release >/dev/null || return 1
   fi
   # Quiet when all is well; the whole log when the build fails.
   local log=$STRATA_BUILD_DIR/build.log

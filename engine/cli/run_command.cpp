@@ -21,6 +21,7 @@
 #include "engine/runtime/build_info.hpp"
 #include "engine/runtime/device_health.hpp"
 #include "engine/runtime/error.hpp"
+#include "engine/runtime/format.hpp"
 #include "engine/runtime/model.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/shape_report.hpp"
@@ -284,22 +285,14 @@ std::string gib(std::size_t bytes) {
 // Throws ResourceError (collectively) when the plan does not fit.
 void check_memory(const MemoryPlan& plan, const Device& device, const MpiContext& mpi) {
   mpi.collective([&] {
-    const std::size_t host = host_memory_available() / static_cast<std::size_t>(std::max(1, mpi.local_size()));
-    if (host > 0 && plan.host_bytes > host) {
-      throw ResourceError("the run needs " + gib(plan.host_bytes) + " of host memory per rank; " + gib(host) +
-                          " is available per rank (MemAvailable shared by " + std::to_string(mpi.local_size()) +
-                          " rank(s) on this node). Nothing was computed. Hint: " + plan.hint);
+    MemoryAvailable available;
+    available.host_bytes = host_memory_available();
+    available.ranks_on_node = mpi.local_size();
+    if (device.on_cuda()) {
+      available.device_free_bytes = cuda::free_memory();
+      available.devices_on_node = cuda::device_count();
     }
-    if (device.backend == Backend::cuda && plan.device_bytes > 0) {
-      const int gpus = std::max(1, cuda::device_count());
-      const std::size_t sharing = static_cast<std::size_t>((mpi.local_size() + gpus - 1) / gpus);
-      const std::size_t free = cuda::free_memory() / std::max<std::size_t>(1, sharing);
-      if (plan.device_bytes > free) {
-        throw ResourceError("the run needs " + gib(plan.device_bytes) + " of device memory per rank on " +
-                            device.name + "; " + gib(free) + " is free per rank. Nothing was computed. Hint: " +
-                            plan.hint);
-      }
-    }
+    if (const std::string why = memory_shortfall(plan, device, available); !why.empty()) throw ResourceError(why);
   });
 }
 
@@ -318,7 +311,7 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
     model = ModelRegistry::instance().find(cfg->model());
     if (cfg->string("run.output").empty()) cfg->fail("run.output", "must name the output file");
     model->check(*cfg);
-    settings = LoopSettings::from(*cfg, args.max_walltime);
+    settings = LoopSettings::from(*cfg, args.max_walltime, mpi.size());
   });
   const Precision precision = cfg->string("run.precision") == "fp32" ? Precision::fp32 : Precision::fp64;
   mpi.collective([&] {
@@ -453,6 +446,7 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
   ctx.health = &health;
   std::unique_ptr<Simulation> sim;
   try {
+    test_switches_before_setup(settings, mpi, out);
     mpi.collective([&] { sim = model->start(ctx); });
     CheckpointHeader header{cfg->model(), std::string(to_string(precision)), std::string(to_string(device.backend)),
                             cfg->to_toml(), 0, 0, mpi.size(), 0.0};
@@ -480,8 +474,10 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
       Timers::write(*h5, timers.summarize(mpi));
       h5->set_status("stopped: checkpointed");
       h5->close();
-      out << "\nstopped on " << loop.reason << " at step " << sim->steps_done() << " of " << sim->steps()
-          << "; checkpoint " << loop.checkpoint << " (exit 75)\n";
+      out << "\nstopped on " << loop.reason << " at step " << sim->steps_done() << " of " << sim->steps();
+      // How much of a job's --signal lead time the stop took.
+      if (loop.answer_seconds > 0) out << format(", %.2f s after it arrived", loop.answer_seconds);
+      out << "; checkpoint " << loop.checkpoint << " (exit 75)\n";
       // A sweep point is continued by running the sweep again (it says so).
       if (!args.resume_if_possible) out << "continue with:\n  " << command_line(args, "--restart") << "\n";
       return static_cast<int>(ExitCode::stopped);

@@ -3,9 +3,11 @@
 #include <dlfcn.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdlib>
-#include <numeric>
 #include <cstring>
+#include <numeric>
+#include <utility>
 
 #include "engine/backend/backend.hpp"
 #include "engine/backend/cuda_runtime.hpp"
@@ -36,10 +38,6 @@ constexpr int kNvmlSuccess = 0;
 constexpr int kNvmlTemperatureGpu = 0;
 constexpr int kNvmlClockSm = 1;
 constexpr int kNvmlCorrected = 0, kNvmlUncorrected = 1, kNvmlVolatileEcc = 0;
-// Clock-event reasons that mean the chip is held back (not idling, not an
-// application clock setting): software power cap 0x4, hardware slowdown
-// 0x8, software thermal 0x20, hardware thermal 0x40, power brake 0x80.
-constexpr std::int64_t kThrottleReasons = 0x4 | 0x8 | 0x20 | 0x40 | 0x80;
 
 class Nvml final : public DeviceHealth::Source {
  public:
@@ -124,8 +122,15 @@ class Nvml final : public DeviceHealth::Source {
 // STRATA_TEST_FAKE_NVML=1: sample k reads utilization 10 k % (capped at
 // 100), 2^30 bytes used, 60 C, 300 W, 1980 MHz; hardware thermal slowdown
 // (0x40) on sample 1 alone; one corrected ECC error from sample 2 on.
+// STRATA_TEST_FAKE_NVML=idle: a healthy GPU that raises no warning: the
+// reasons of one at rest and at work (idle 0x1; idle and application
+// clocks 0x3; its power limit reached, 0x4; sync boost 0x10; display
+// clocks 0x100; all of these at once), one after the other, and ECC
+// counts the driver had before the run (7 corrected, 2 uncorrected) that
+// never grow.
 class FakeNvml final : public DeviceHealth::Source {
  public:
+  explicit FakeNvml(bool healthy) : healthy_(healthy) {}
   void read(HealthSample& s) override {
     s.gpu_utilization = std::min(100.0, 10.0 * static_cast<double>(k_));
     s.memory_utilization = 5;
@@ -133,13 +138,21 @@ class FakeNvml final : public DeviceHealth::Source {
     s.temperature = 60;
     s.power = 300;
     s.sm_clock = 1980;
-    s.clock_event_reasons = k_ == 1 ? 0x40 : 0;
-    s.ecc_corrected = k_ >= 2 ? 1 : 0;
-    s.ecc_uncorrected = 0;
+    if (healthy_) {
+      constexpr std::int64_t reasons[] = {0x1, 0x3, 0x4, 0x10, 0x100, 0x117};
+      s.clock_event_reasons = reasons[k_ % 6];
+      s.ecc_corrected = 7;
+      s.ecc_uncorrected = 2;
+    } else {
+      s.clock_event_reasons = k_ == 1 ? 0x40 : 0;
+      s.ecc_corrected = k_ >= 2 ? 1 : 0;
+      s.ecc_uncorrected = 0;
+    }
     ++k_;
   }
 
  private:
+  bool healthy_;
   int k_ = 0;
 };
 
@@ -152,11 +165,21 @@ std::string mig_mode_text(const std::string& pci_bus_id) {
   return m < 0 ? "not supported" : m == 1 ? "enabled" : "disabled";
 }
 
+int HealthEvents::add(const HealthSample& s) {
+  int events = (s.clock_event_reasons & kClockSlowdownReasons) != 0 ? kThrottled : 0;
+  for (auto [count, highest] : {std::pair{s.ecc_corrected, &corrected_}, std::pair{s.ecc_uncorrected, &uncorrected_}}) {
+    if (count < 0) continue;
+    if (*highest >= 0 && count > *highest) events |= kNewEcc;
+    *highest = std::max(*highest, count);
+  }
+  return events;
+}
+
 DeviceHealth::DeviceHealth(const Device& device, double every_seconds) : every_seconds_(every_seconds) {
   if (every_seconds <= 0) return;
   const char* fake = std::getenv("STRATA_TEST_FAKE_NVML");
-  if (fake != nullptr && std::strcmp(fake, "1") == 0) {
-    source_ = std::make_unique<FakeNvml>();
+  if (fake != nullptr && (std::strcmp(fake, "1") == 0 || std::strcmp(fake, "idle") == 0)) {
+    source_ = std::make_unique<FakeNvml>(std::strcmp(fake, "idle") == 0);
     device_name_ = "synthetic device (STRATA_TEST_FAKE_NVML)";
   } else if (device.ordinal >= 0) {
     source_ = Nvml::open(cuda::device_info(device.ordinal).pci_bus_id);
@@ -186,14 +209,7 @@ void DeviceHealth::sample_now() {
   s.time = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   source_->read(s);
   std::lock_guard<std::mutex> lock(mutex_);
-  if ((s.clock_event_reasons & kThrottleReasons) != 0) events_ |= kThrottled;
-  if (!samples_.empty()) {
-    const HealthSample& p = samples_.back();
-    if ((p.ecc_corrected >= 0 && s.ecc_corrected > p.ecc_corrected) ||
-        (p.ecc_uncorrected >= 0 && s.ecc_uncorrected > p.ecc_uncorrected)) {
-      events_ |= kNewEcc;
-    }
-  }
+  events_ |= tracker_.add(s);
   samples_.push_back(s);
 }
 
@@ -219,11 +235,16 @@ int DeviceHealth::take_events() {
   return e;
 }
 
-std::string DeviceHealth::describe(int events) {
-  std::string text;
-  if (events & kThrottled) text += "a GPU's clocks are held back (thermal or power slowdown: NVML clock-event reasons)";
-  if (events & kNewEcc) text += std::string(text.empty() ? "" : "; ") + "a GPU reported new ECC errors";
-  return text.empty() ? text : text + "; see /health in the output";
+std::vector<std::string> DeviceHealth::describe(int events) {
+  std::vector<std::string> lines;
+  if (events & kThrottled) {
+    lines.emplace_back("a GPU's clocks are held back by a thermal, power-brake or hardware slowdown (NVML "
+                       "clock-event reasons); see /health in the output");
+  }
+  if (events & kNewEcc) {
+    lines.emplace_back("a GPU reported ECC errors it did not have when the run began; see /health in the output");
+  }
+  return lines;
 }
 
 void DeviceHealth::write(H5Output& out, const MpiContext& mpi) {

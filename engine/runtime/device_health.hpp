@@ -8,9 +8,10 @@
 // NVML is loaded from the driver at run time (dlopen of libnvidia-ml.so.1),
 // never linked: strata starts on machines without a driver, and there, on
 // the host backend, or with the interval 0, the sampler is quietly absent
-// and /health is not written. STRATA_TEST_FAKE_NVML=1 (tests only) samples
-// a synthetic device instead, so the layout and the warnings are tested
-// on machines without a GPU.
+// and /health is not written. STRATA_TEST_FAKE_NVML=1 or =idle (tests
+// only) samples a synthetic device instead (a GPU that slows down and
+// reports a new ECC error; a healthy one at rest and at its power limit),
+// so the layout and the warnings are tested on machines without a GPU.
 #pragma once
 
 #include <chrono>
@@ -36,13 +37,38 @@ struct HealthSample {
   double temperature = 0;               // degrees C
   double power = 0;                     // W
   double sm_clock = 0;                  // MHz
-  std::int64_t clock_event_reasons = 0; // NVML's bitmask (0x20/0x40 thermal, 0x4/0x80 power, 0x8 hardware)
+  std::int64_t clock_event_reasons = 0; // NVML's bitmask (kClockSlowdownReasons)
   std::int64_t ecc_corrected = 0;       // volatile totals since the driver loaded; -1 where ECC is off
   std::int64_t ecc_uncorrected = 0;
 };
 
-// Bits of DeviceHealth::take_events(), max-reduced across ranks.
+// NVML's clock-event reasons (nvmlClocksEventReason*, "ClocksThrottleReason*"
+// before NVML 12.2): GpuIdle 0x1, ApplicationsClocksSetting 0x2, SwPowerCap
+// 0x4, HwSlowdown 0x8, SyncBoost 0x10, SwThermalSlowdown 0x20,
+// HwThermalSlowdown 0x40, HwPowerBrakeSlowdown 0x80, DisplayClockSetting
+// 0x100. Those that say the chip is held back by heat or failing power:
+// the hardware slowdown, the thermal slowdowns and the power brake. The
+// others are a healthy GPU at work or at rest: idle, clocks the user set,
+// the board's power limit reached under full load, sync boost, display.
+inline constexpr std::int64_t kClockSlowdownReasons = 0x8 | 0x20 | 0x40 | 0x80;
+
+// Bits of DeviceHealth::take_events(), one flag each in the step loop's
+// all-reduce (so any rank's event reaches every rank).
 enum HealthEvent : int { kThrottled = 1, kNewEcc = 2 };
+inline constexpr int kHealthEvents[] = {kThrottled, kNewEcc};
+
+// The events a run's samples raise, fed one sample at a time: clocks held
+// back (kClockSlowdownReasons), and ECC counts above the run's first
+// reading. NVML's counts are totals since the driver loaded, so a count
+// the GPU had when the run began is old news; each rise is reported once,
+// and a failed read (-1) changes nothing.
+class HealthEvents {
+ public:
+  int add(const HealthSample& s);
+
+ private:
+  std::int64_t corrected_ = -1, uncorrected_ = -1;   // the highest count read; -1: none yet
+};
 
 // `strata doctor`: the MIG mode of the GPU at `pci_bus_id`, as NVML reports it.
 std::string mig_mode_text(const std::string& pci_bus_id);
@@ -64,8 +90,9 @@ class DeviceHealth {
   // sampled (all ranks take part; a rank without samples writes none).
   void write(H5Output& out, const MpiContext& mpi);
 
-  // What the progress line says about `events` (empty for none).
-  static std::string describe(int events);
+  // The warnings for `events`: one line of text per event, the same text
+  // for the same event (so the progress line shows each once a minute).
+  static std::vector<std::string> describe(int events);
 
   struct Source;   // NVML, or the test's synthetic device (device_health.cpp)
 
@@ -81,6 +108,7 @@ class DeviceHealth {
   std::condition_variable wake_;
   bool stop_ = false;
   int events_ = 0;
+  HealthEvents tracker_;
   std::vector<HealthSample> samples_;
   std::string device_name_;
   std::thread thread_;

@@ -3,8 +3,34 @@
 #include <algorithm>
 
 #include "engine/runtime/error.hpp"
+#include "engine/runtime/format.hpp"
 
 namespace strata {
+
+namespace {
+std::string gib(std::size_t bytes) { return format("%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0)); }
+}  // namespace
+
+std::string memory_shortfall(const MemoryPlan& plan, const Device& device, const MemoryAvailable& available) {
+  const int ranks = std::max(1, available.ranks_on_node);
+  const std::size_t host = available.host_bytes / static_cast<std::size_t>(ranks);
+  if (host > 0 && plan.host_bytes > host) {
+    return "the run needs " + gib(plan.host_bytes) + " of host memory per rank; " + gib(host) +
+           " is available per rank (MemAvailable shared by " + std::to_string(ranks) +
+           " rank(s) on this node). Nothing was computed. Hint: " + plan.hint;
+  }
+  if (device.on_cuda() && plan.device_bytes > 0) {
+    const int devices = std::max(1, available.devices_on_node);
+    const auto sharing = static_cast<std::size_t>((ranks + devices - 1) / devices);
+    const std::size_t free = available.device_free_bytes / sharing;
+    if (plan.device_bytes > free) {
+      return "the run needs " + gib(plan.device_bytes) + " of device memory per rank on " + device.name + "; " +
+             gib(free) + " is free per rank (" + std::to_string(sharing) +
+             " rank(s) share the device). Nothing was computed. Hint: " + plan.hint;
+    }
+  }
+  return {};
+}
 
 ModelRegistry& ModelRegistry::instance() {
   static ModelRegistry registry;

@@ -76,6 +76,22 @@ struct MemoryPlan {
   }
 };
 
+// What a node offers a MemoryPlan: its free host memory, shared by the
+// ranks on the node, and on CUDA its devices' free memory, each shared by
+// the ranks that run on it.
+struct MemoryAvailable {
+  std::size_t host_bytes = 0;          // MemAvailable of the node; 0: unknown, not checked
+  int ranks_on_node = 1;
+  std::size_t device_free_bytes = 0;   // free on this rank's device (CUDA only)
+  int devices_on_node = 1;
+};
+
+// Why `plan` does not fit (the sizes needed and available, then the plan's
+// hint), or "" when it does. The host bytes are checked on every backend,
+// the device bytes on CUDA. Pure, so tests check both backends' plans on
+// any machine; `run` throws it as a ResourceError (exit 4).
+std::string memory_shortfall(const MemoryPlan& plan, const Device& device, const MemoryAvailable& available);
+
 class Model {
  public:
   virtual ~Model() = default;

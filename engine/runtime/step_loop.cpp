@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
+#include <iterator>
 #include <optional>
+#include <ostream>
 #include <thread>
+#include <vector>
 
 #include "engine/config/config.hpp"
 #include "engine/io/h5_output.hpp"
@@ -27,6 +31,94 @@ std::optional<std::string> test_switch(const char* name) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return std::nullopt;
   return std::string(v);
+}
+
+// "STEP" of a test switch: a step number, or `setup` where allowed.
+std::optional<std::int64_t> switch_step(const std::string& text, bool setup_allowed) {
+  if (setup_allowed && text == "setup") return LoopSettings::kSetUp;
+  if (!all_digits(text) || text.size() > 15) return std::nullopt;
+  return std::stoll(text);
+}
+
+// "RANK" of a test switch: absent -> 0; not a rank of `ranks` -> nullopt.
+std::optional<int> switch_rank(const std::string& text, int ranks) {
+  if (!all_digits(text) || text.size() > 6) return std::nullopt;
+  const int rank = std::stoi(text);
+  if (rank >= ranks) return std::nullopt;
+  return rank;
+}
+
+// The stop signals strata handles (stop_request.hpp), by name with or
+// without "SIG"; 0 for any other (raising one would kill the process).
+int stop_signal_named(std::string name) {
+  if (name.rfind("SIG", 0) == 0) name = name.substr(3);
+  if (name == "TERM") return SIGTERM;
+  if (name == "INT") return SIGINT;
+  if (name == "USR1") return SIGUSR1;
+  return 0;
+}
+
+std::vector<std::string> split_colons(const std::string& text) {
+  std::vector<std::string> parts;
+  std::size_t begin = 0;
+  for (;;) {
+    const auto colon = text.find(':', begin);
+    parts.push_back(text.substr(begin, colon - begin));
+    if (colon == std::string::npos) return parts;
+    begin = colon + 1;
+  }
+}
+
+void read_test_switches(LoopSettings& s, int ranks) {
+  if (auto v = test_switch("STRATA_TEST_STEP_DELAY_MS")) {
+    if (!all_digits(*v) || v->size() > 7) throw InputError("STRATA_TEST_STEP_DELAY_MS=" + *v + ": expected milliseconds");
+    s.step_delay_seconds = std::stod(*v) / 1000.0;
+  }
+  if (auto v = test_switch("STRATA_TEST_INJECT_NAN")) {
+    const std::vector<std::string> part = split_colons(*v);
+    const auto step = switch_step(part[0], false);
+    const auto rank = part.size() == 2 ? switch_rank(part[1], ranks) : std::optional<int>(0);
+    if (part.size() > 2 || !step || !rank) {
+      throw InputError("STRATA_TEST_INJECT_NAN=" + *v + ": expected STEP or STEP:RANK (a rank below " +
+                       std::to_string(ranks) + ")");
+    }
+    s.inject_nan_step = *step;
+    s.inject_nan_rank = *rank;
+  }
+  if (auto v = test_switch("STRATA_TEST_SIGNAL_AT")) {
+    const std::vector<std::string> part = split_colons(*v);
+    const auto step = switch_step(part[0], true);
+    const int sig = part.size() >= 2 ? stop_signal_named(part[1]) : 0;
+    const auto rank = part.size() == 3 ? switch_rank(part[2], ranks) : std::optional<int>(0);
+    if (part.size() < 2 || part.size() > 3 || !step || sig == 0 || !rank) {
+      throw InputError("STRATA_TEST_SIGNAL_AT=" + *v +
+                       ": expected STEP:SIGNAL or STEP:SIGNAL:RANK (STEP a number or `setup`, SIGNAL one of TERM, "
+                       "INT, USR1, RANK below " + std::to_string(ranks) + ")");
+    }
+    s.signal_step = *step;
+    s.signal_number = sig;
+    s.signal_rank = *rank;
+  }
+  if (auto v = test_switch("STRATA_TEST_HOLD_AT")) {
+    const auto step = switch_step(*v, true);
+    if (!step) throw InputError("STRATA_TEST_HOLD_AT=" + *v + ": expected a step number or `setup`");
+    s.hold_step = *step;
+  }
+}
+
+// Collective: waits until some rank has a request to stop (a signal, or
+// its launcher gone), polling every 10 ms; returns it (the highest).
+int wait_for_stop_request(const MpiContext& mpi) {
+  for (;;) {
+    int sig = stop_signal();
+    MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, mpi.comm());
+    if (sig != 0) return sig;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+void announce_hold(std::ostream& out, const std::string& where) {
+  out << "STRATA_TEST_HOLD_AT: holding " << where << " until a stop request (a signal)" << std::endl;
 }
 
 // Collective: throws the same NumericalError on every rank when any rank
@@ -64,7 +156,7 @@ double parse_walltime(const std::string& text, const std::string& what) {
 
 }  // namespace
 
-LoopSettings LoopSettings::from(const Config& c, const std::string& max_walltime_option) {
+LoopSettings LoopSettings::from(const Config& c, const std::string& max_walltime_option, int ranks) {
   LoopSettings s;
   s.checkpoint_every_steps = c.integer("checkpoint.every_steps");
   s.checkpoint_every_seconds = c.real("checkpoint.every_seconds");
@@ -81,20 +173,16 @@ LoopSettings LoopSettings::from(const Config& c, const std::string& max_walltime
       c.fail("checkpoint.max_walltime", why.substr(why.find(": ") + 2));
     }
   }
-  if (auto v = test_switch("STRATA_TEST_STEP_DELAY_MS")) {
-    if (!all_digits(*v) || v->size() > 7) throw InputError("STRATA_TEST_STEP_DELAY_MS=" + *v + ": expected milliseconds");
-    s.step_delay_seconds = std::stod(*v) / 1000.0;
-  }
-  if (auto v = test_switch("STRATA_TEST_INJECT_NAN")) {
-    const auto colon = v->find(':');
-    const std::string step = v->substr(0, colon), rank = colon == std::string::npos ? "0" : v->substr(colon + 1);
-    if (!all_digits(step) || !all_digits(rank) || step.size() > 15 || rank.size() > 6) {
-      throw InputError("STRATA_TEST_INJECT_NAN=" + *v + ": expected STEP or STEP:RANK");
-    }
-    s.inject_nan_step = std::stoll(step);
-    s.inject_nan_rank = std::stoi(rank);
-  }
+  read_test_switches(s, ranks);
   return s;
+}
+
+void test_switches_before_setup(const LoopSettings& s, const MpiContext& mpi, std::ostream& out) {
+  if (s.signal_step == LoopSettings::kSetUp && mpi.rank() == s.signal_rank) std::raise(s.signal_number);
+  if (s.hold_step == LoopSettings::kSetUp) {
+    announce_hold(out, "before the set-up");
+    wait_for_stop_request(mpi);
+  }
 }
 
 LoopResult run_steps(Simulation& sim, RunContext& ctx, CheckpointStore& store, CheckpointHeader header,
@@ -125,22 +213,37 @@ LoopResult run_steps(Simulation& sim, RunContext& ctx, CheckpointStore& store, C
     checkpoint_cost = mpi.max(last_checkpoint - t0);
   };
 
+  // A stop: the checkpoint (unless one of this step was just written), and
+  // how long the request waited for it, on the rank that had it first.
+  const auto stop_with = [&](const std::string& reason, bool checkpointed) {
+    if (!checkpointed) write_checkpoint();
+    result.stopped = true;
+    result.reason = reason;
+    result.answer_seconds = mpi.max(seconds_since_stop_request());
+    return result;
+  };
+
   Progress progress(mpi.root(), header.model, sim.work_total(), sim.work_unit());
   // A stop asked for during the set-up (an initial state, a first frame) is
   // honoured before the first step rather than after it: the state as set
   // up is a checkpoint like any other.
   if (sim.steps_done() < sim.steps()) {
+    if (sim.steps_done() == 0 && !ctx.restarting) {
+      if (s.signal_step == 0 && mpi.rank() == s.signal_rank) std::raise(s.signal_number);
+      if (s.hold_step == 0) {
+        announce_hold(ctx.out, "after the set-up, before the first step");
+        wait_for_stop_request(mpi);
+      }
+    }
     int sig = stop_signal();
     MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, mpi.comm());
-    if (sig != 0) {
-      write_checkpoint();
-      result.stopped = true;
-      result.reason = signal_name(sig);
-      return result;
-    }
+    if (sig != 0) return stop_with(signal_name(sig), false);
   }
   while (sim.steps_done() < sim.steps()) {
     const double t0 = process_seconds();
+    // The test's signal arrives as the step starts, so it waits through the
+    // whole step, as a real one landing mid-step does.
+    if (sim.steps_done() + 1 == s.signal_step && mpi.rank() == s.signal_rank) std::raise(s.signal_number);
     {
       auto t = ctx.timers.scope("compute");
       sim.advance();
@@ -151,9 +254,11 @@ LoopResult run_steps(Simulation& sim, RunContext& ctx, CheckpointStore& store, C
     if (s.health_every_steps > 0 && done % s.health_every_steps == 0) check_health(mpi, sim, done);
 
     // One all-reduce a step: [signal, wall-time stop, seconds cadence, slowest
-    // step, device health events (DeviceHealth's bits)].
-    double flags[5] = {static_cast<double>(stop_signal()), 0, 0, process_seconds() - t0,
-                       static_cast<double>(ctx.health != nullptr ? ctx.health->take_events() : 0)};
+    // step, then one flag per device health event (DeviceHealth's bits)].
+    constexpr int kFlags = 4 + static_cast<int>(std::size(kHealthEvents));
+    const int events = ctx.health != nullptr ? ctx.health->take_events() : 0;
+    double flags[kFlags] = {static_cast<double>(stop_signal()), 0, 0, process_seconds() - t0};
+    for (std::size_t e = 0; e < std::size(kHealthEvents); ++e) flags[4 + e] = (events & kHealthEvents[e]) != 0 ? 1.0 : 0.0;
     if (mpi.root()) {
       const double now = process_seconds();
       // Stop while the next step and a checkpoint still fit, with a margin
@@ -162,9 +267,11 @@ LoopResult run_steps(Simulation& sim, RunContext& ctx, CheckpointStore& store, C
       if (s.max_walltime > 0 && now + step_cost + 1.5 * checkpoint_estimate + 1.0 >= s.max_walltime) flags[1] = 1;
       if (s.checkpoint_every_seconds > 0 && now - last_checkpoint >= s.checkpoint_every_seconds) flags[2] = 1;
     }
-    MPI_Allreduce(MPI_IN_PLACE, flags, 5, MPI_DOUBLE, MPI_MAX, mpi.comm());
+    MPI_Allreduce(MPI_IN_PLACE, flags, kFlags, MPI_DOUBLE, MPI_MAX, mpi.comm());
     step_cost = flags[3];
-    if (flags[4] != 0) progress.warn(DeviceHealth::describe(static_cast<int>(flags[4])));
+    int any_events = 0;
+    for (std::size_t e = 0; e < std::size(kHealthEvents); ++e) any_events |= flags[4 + e] != 0 ? kHealthEvents[e] : 0;
+    for (const std::string& warning : DeviceHealth::describe(any_events)) progress.warn(warning);
     progress.update(sim.work_done());
 
     if (done >= sim.steps()) break;   // the run is complete: nothing to save or stop for
@@ -177,10 +284,10 @@ LoopResult run_steps(Simulation& sim, RunContext& ctx, CheckpointStore& store, C
     // most likely fail too; stopping now loses at most one checkpoint
     // interval and says what to free.
     if (stop || cadence) write_checkpoint();
-    if (stop) {
-      result.stopped = true;
-      result.reason = flags[0] != 0 ? signal_name(static_cast<int>(flags[0])) : "the wall-time limit";
-      return result;
+    if (stop) return stop_with(flags[0] != 0 ? signal_name(static_cast<int>(flags[0])) : "the wall-time limit", true);
+    if (done == s.hold_step) {
+      announce_hold(ctx.out, "after step " + std::to_string(done));
+      return stop_with(signal_name(wait_for_stop_request(mpi)), cadence);
     }
   }
   progress.finish();

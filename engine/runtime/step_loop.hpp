@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 
 #include "engine/io/checkpoint.hpp"
@@ -12,6 +13,7 @@
 namespace strata {
 
 class Config;
+class MpiContext;
 class Simulation;
 struct RunContext;
 
@@ -22,16 +24,34 @@ struct LoopSettings {
   double max_walltime = 0;                   // seconds since process start; 0: none
   std::int64_t health_every_steps = 100;     // 0: only at the end
   double device_every_seconds = 10;          // NVML sampler cadence (DeviceHealth); 0: off
-  // Test-only switches, from the environment (STRATA_TEST_STEP_DELAY_MS,
-  // STRATA_TEST_INJECT_NAN=STEP[:RANK]): slow each step down so a test can
-  // signal a run mid-way on any machine; put a NaN into one rank's state.
+  // Test-only switches, from the environment (docs/faults.md), so that a
+  // test's outcome never depends on how fast the machine computes:
+  //   STRATA_TEST_STEP_DELAY_MS: sleep after each step (a slow machine);
+  //   STRATA_TEST_INJECT_NAN=STEP[:RANK]: a NaN in one rank's state after STEP;
+  //   STRATA_TEST_SIGNAL_AT=STEP:SIGNAL[:RANK]: rank RANK raises SIGNAL (TERM,
+  //     INT or USR1) in its own process as step STEP starts, so the real
+  //     handler, all-reduce and checkpoint answer it at the end of step STEP;
+  //     STEP 0: after the set-up, before the first step; `setup`: as the
+  //     model's set-up starts;
+  //   STRATA_TEST_HOLD_AT=STEP: after step STEP (and the checkpoint due there)
+  //     every rank waits for a stop request (a real signal from outside, or
+  //     the loss of the launcher), then checkpoints there and stops: a run
+  //     signalled from outside can never finish first; `setup`: wait before
+  //     the model's set-up, which then meets the request.
+  static constexpr std::int64_t kNever = -1;
+  static constexpr std::int64_t kSetUp = -2;
   double step_delay_seconds = 0;
-  std::int64_t inject_nan_step = -1;
+  std::int64_t inject_nan_step = kNever;
   int inject_nan_rank = 0;
+  std::int64_t signal_step = kNever;
+  int signal_number = 0;
+  int signal_rank = 0;
+  std::int64_t hold_step = kNever;
 
-  // From [checkpoint], [health] and --max-walltime (which wins when given).
-  // Throws InputError naming the key or the option.
-  static LoopSettings from(const Config& c, const std::string& max_walltime_option);
+  // From [checkpoint], [health] and --max-walltime (which wins when given),
+  // and the test switches. Throws InputError naming the key, the option or
+  // the variable (a malformed switch, or one naming no rank of `ranks`).
+  static LoopSettings from(const Config& c, const std::string& max_walltime_option, int ranks);
 };
 
 struct LoopResult {
@@ -39,7 +59,14 @@ struct LoopResult {
   std::string reason;          // "SIGTERM", "the wall-time limit"
   std::string checkpoint;      // the last checkpoint written, if any
   int checkpoints = 0;         // written by this process
+  // Stopped on a signal: seconds from its arrival (on the rank that had it
+  // first) to the checkpoint written, the margin a job's --signal must give.
+  double answer_seconds = 0;
 };
+
+// Where the test switches act outside the step loop: as the model's set-up
+// starts (`setup`). Collective.
+void test_switches_before_setup(const LoopSettings& settings, const MpiContext& mpi, std::ostream& out);
 
 // Runs `sim` to its last step or to a stop. `header` describes the run for
 // the checkpoints (step fields are filled in here). Throws NumericalError

@@ -1,15 +1,29 @@
 #include "engine/runtime/stop_request.hpp"
 
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 
 namespace strata {
 namespace {
 
 volatile sig_atomic_t g_signal = 0;
+// When the first request arrived, CLOCK_MONOTONIC nanoseconds (the clock
+// std::chrono::steady_clock reads on Linux). Written before g_signal is
+// set; a lock-free atomic, so the handler may write it.
+std::atomic<std::int64_t> g_arrival_ns{0};
+static_assert(std::atomic<std::int64_t>::is_always_lock_free);
+
+std::int64_t monotonic_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);   // async-signal-safe (POSIX)
+  return static_cast<std::int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
 // The process that launched this rank (mpirun, orted, slurmstepd), or 0
 // when strata runs alone. When it dies (kill -9 of mpirun) the rank is
 // re-parented; it stops at the next step boundary as on a signal, rather
@@ -25,8 +39,10 @@ bool under_launcher() {
 }
 
 void on_stop_signal(int sig) {
-  // Only async-signal-safe work here: remember the first signal.
-  if (g_signal == 0) g_signal = sig;
+  // Only async-signal-safe work here: remember the first signal and when.
+  if (g_signal != 0) return;
+  g_arrival_ns.store(monotonic_ns());
+  g_signal = sig;
 }
 
 // Static initialisation runs before main, close enough to the job's start.
@@ -47,8 +63,16 @@ void install_stop_handlers() {
 }
 
 int stop_signal() {
-  if (g_signal == 0 && g_launcher != 0 && getppid() != g_launcher) g_signal = kLauncherGone;
+  if (g_signal == 0 && g_launcher != 0 && getppid() != g_launcher) {
+    g_arrival_ns.store(monotonic_ns());
+    g_signal = kLauncherGone;
+  }
   return g_signal;
+}
+
+double seconds_since_stop_request() {
+  if (stop_signal() == 0) return 0.0;
+  return 1e-9 * static_cast<double>(monotonic_ns() - g_arrival_ns.load());
 }
 
 double process_seconds() {

@@ -19,6 +19,9 @@ void install_stop_handlers();
 constexpr int kLauncherGone = 1000;
 // The signal that asked this process to stop, kLauncherGone, or 0.
 int stop_signal();
+// Seconds since that request reached this process (the handler notes the
+// time); 0 when there is none.
+double seconds_since_stop_request();
 // Seconds since the process started (the job's wall clock, as far as this
 // process can tell), for checkpoint.max_walltime.
 double process_seconds();

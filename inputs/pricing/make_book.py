@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Writes a large instrument book for strata's pricing model:
 book_10k.toml and book_10k.csv (10,000 instruments by default) into the
 given folder (default: out/, which git ignores; the CSV is ~0.6 MB).

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Converts a LAMMPS text dump into the H5MD file strata's `md` model starts
 from (`initial = "file"`).
 
@@ -34,7 +34,9 @@ try:
     import h5py
     import numpy as np
 except ImportError as err:
-    sys.exit(f"lammps_to_h5md.py needs h5py and numpy (Debian: python3-h5py python3-numpy): {err}")
+    sys.exit(f"lammps_to_h5md.py needs h5py and numpy (Debian: python3-h5py python3-numpy), which {sys.executable} "
+             f"lacks ({err}): run it with one that has them: "
+             f"{os.environ.get('STRATA_PYTHON') or 'the Python STRATA_PYTHON names (scripts/lib.sh)'} {sys.argv[0]}")
 
 
 class DumpError(Exception):

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Figures of the fields of a grid model's output (diffusion, shallow_water,
 euler2d): one PNG per frame and field, and an animated GIF on request.
 

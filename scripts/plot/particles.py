@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Figures of a particle model's H5MD output (nbody, md).
 
     scripts/plot/particles.py OUT.h5 [OUT.h5 ...] [-o DIR] [--frame N|last]

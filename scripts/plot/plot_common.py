@@ -18,8 +18,9 @@ try:
     import numpy as np
 except ImportError as err:  # pragma: no cover - environment problem
     sys.exit(f"{os.path.basename(sys.argv[0])}: error: needs h5py, numpy and matplotlib "
-             f"(Debian: python3-h5py python3-numpy python3-matplotlib; run with /usr/bin/python3, "
-             f"not {sys.executable}): {err}")
+             f"(Debian: python3-h5py python3-numpy python3-matplotlib), which {sys.executable} lacks ({err}): "
+             f"run it with one that has them: "
+             f"{os.environ.get('STRATA_PYTHON') or 'the Python STRATA_PYTHON names (scripts/lib.sh)'} {sys.argv[0]}")
 
 matplotlib.use("Agg")  # files only: no display on cluster nodes
 

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Convergence plot of a pricing run: price and 95% confidence interval
 against the number of paths, with the reference price as a line.
 

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Heat map of one result of a strata sweep over two swept parameters.
 
     scripts/plot/sweep.py SUMMARY [SUMMARY ...] [-o DIR] [--x KEY] [--y KEY] [--value COLUMN]

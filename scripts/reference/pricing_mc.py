@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Independent reference values for the pricing tests that have no closed
 form: arithmetic Asian, discretely monitored barrier and lookback options
 under GBM, and an arithmetic basket of two correlated GBM assets. Written apart from strata's code (numpy, its own random numbers,

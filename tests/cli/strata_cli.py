@@ -1,16 +1,26 @@
 """Shared helpers of strata's end-to-end CLI tests.
 
 Each tests/cli/test_*.py is a standalone unittest script that ctest runs as
-`/usr/bin/python3 tests/cli/test_NAME.py` with this environment:
+`$STRATA_PYTHON tests/cli/test_NAME.py` with this environment:
 
     STRATA_BIN          absolute path of the strata binary
     STRATA_SOURCE_DIR   repository root
+    STRATA_PYTHON       the Python configured for the tests (one with h5py,
+                        numpy and matplotlib); the scripts the tests run
+                        (scripts/plot, scripts/convert, ...) run with it
     MPIEXEC             e.g. /usr/bin/mpiexec
     MPIEXEC_FLAGS       e.g. "--oversubscribe"
 
 Run by hand, the defaults are the repository this file lives in, its
-build/strata, the mpiexec on PATH and (for Open MPI) --oversubscribe.
-Set STRATA_KEEP_TMP=1 to keep the temporary directories of the tests.
+build/strata, the Python running the test, the mpiexec on PATH and (for
+Open MPI) --oversubscribe. Set STRATA_KEEP_TMP=1 to keep the temporary
+directories of the tests.
+
+No test depends on how fast strata computes. A test that signals a run
+mid-way either has strata raise the signal itself at a chosen step
+(STRATA_TEST_SIGNAL_AT) or holds the run at a step until a signal from
+outside arrives (STRATA_TEST_HOLD_AT), so the run can never end first;
+docs/faults.md lists these switches.
 
 Every invocation of strata runs with its working directory in a fresh
 temporary directory, so a default output path (run.output = "out/run.h5")
@@ -18,6 +28,7 @@ can never land in the source tree.
 """
 
 import difflib
+import glob
 import os
 import re
 import shlex
@@ -35,8 +46,8 @@ try:
     import h5py
     import numpy as np
 except ImportError as err:  # pragma: no cover - environment problem
-    sys.exit(f"strata CLI tests need h5py and numpy (Debian: python3-h5py "
-             f"python3-numpy, run with /usr/bin/python3): {err}")
+    sys.exit(f"strata CLI tests need h5py and numpy (Debian: python3-h5py python3-numpy), which "
+             f"{sys.executable} lacks ({err}): run them with a Python that has them (STRATA_PYTHON)")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_DIR = os.path.abspath(os.environ.get("STRATA_SOURCE_DIR")
@@ -44,6 +55,8 @@ SOURCE_DIR = os.path.abspath(os.environ.get("STRATA_SOURCE_DIR")
 STRATA_BIN = os.path.abspath(os.environ.get("STRATA_BIN")
                              or os.path.join(SOURCE_DIR, "build", "strata"))
 QUICKSTART = os.path.join(SOURCE_DIR, "inputs", "quickstart.toml")
+# The Python that runs the repository's scripts in the tests.
+PYTHON = os.environ.get("STRATA_PYTHON") or sys.executable
 
 # Seconds one strata command may take before the test calls it hung. The
 # runs here take about a second; the margin is for loaded CI machines.
@@ -168,21 +181,86 @@ def run_and_restart_from_oldest(test, input_name, read, env, ranks=2):
     return ref, read(test.path("ref.h5"))
 
 
-def stop_at_first_checkpoint(test, args, checkpoint_dir, env, ranks=None):
-    """Starts `strata ARGS` (slowed by STRATA_TEST_STEP_DELAY_MS in env),
-    waits for the first checkpoint file in checkpoint_dir, sends SIGTERM and
-    checks the run exits 75 (checkpointed and stopped)."""
-    proc = subprocess.Popen(strata_command(args, ranks), cwd=test.tmp, env=child_env(env),
+# --- stopping a run at a chosen step, whatever the machine's speed ---------
+
+def checkpoint_name(step):
+    """The file name of the checkpoint after `step` steps."""
+    return f"step-{step:012d}.h5"
+
+
+def hold_at(step):
+    """The environment that holds a run after `step` (and the checkpoint due
+    there) until a stop request arrives: it cannot end before the test
+    signals it, however fast it computes."""
+    return {"STRATA_TEST_HOLD_AT": str(step)}
+
+
+def signal_at(step, sig, rank=0):
+    """The environment that makes rank `rank` raise `sig` (signal.SIGTERM,
+    SIGINT, SIGUSR1) in its own process as step `step` starts (0: before
+    the first; "setup": as the set-up starts): the run stops at the end of
+    that step."""
+    return {"STRATA_TEST_SIGNAL_AT": f"{step}:{sig.name}:{rank}"}
+
+
+_STOPPED = re.compile(r"^stopped on (.+?) at step (\d+) of (\d+)(?:, ([0-9.]+) s after it arrived)?; "
+                      r"checkpoint (\S+) \(exit 75\)$", re.M)
+
+
+def stop_line(text):
+    """What the `stopped on ...` line of a run's stdout says: a dict with
+    reason, step, steps, seconds (None without a signal) and checkpoint;
+    None when there is no such line."""
+    m = _STOPPED.search(text)
+    if not m:
+        return None
+    return {"reason": m.group(1), "step": int(m.group(2)), "steps": int(m.group(3)),
+            "seconds": float(m.group(4)) if m.group(4) else None, "checkpoint": m.group(5)}
+
+
+def wait_for_path(test, proc, path, timeout=TIMEOUT_S):
+    """Waits until `path` (a file name or a glob pattern) exists while proc
+    runs; fails, killing its process group, if proc ends first or the time
+    runs out."""
+    deadline = time.monotonic() + timeout
+    while not glob.glob(path):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+            test.fail(f"no {path} (exit {proc.returncode}):\n{out.decode()}\n{err.decode()}")
+        time.sleep(0.02)
+
+
+def finish(test, proc, what="the signalled run"):
+    """proc's Result once it has exited; kills its process group and fails
+    when it has not within TIMEOUT_S (a held run that no signal reached)."""
+    try:
+        out, err = proc.communicate(timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        test.fail(f"{what} did not stop within {TIMEOUT_S} s (held, and the signal never reached it?):\n"
+                  f"{out.decode()}\n{err.decode()}")
+    return Result(proc.args, test.tmp, proc.returncode, out, err, 0.0)
+
+
+def stop_held_run(test, args, checkpoint_dir, step, env=None, ranks=None, sig=signal.SIGTERM):
+    """Starts `strata ARGS` held after step `step` (hold_at; the input must
+    checkpoint there), waits for that checkpoint, sends `sig` from outside
+    (to strata alone, or to mpirun, which passes SIGUSR1 on) and checks the
+    run stopped there: exit 75 at step `step`. Returns the Result."""
+    proc = subprocess.Popen(strata_command(args, ranks), cwd=test.tmp, env=child_env({**(env or {}), **hold_at(step)}),
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True)
-    deadline = time.monotonic() + 60
-    while not (os.path.isdir(checkpoint_dir) and any(n.endswith(".h5") for n in os.listdir(checkpoint_dir))):
-        test.assertIsNone(proc.poll(), "the run ended before its first checkpoint")
-        test.assertLess(time.monotonic(), deadline, "no checkpoint appeared")
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=TIMEOUT_S)
-    test.assertEqual(proc.returncode, 75, out.decode() + err.decode())
+    wait_for_path(test, proc, os.path.join(checkpoint_dir, checkpoint_name(step)))
+    proc.send_signal(sig)
+    res = finish(test, proc)
+    test.assertExit(res, 75)
+    stopped = stop_line(res.stdout)
+    test.assertIsNotNone(stopped, res.describe())
+    test.assertEqual((stopped["reason"], stopped["step"]), (sig.name, step), res.describe())
+    return res
 
 
 def check_binary():

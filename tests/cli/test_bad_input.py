@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Bad input and usage: exit 2, one clear message, nothing written.
 
 docs/contract.md "How an input is resolved": an unknown key, a wrong type or an out-of-range value

@@ -1,11 +1,12 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Batch operations of `strata run`: checkpoints, restart, signals, wall time,
 health checks, memory prediction, and never clobbering a result.
 
-docs/contract.md guarantees 2-4. A run is slowed down with the test-only switch
-STRATA_TEST_STEP_DELAY_MS so that a signal lands mid-run on any machine; the
-prices of every stopped-and-restarted run must equal, bit for bit, those of
-the same input run without interruption.
+docs/contract.md guarantees 2-4. A run signalled from outside is held at a
+checkpoint step by the test-only switch STRATA_TEST_HOLD_AT until the signal
+arrives, so it is mid-run whatever the machine's speed and stops at that
+step; the prices of every stopped-and-restarted run must equal, bit for bit,
+those of the same input run without interruption.
 """
 
 import os
@@ -60,7 +61,8 @@ maturity = 0.5
 assets = ["A"]
 """
 
-SLOW = {"STRATA_TEST_STEP_DELAY_MS": "150"}
+# Checkpoints come every 2 steps: a run held at one of them.
+HOLD_STEP = 2
 
 
 def prices(path):
@@ -91,32 +93,25 @@ class Checkpoints(sc.StrataTestCase):
         d = self.path(out[:-3] + ".chk")
         return sorted(n for n in os.listdir(d) if n.endswith(".h5")) if os.path.isdir(d) else []
 
-    def start(self, *args, ranks=None, env=None):
-        """Starts strata in its own process group; returns the Popen."""
+    def start(self, *args, ranks=None, hold=HOLD_STEP):
+        """Starts strata in its own process group, held after step `hold`
+        (a checkpoint step) until a signal comes; returns the Popen once
+        that step's checkpoint exists."""
         cmd = sc.strata_command(["run", "in.toml", *args], ranks)
-        return subprocess.Popen(cmd, cwd=self.tmp, env=sc.child_env({**SLOW, **(env or {})}),
+        proc = subprocess.Popen(cmd, cwd=self.tmp, env=sc.child_env(sc.hold_at(hold)),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True)
+        sc.wait_for_path(self, proc, self.path("out", "run.chk", sc.checkpoint_name(hold)))
+        return proc
 
-    def wait_for_checkpoint(self, proc, count=1, timeout=60):
-        deadline = time.monotonic() + timeout
-        while len(self.checkpoints()) < count:
-            if proc.poll() is not None:
-                out, err = proc.communicate()
-                self.fail(f"run ended (exit {proc.returncode}) before a checkpoint:\n{out.decode()}\n{err.decode()}")
-            if time.monotonic() > deadline:
-                os.killpg(proc.pid, signal.SIGKILL)
-                self.fail("no checkpoint appeared")
-            time.sleep(0.05)
-
-    def finish(self, proc, timeout=sc.TIMEOUT_S):
-        try:
-            out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, err = proc.communicate()
-            self.fail(f"run hung:\n{out.decode()}\n{err.decode()}")
-        return sc.Result(proc.args, self.tmp, proc.returncode, out, err, 0.0)
+    def finish(self, proc, step=HOLD_STEP):
+        """The Result of a run held at `step` and signalled: exit 75 there."""
+        res = sc.finish(self, proc)
+        self.assertExit(res, 75)
+        stopped = sc.stop_line(res.stdout)
+        self.assertIsNotNone(stopped, res.describe())
+        self.assertEqual(stopped["step"], step, res.describe())
+        return res
 
     def rank_pids(self, mpirun_pid):
         """The strata processes mpirun started (its children)."""
@@ -126,10 +121,8 @@ class Checkpoints(sc.StrataTestCase):
     def stop_and_restart(self, ranks, restart_ranks, send):
         ref = self.reference()
         proc = self.start(ranks=ranks)
-        self.wait_for_checkpoint(proc)
         send(proc)
         res = self.finish(proc)
-        self.assertExit(res, 75)
         self.assertInOutput("continue with", res.stdout, res, "stdout")
         self.assertEqual(status(self.path("out/run.h5")), "stopped: checkpointed")
         res = self.strata("run", "in.toml", "--restart", ranks=restart_ranks)
@@ -167,9 +160,14 @@ class Checkpoints(sc.StrataTestCase):
 
     def test_max_walltime_checkpoints_and_exits_75(self):
         ref = self.reference()
-        res = self.strata("run", "in.toml", "--max-walltime", "00:00:02", env=SLOW)
+        # The stop keeps a margin of a step, 1.5 checkpoints (at least a
+        # second each before one is measured) and a second: more than 2 s,
+        # so the first step boundary stops, on any machine.
+        res = self.strata("run", "in.toml", "--max-walltime", "00:00:02")
         self.assertExit(res, 75)
-        self.assertInOutput("wall-time limit", res.stdout, res, "stdout")
+        stopped = sc.stop_line(res.stdout)
+        self.assertIsNotNone(stopped, res.describe())
+        self.assertEqual((stopped["reason"], stopped["step"], stopped["seconds"]), ("the wall-time limit", 1, None))
         res = self.strata("run", "in.toml", "--restart")
         self.assertExit(res, 0)
         self.assertEqual(prices(self.path("out/run.h5")), ref)
@@ -197,21 +195,20 @@ class Checkpoints(sc.StrataTestCase):
         # Run-length keys may change: the kept tree nodes are the same sums.
         more = ["--set", "pricing.paths=5_000_000"]
         ref = self.reference(*more)
-        proc = self.start()
-        self.wait_for_checkpoint(proc, count=2)
+        proc = self.start(hold=4)
         proc.send_signal(signal.SIGTERM)
-        self.assertExit(self.finish(proc), 75)
+        self.finish(proc, step=4)
         res = self.strata("run", "in.toml", "--restart", *more, ranks=2)
         self.assertExit(res, 0)
         self.assertEqual(prices(self.path("out/run.h5")), ref)
 
     def test_corrupt_newest_checkpoint_falls_back_to_the_previous(self):
         ref = self.reference()
-        proc = self.start()
-        self.wait_for_checkpoint(proc, count=2)
+        proc = self.start(hold=4)
         proc.send_signal(signal.SIGTERM)
-        self.assertExit(self.finish(proc), 75)
+        self.finish(proc, step=4)
         names = self.checkpoints()
+        self.assertEqual(names, [sc.checkpoint_name(2), sc.checkpoint_name(4)])
         newest = self.path("out", "run.chk", names[-1])
         size = os.path.getsize(newest)
         with open(newest, "r+b") as f:           # truncated mid-write, as a crash leaves it
@@ -254,9 +251,8 @@ class Checkpoints(sc.StrataTestCase):
 
     def test_restart_continues_the_output_file(self):
         proc = self.start()
-        self.wait_for_checkpoint(proc)
         proc.send_signal(signal.SIGTERM)
-        self.assertExit(self.finish(proc), 75)
+        self.finish(proc)
         with h5py.File(self.path("out/run.h5"), "r") as f:
             created = sc.as_str(f.attrs["created"])
         self.assertExit(self.strata("run", "in.toml", "--restart", ranks=2), 0)
@@ -316,9 +312,8 @@ class Checkpoints(sc.StrataTestCase):
     def test_checkpoints_of_an_earlier_run_are_not_deleted_by_a_fresh_one(self):
         ref = self.reference()
         proc = self.start()
-        self.wait_for_checkpoint(proc)
         proc.send_signal(signal.SIGTERM)
-        self.assertExit(self.finish(proc), 75)
+        self.finish(proc)
         os.remove(self.path("out/run.h5"))          # the output is lost, the checkpoints are not
         names = self.checkpoints()
         res = self.strata("run", "in.toml")
@@ -341,12 +336,19 @@ class Checkpoints(sc.StrataTestCase):
     # --- resources and input ------------------------------------------------------------
 
     def test_memory_is_predicted_before_allocation(self):
-        args = ["--set", "pricing.paths=1e12", "--set", "pricing.chunk_paths=1e12"]
-        res = self.strata("run", "in.toml", *args)
-        self.assertExit(res, 4)
-        for needle in ("GiB of host memory per rank", "available", "pricing.chunk_paths"):
-            self.assertInOutput(needle, res.stderr, res)
-        self.assertFalse(os.path.exists(self.path("out", "run.h5")))
+        # One chunk of 10^15 paths: 114 TiB of lane moments, where the
+        # kernels run, on every backend and every machine (10^12, 117 GiB,
+        # fits an H200 and does run there; tests/unit/test_memory_plan.cpp
+        # checks both backends' plans against given memory sizes).
+        args = ["--set", "pricing.paths=1e15", "--set", "pricing.chunk_paths=1e15"]
+        for backend, where in (("auto", "(host|device)"), ("host", "host")):
+            with self.subTest(backend=backend):
+                res = self.strata("run", "in.toml", "--backend", backend, *args)
+                self.assertExit(res, 4)
+                self.assertRegex(res.stderr, rf"the run needs [0-9.]+ GiB of {where} memory per rank; [0-9.]+ GiB is "
+                                             r"(available|free) per rank", res.describe())
+                self.assertInOutput("pricing.chunk_paths", res.stderr, res)
+                self.assertFalse(os.path.exists(self.path("out", "run.h5")))
         res = self.strata("run", "in.toml", "--dry-run", *args)
         self.assertExit(res, 0)
         self.assertInOutput("memory per rank", res.stdout, res, "stdout")

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """The subcommands other than a plain run: --version, --help, models, doctor,
 validate, run --dry-run, --set of a whole-number float, --precision fp32."""
 

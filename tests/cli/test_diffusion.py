@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """The `diffusion` model end to end: accuracy, convergence, reproducibility,
 conservation, restart, input errors, health, the XDMF sidecar and the plot
 script.
@@ -18,7 +18,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 import unittest
 import xml.etree.ElementTree as ET
 
@@ -341,30 +340,21 @@ class Diffusion(sc.StrataTestCase):
         ref = self.open("ref.h5")
         steps = steps_of(ref)
 
-        # 2 ranks, slowed down; SIGTERM to every rank after the first checkpoint.
+        # 2 ranks, held after the first checkpoint (step 5) until SIGTERM
+        # reaches every rank.
         cmd = sc.strata_command(["run", "in.toml"], 2)
-        proc = subprocess.Popen(cmd, cwd=self.tmp, env=sc.child_env({"STRATA_TEST_STEP_DELAY_MS": "60"}),
+        proc = subprocess.Popen(cmd, cwd=self.tmp, env=sc.child_env(sc.hold_at(5)),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True)
         chk = self.path("out", "run.chk")
-        deadline = time.monotonic() + 60
-        while not (os.path.isdir(chk) and any(n.endswith(".h5") for n in os.listdir(chk))):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                os.killpg(proc.pid, signal.SIGKILL)
-                out, err = proc.communicate()
-                self.fail(f"no checkpoint appeared (exit {proc.returncode}):\n{out.decode()}\n{err.decode()}")
-            time.sleep(0.02)
+        sc.wait_for_path(self, proc, os.path.join(chk, sc.checkpoint_name(5)))
         ranks = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
         self.assertEqual(len(ranks), 2, "mpirun's children")
         for pid in ranks:
             os.kill(int(pid), signal.SIGTERM)
-        try:
-            out, err = proc.communicate(timeout=sc.TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            self.fail("the signalled run hung")
-        res = sc.Result(cmd, self.tmp, proc.returncode, out, err, 0.0)
+        res = sc.finish(self, proc)
         self.assertExit(res, 75)
+        self.assertEqual(sc.stop_line(res.stdout)["step"], 5, res.describe())
         self.assertEqual(status(self.path("out/run.h5")), "stopped: checkpointed")
         with h5py.File(self.path("out/run.h5"), "r") as f:
             stopped_frames = len(f["fields/time"])
@@ -466,7 +456,7 @@ class Diffusion(sc.StrataTestCase):
 
     def test_plot_script_writes_frames_and_a_gif(self):
         self.example_file()
-        res = sc.run_command(["/usr/bin/python3", FIELDS_PY, self.example_out, "--field", "u",
+        res = sc.run_command([sc.PYTHON, FIELDS_PY, self.example_out, "--field", "u",
                               "--frames", "0,-1", "--out", self.path("plots"), "--gif"], self.tmp)
         self.assertExit(res, 0)
         pngs = sc.files_under(self.path("plots"), ".png")
@@ -485,11 +475,11 @@ class Diffusion(sc.StrataTestCase):
                 self.assertEqual(f.read(6), b"GIF89a")
             self.assertGreater(os.path.getsize(gif), 5000)
         # A slice by coordinate and a bad field name.
-        res = sc.run_command(["/usr/bin/python3", FIELDS_PY, self.example_out, "--field", "u", "--frames", "-1",
+        res = sc.run_command([sc.PYTHON, FIELDS_PY, self.example_out, "--field", "u", "--frames", "-1",
                               "--slice", "y=0.25", "--out", self.path("cut")], self.tmp)
         self.assertExit(res, 0)
         self.assertEqual(sc.files_under(self.path("cut"), ".png"), ["example_u_0005.png"])
-        res = sc.run_command(["/usr/bin/python3", FIELDS_PY, self.example_out, "--field", "h"], self.tmp)
+        res = sc.run_command([sc.PYTHON, FIELDS_PY, self.example_out, "--field", "h"], self.tmp)
         self.assertNotEqual(res.returncode, 0)
         self.assertInOutput("no field 'h'", res.stderr, res)
 

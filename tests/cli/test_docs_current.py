@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """docs/inputs.md is exactly what `strata models --markdown` prints.
 
 The input reference is generated from the parameter schema; this test fails

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """The euler2d model end to end: miniWeather's own correctness test, a
 balanced atmosphere at rest, bitwise independence of the decomposition,
 fp32 against fp64, bitwise restart, the output layout and bad input.
@@ -221,7 +221,7 @@ class Euler2d(sc.StrataTestCase):
         # The XDMF sidecar as a reader uses it: an x-z slice, 5 frames.
         self.assertEqual(sc.check_xdmf(os.path.join(self.shared, "out", "run.xmf")), 5)
         # The plots of an x-z field: one PNG per frame asked for.
-        res = sc.run_command(["/usr/bin/python3", FIELDS_PY, os.path.join(self.shared, "out", "run.h5"),
+        res = sc.run_command([sc.PYTHON, FIELDS_PY, os.path.join(self.shared, "out", "run.h5"),
                               "--field", "theta", "--frames", "0,-1", "--out", self.path("plots")], self.tmp)
         self.assertExit(res, 0)
         pngs = sc.files_under(self.path("plots"), ".png")

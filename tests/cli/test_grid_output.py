@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Grid output written in the background (`run.async_output`).
 
 A grid model takes each frame's snapshot on the main thread and hands the

@@ -1,14 +1,19 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """End to end: the device health sampler (health.device_every_seconds).
 
 Without a GPU (or on the host backend, or with the interval 0) the sampler
 is absent: the run succeeds and writes no /health. With
-STRATA_TEST_FAKE_NVML=1 a synthetic device stands in for NVML, so the
-parts that need no GPU are checked on any machine: /health/<rank> for each
-of 2 ranks, its columns and units, samples at the asked cadence from the
-start to the end of the run, and the progress line's warnings (the
-synthetic device throttles on its second sample and reports a corrected
-ECC error from its third). Bad values of the key stop before computing.
+STRATA_TEST_FAKE_NVML a synthetic device stands in for NVML, so the parts
+that need no GPU are checked on any machine: /health/<rank> for each of 2
+ranks, its columns and units, samples at the asked cadence from the start
+to the end of the run, and the warnings. Each kind of event is a warning
+line of its own, printed at most once a minute, whichever step boundary
+(or rank) sees it, so the test counts lines by their content: with
+STRATA_TEST_FAKE_NVML=1 the device is held back by a hardware thermal
+slowdown on its second sample and reports a corrected ECC error from its
+third (one warning each); with =idle it is a healthy GPU at rest and at its
+power limit, with ECC errors from before the run (no warning). Bad values
+of the key stop before computing.
 """
 
 import os
@@ -24,9 +29,14 @@ import h5py  # noqa: E402
 COLUMNS = {"time": "s", "gpu_utilization": "%", "memory_utilization": "%", "memory_used": "B",
            "temperature": "degC", "power": "W", "sm_clock": "MHz", "clock_event_reasons": None,
            "ecc_corrected": None, "ecc_uncorrected": None}
-# quickstart in 16 chunks (steps), each held 50 ms: a run of about 0.8 s.
+# quickstart in 16 chunks (8 steps a rank on 2 ranks), each held 50 ms: a
+# run of 0.4 s or more on any machine, so a sampler every 0.1 s takes at
+# least 4 samples, the synthetic device's events among them.
 SLOW = ["--set", "pricing.chunk_paths=131072"]
 SLOW_ENV = {"STRATA_TEST_STEP_DELAY_MS": "50"}
+EVERY = 0.1
+THROTTLED = "warning: a GPU's clocks are held back"
+NEW_ECC = "warning: a GPU reported ECC errors"
 
 
 class Health(sc.StrataTestCase):
@@ -45,16 +55,26 @@ class Health(sc.StrataTestCase):
                     self.assertEqual(f.attrs["status"], "complete")
                     self.assertNotIn("health", f, "a /health group without a sampled device")
 
-    def test_layout_cadence_and_warnings_on_two_ranks(self):
-        every = 0.1
-        out = os.path.join(self.tmp, "fake.h5")
-        res = self.strata("run", sc.QUICKSTART, "-o", out, "--set", f"health.device_every_seconds={every}", *SLOW,
-                          ranks=2, env={"STRATA_TEST_FAKE_NVML": "1", **SLOW_ENV})
+    def run_fake(self, device, name):
+        """quickstart on 2 ranks sampling the synthetic `device` every EVERY s."""
+        out = os.path.join(self.tmp, name)
+        res = self.strata("run", sc.QUICKSTART, "-o", out, "--set", f"health.device_every_seconds={EVERY}", *SLOW,
+                          ranks=2, env={"STRATA_TEST_FAKE_NVML": device, **SLOW_ENV})
         self.assertExit(res, 0)
+        return res, out
+
+    def warnings(self, res):
+        return [line for line in res.stdout.splitlines() if line.startswith("warning:")]
+
+    def test_layout_cadence_and_warnings_on_two_ranks(self):
+        every = EVERY
+        res, out = self.run_fake("1", "fake.h5")
         # Each warning once (the same text is not repeated within a minute),
-        # from whichever rank saw it.
-        self.assertEqual(res.stdout.count("warning: a GPU's clocks are held back"), 1, res.describe())
-        self.assertEqual(res.stdout.count("warning: a GPU reported new ECC errors"), 1, res.describe())
+        # from whichever rank saw it, on a line of its own.
+        warnings = self.warnings(res)
+        self.assertEqual(sum(w.startswith(THROTTLED) for w in warnings), 1, res.describe())
+        self.assertEqual(sum(w.startswith(NEW_ECC) for w in warnings), 1, res.describe())
+        self.assertEqual(len(warnings), 2, res.describe())
         with h5py.File(out, "r") as f:
             self.assertEqual(sorted(f["health"].keys()), ["0", "1"])
             self.assertAlmostEqual(float(f["health"].attrs["every_seconds"]), every)
@@ -83,6 +103,21 @@ class Health(sc.StrataTestCase):
                 self.assertEqual(int(rows["ecc_corrected"][0]), 0)
                 self.assertEqual(int(rows["ecc_corrected"][-1]), 1)
                 self.assertEqual(float(rows["power"][0]), 300.0)
+
+    def test_a_healthy_gpu_raises_no_warning(self):
+        """Idle, application clocks, the power limit under load, sync boost,
+        display clocks: NVML reports them all as clock-event reasons, and
+        none is a slowdown; ECC counts from before the run are no news."""
+        res, out = self.run_fake("idle", "idle.h5")
+        self.assertEqual(self.warnings(res), [], res.describe())
+        with h5py.File(out, "r") as f:
+            for rank in ("0", "1"):
+                rows = f["health"][rank][()]
+                self.assertGreaterEqual(len(rows), 4, rows["time"])
+                # The reasons were there to be judged, as sampled.
+                self.assertEqual(list(rows["clock_event_reasons"][:4]), [0x1, 0x3, 0x4, 0x10])
+                self.assertTrue((rows["ecc_corrected"] == 7).all(), rows["ecc_corrected"])
+                self.assertTrue((rows["ecc_uncorrected"] == 2).all(), rows["ecc_uncorrected"])
 
     def test_bad_interval(self):
         for value in ("-1", "1e9", '"often"'):

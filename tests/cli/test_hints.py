@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Every command strata suggests works when pasted.
 
 Each test provokes a message that suggests commands (run again into a new
@@ -16,7 +16,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 import tomllib
 import unittest
 
@@ -25,8 +24,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import strata_cli as sc  # noqa: E402
 import h5py  # noqa: E402
 
-# 8 chunks of 98_304 paths: 8 steps on one rank, a checkpoint per step with
-# --set checkpoint.every_steps=1, about a second in all.
+# 8 chunks of 98_304 paths: 8 steps on one rank (4 on two), a checkpoint
+# per step with --set checkpoint.every_steps=1, about a second in all.
 INPUT = """\
 [run]
 model = "pricing"
@@ -62,7 +61,9 @@ maturity = 0.5
 assets = ["A"]
 """
 
-SLOW = {"STRATA_TEST_STEP_DELAY_MS": "300"}
+# A run signalled from outside is held after its first step (and its
+# checkpoint) until the signal comes, so it is mid-run on any machine.
+HOLD = sc.hold_at(1)
 
 # Open MPI's banners that must not follow strata's own one-line error.
 BANNER_WORDS = ("Primary job", "mpirun detected", "mpiexec detected", "MPI_ABORT was invoked", "------")
@@ -151,7 +152,7 @@ class Hints(sc.StrataTestCase):
         self.assertExit(ref, 0)
         args = ["run", "in.toml", "-o", "out/sig.h5", "--set", "run.seed=11", "--set", "checkpoint.every_steps=1"]
         cmd = [sc.MPIEXEC, *sc.MPIEXEC_FLAGS, "-np", "2", "strata", *args]
-        proc = subprocess.Popen(cmd, cwd=self.tmp, env=sc.child_env({**self.env, **SLOW}),
+        proc = subprocess.Popen(cmd, cwd=self.tmp, env=sc.child_env({**self.env, **HOLD}),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True)
         stopped = self.stop_at_first_checkpoint(proc, "out/sig.chk")
@@ -173,25 +174,12 @@ class Hints(sc.StrataTestCase):
         self.assertEqual(prices(self.path("out/sig.h5")), prices(self.path("ref.h5")))
 
     def stop_at_first_checkpoint(self, proc, chk):
-        """Sends SIGUSR1 to proc once `chk` holds a checkpoint (mpirun
-        passes it on; SIGTERM it would answer by killing the ranks); returns
-        the Result."""
-        chk = self.path(chk)
-        deadline = time.monotonic() + 60
-        while not (os.path.isdir(chk) and any(n.endswith(".h5") for n in os.listdir(chk))):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                os.killpg(proc.pid, signal.SIGKILL)
-                out, err = proc.communicate()
-                self.fail(f"no checkpoint before the run ended:\n{out.decode()}\n{err.decode()}")
-            time.sleep(0.05)
+        """Sends SIGUSR1 to proc (held, HOLD) once `chk` holds the first
+        step's checkpoint (mpirun passes it on; SIGTERM it would answer by
+        killing the ranks); returns the Result."""
+        sc.wait_for_path(self, proc, self.path(chk, sc.checkpoint_name(1)))
         proc.send_signal(signal.SIGUSR1)
-        try:
-            out, err = proc.communicate(timeout=sc.TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, err = proc.communicate()
-            self.fail(f"no exit after SIGUSR1:\n{out.decode()}\n{err.decode()}")
-        return sc.Result(proc.args, self.tmp, proc.returncode, out, err, 0.0)
+        return sc.finish(self, proc, "the run sent SIGUSR1")
 
     # --- the command line -----------------------------------------------------------
 
@@ -274,7 +262,7 @@ class Hints(sc.StrataTestCase):
         lib = os.path.join(sc.SOURCE_DIR, "scripts", "lib.sh")
         script = (f'source "{lib}"; strata_mpi_env; export STRATA_RUN_COMMAND=scripts/run; '
                   f'strata_run_mpi 2 "{sc.STRATA_BIN}" run in.toml --set checkpoint.every_steps=1')
-        proc = subprocess.Popen(["bash", "-c", script], cwd=self.tmp, env=sc.child_env({**self.env, **SLOW}),
+        proc = subprocess.Popen(["bash", "-c", script], cwd=self.tmp, env=sc.child_env({**self.env, **HOLD}),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True)
         res = self.stop_at_first_checkpoint(proc, "out/run.chk")

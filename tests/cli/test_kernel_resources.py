@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """scripts/gpu/kernel-resources, the CI's per-kernel register report, on a
 small ptxas log written by hand in the format nvcc 13 prints with
 -Xptxas=-v:

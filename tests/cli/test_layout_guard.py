@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """scripts/gpu/layout-guard, which fails the CUDA build's CI step when a
 type passed by value to a kernel has another layout in the device code
 than on the host, on reports and PTX written by hand in the forms g++,

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """The `md` model end to end: NVE energy drift and momentum, 1 vs N ranks,
 checkpoint/restart bitwise, FP32 against FP64, the Langevin thermostat, the
 H5MD layout and input errors.

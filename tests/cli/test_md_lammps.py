@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """strata's md against LAMMPS (Debian's `lammps`, /usr/bin/lmp), started
 from the very same positions and velocities: LAMMPS builds bench/in.lj's
 system (fcc 0.8442, velocity create 1.44, lj/cut 2.5 shifted, neighbor 0.3
@@ -104,7 +104,7 @@ class MdLammpsTest(sc.StrataTestCase):
                 self.assertExit(res, 0)
                 ref = lammps_thermo(self.path("log.lammps"))
                 self.assertEqual(list(ref["Step"]), list(range(0, 101, 10)))
-                res = sc.run_command(["/usr/bin/python3", CONVERT, "start.dump", "start.h5"], self.tmp)
+                res = sc.run_command([sc.PYTHON, CONVERT, "start.dump", "start.h5"], self.tmp)
                 self.assertExit(res, 0)
                 self.write("md.toml", STRATA_INPUT)
                 res = self.strata("run", "md.toml", "--overwrite", ranks=ranks)

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """The nbody model against what it must reproduce.
 
 Each test runs the strata binary and reads the H5MD output with h5py: the
@@ -98,7 +98,7 @@ class Nbody(sc.StrataTestCase):
             self.assertEqual(sc.as_str(f.attrs["status"]), "complete")
         self.assertEqual(sc.check_particle_xdmf(self.path("run.xmf")), 5)
         # The plots: energy drift and projected density.
-        res = sc.run_command(["/usr/bin/python3", PARTICLES_PY, "run.h5", "--out", "png"], self.tmp)
+        res = sc.run_command([sc.PYTHON, PARTICLES_PY, "run.h5", "--out", "png"], self.tmp)
         self.assertEqual(res.returncode, 0, res.describe())
         for png in ("run_energy.png", "run_density.png"):
             self.assertGreater(os.path.getsize(self.path("png", png)), 1000, png)
@@ -124,9 +124,8 @@ class Nbody(sc.StrataTestCase):
         for key in ("position", "velocity", "step") + OBSERVABLES:
             self.assertTrue(np.array_equal(again[key], ref[key]), f"{key} differs after the restart")
         self.assertEqual(sc.check_particle_xdmf(self.path("ref.xmf")), 9)
-        # Stopped by SIGTERM mid-run, then restarted on three ranks.
-        sc.stop_at_first_checkpoint(self, ["run", "in.toml"], self.path("out", "run.chk"),
-                                    {**ONE_THREAD, "STRATA_TEST_STEP_DELAY_MS": "50"})
+        # Stopped by SIGTERM at step 16 (held there until it came), then restarted on three ranks.
+        sc.stop_held_run(self, ["run", "in.toml"], self.path("out", "run.chk"), 16, ONE_THREAD)
         self.assertExit(self.strata("run", "in.toml", "--restart", ranks=3, env=ONE_THREAD), 0)
         resumed = read(self.path("out", "run.h5"))
         self.assertEqual(resumed["status"], "complete")

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """The plot scripts (scripts/plot/*.py) as a family, on a small output of
 every model family and of the cases each script draws differently:
 
@@ -109,7 +109,7 @@ class PlotScripts(unittest.TestCase):
 
     def plot(self, script, *args):
         """Runs scripts/plot/SCRIPT.py ARGS from self.cwd."""
-        return sc.run_command(["/usr/bin/python3", os.path.join(PLOT_DIR, script + ".py"), *args], self.cwd,
+        return sc.run_command([sc.PYTHON, os.path.join(PLOT_DIR, script + ".py"), *args], self.cwd,
                               env={"STRATA_PLOT_DEBUG": None})
 
     def copy(self, name, folder):

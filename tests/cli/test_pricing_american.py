@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """End to end: American (Bermudan) exercise by Longstaff-Schwartz
 (inputs/pricing/american.toml, 2^17 pricing paths, 2^16 regression paths).
 

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """End to end: the host's batched path-group kernel
 (kernels/pricing/path_group_batched.hpp), which every host run of GBM
 and Heston assets on Philox draws takes: the arithmetic Asian of

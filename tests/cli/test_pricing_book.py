@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """End to end: instruments from a portfolio CSV (pricing.portfolio_file).
 
 inputs/pricing/book.toml prices two inline instruments and the rows of
@@ -80,7 +80,7 @@ class PricingBookCsv(sc.PricingBook):
         self.check_same_bits()
 
     def test_generated_book(self):
-        subprocess.run(["/usr/bin/python3", os.path.join(HERE, "make_book.py"), "--instruments", "2000",
+        subprocess.run([sc.PYTHON, os.path.join(HERE, "make_book.py"), "--instruments", "2000",
                         "--out", self.tmp], check=True, stdout=subprocess.DEVNULL)
         res = sc.run_strata(["run", "book_2k.toml", "--set", "pricing.paths=4096"], self.tmp)
         self.assertEqual(res.returncode, 0, res.describe())

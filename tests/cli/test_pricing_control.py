@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """End to end: pricing.control_variate (inputs/pricing/control_variate.toml).
 
 1. Prices within 4 standard errors of their references: Black-Scholes,

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """End to end: the Greeks of inputs/pricing/greeks.toml (pricing.greeks).
 
 Each Greek with a closed form (Black-Scholes delta, gamma, vega, rho, theta;

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """End to end: inputs/pricing/models.toml's asset models and baskets against
 their references: Heston (QE and full truncation, one Feller-violating set)
 against the semi-analytic price, Merton against its series, baskets on two

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """End to end: every payoff type of inputs/pricing/payoffs.toml against its
 closed form, or, where none exists, against a value computed independently
 (scripts/reference/pricing_mc.py: numpy, its own random numbers, exact

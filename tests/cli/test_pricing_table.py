@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """The printed pricing tables: columns as wide as their longest entry, and
 no negative zero.
 

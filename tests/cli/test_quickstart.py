@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """End to end: `strata run inputs/quickstart.toml`, on 1 and on 3 MPI ranks.
 
 Checks the printed price table, the whole HDF5 layout of docs/output.md "Output

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """The shallow_water model against what it must reproduce.
 
 Each test runs the strata binary on a small grid and reads the HDF5 output:
@@ -252,9 +252,8 @@ class ShallowWater(sc.StrataTestCase):
         ref, again = sc.run_and_restart_from_oldest(self, "in.toml", read, ONE_THREAD)
         for key in FIELDS + DIAGNOSTICS:
             self.assertTrue(np.array_equal(again[key], ref[key]), f"{key} differs after the restart")
-        # Stopped by SIGTERM mid-run, then restarted on three ranks.
-        sc.stop_at_first_checkpoint(self, ["run", "in.toml"], self.path("out", "run.chk"),
-                                    {**ONE_THREAD, "STRATA_TEST_STEP_DELAY_MS": "20"})
+        # Stopped by SIGTERM at step 10 (held there until it came), then restarted on three ranks.
+        sc.stop_held_run(self, ["run", "in.toml"], self.path("out", "run.chk"), 10, ONE_THREAD)
         self.assertExit(self.strata("run", "in.toml", "--restart", ranks=3, env=ONE_THREAD), 0)
         resumed = read(self.path("out", "run.h5"))
         self.assertEqual(resumed["status"], "complete")
@@ -319,7 +318,7 @@ class ShallowWater(sc.StrataTestCase):
                 # The XDMF sidecar as a reader uses it (every dataset and shape it names).
                 self.assertEqual(sc.check_xdmf(self.path(name[:-5] + ".xmf")), 2)
         # The plots of an x-y field: one PNG per frame.
-        res = sc.run_command(["/usr/bin/python3", FIELDS_PY, self.path("vortex.h5"), "--field", "h",
+        res = sc.run_command([sc.PYTHON, FIELDS_PY, self.path("vortex.h5"), "--field", "h",
                               "--out", self.path("plots")], self.tmp)
         self.assertExit(res, 0)
         pngs = sc.files_under(self.path("plots"), ".png")

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Starting md and nbody from another run's H5MD output (`initial = "file"`):
 which frame is read.
 

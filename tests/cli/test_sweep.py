@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """strata sweep: expanding a [sweep] table (grid, zip, ranges), rejecting bad
 ones before any point runs, --index, --all in MPI groups, --collect, reruns
 that skip done points, a killed sweep resumed, failed points, the plot."""
@@ -334,74 +334,84 @@ output_dir = "out/desc"
         self.assertIn("1 point(s) run now", res.stdout, res.describe())
 
     def test_killed_sweep_resumes(self):
-        # 6 points of about a second each on 2 ranks (groups of one): 9 steps
-        # slowed to 0.1 s each by the test switch, whatever the machine.
+        # 6 points on 2 ranks (groups of one). Points 0 and 1 are done
+        # first; then `--all` takes points 2 and 3, which are held after
+        # step 3 and its checkpoint (the test switch) until the whole
+        # session is killed with SIGKILL, as a node failure would: mid-way,
+        # whatever the machine's speed.
         self.sweep_input('[sweep]\n"pricing.asset.0.vol" = [0.1, 0.15, 0.2, 0.25, 0.3, 0.35]\n'
                          'output_dir = "out/sw"\n', paths=400_000)
-        cmd = sc.strata_command(["sweep", "sweep.toml", "--all", "--set", "pricing.chunk_paths=50000"], ranks=2)
-        proc = subprocess.Popen(cmd, cwd=self.tmp, env=sc.child_env({"STRATA_TEST_STEP_DELAY_MS": "100"}),
-                                stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        done = []
+        args = ["sweep", "sweep.toml", "--set", "pricing.chunk_paths=50000", "--set", "checkpoint.every_steps=3"]
+        for index in ("0", "1"):
+            self.ok(*args, "--index", index)
+        cmd = sc.strata_command([*args, "--all"], ranks=2)
+        proc = subprocess.Popen(cmd, cwd=self.tmp, env=sc.child_env(sc.hold_at(3)), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        held = self.path("out/sw/point-000[2-5]/output.chk", sc.checkpoint_name(3))
         deadline = time.monotonic() + sc.TIMEOUT_S
         try:
-            while time.monotonic() < deadline and proc.poll() is None:
-                done = glob.glob(self.path("out/sw/point-*/done"))
-                if len(done) >= 2:
-                    break
+            while len(glob.glob(held)) < 2:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    self.fail(f"points 2 and 3 did not reach step 3 (exit {proc.poll()})")
                 time.sleep(0.05)
         finally:
             kill_session(proc.pid)
-            proc.wait()
-        if len(done) >= 6 or len(done) < 2:
-            self.skipTest(f"the sweep did not stop mid-way ({len(done)} points done): machine too fast or slow")
+            proc.communicate()
+        killed = sorted(os.path.dirname(os.path.dirname(c)) for c in glob.glob(held))
+        self.assertEqual([os.path.basename(d) for d in killed], ["point-0002", "point-0003"])
         done_before = {os.path.dirname(d): os.stat(d).st_mtime_ns for d in glob.glob(self.path("out/sw/point-*/done"))}
+        self.assertEqual(len(done_before), 2, sorted(done_before))
         status = self.ok("sweep", "sweep.toml", "--status")
         # No point is left "running": the locks died with the processes.
-        self.assertRegex(status.stdout, rf"{len(done_before)} done, 0 running, 0 failed, "
-                         rf"{6 - len(done_before)} pending", status.describe())
-        res = self.strata("sweep", "sweep.toml", "--all", "--set", "pricing.chunk_paths=50000", ranks=2)
+        self.assertRegex(status.stdout, r"2 done, 0 running, 0 failed, 4 pending", status.describe())
+        res = self.strata(*args, "--all", ranks=2)
         self.assertExit(res, 0)
-        self.assertIn(f"{6 - len(done_before)} point(s) run now", res.stdout, res.describe())
+        self.assertIn("4 point(s) run now", res.stdout, res.describe())
         for d in self.point_dirs():
             self.assertTrue(os.path.exists(os.path.join(d, "done")), d)
             with h5py.File(os.path.join(d, "output.h5"), "r") as f:
                 self.assertEqual(sc.as_str(f.attrs["status"]), "complete", d)
+        for d in killed:
+            with open(os.path.join(d, "log"), encoding="utf-8") as f:
+                self.assertIn("restarted from", f.read(), d)
         for d, mtime in done_before.items():
             self.assertEqual(os.stat(os.path.join(d, "done")).st_mtime_ns, mtime, f"{d} was run again")
             with open(os.path.join(d, "log"), encoding="utf-8") as f:
                 self.assertEqual(f.read().count("== strata sweep:"), 1, f"{d} was run again")
 
     def test_signalled_sweep_resumes_points_from_their_checkpoints(self):
-        # 4 points of 9 steps, slowed to ~0.1 s a step, a checkpoint after
-        # every step; SIGUSR1 (mpirun forwards it) while the first two run.
+        # 4 points, a checkpoint after every step, on 2 ranks (groups of
+        # one); points 0 and 1 are held after step 3 until SIGUSR1 (mpirun
+        # forwards it) reaches them, so both stop there on any machine.
         self.sweep_input('[checkpoint]\nevery_steps = 1\nevery_seconds = 0\n\n'
                          '[sweep]\n"pricing.asset.0.vol" = [0.1, 0.2, 0.3, 0.4]\n'
                          'output_dir = "out/sw"\n', paths=400_000)
         args = ["sweep", "sweep.toml", "--all", "--set", "pricing.chunk_paths=50000"]
         cmd = sc.strata_command(args, ranks=2)
-        proc = subprocess.Popen(cmd, cwd=self.tmp, env=sc.child_env({"STRATA_TEST_STEP_DELAY_MS": "100"}),
+        proc = subprocess.Popen(cmd, cwd=self.tmp, env=sc.child_env(sc.hold_at(3)),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True)
+        held = self.path("out/sw/point-*/output.chk", sc.checkpoint_name(3))
         deadline = time.monotonic() + sc.TIMEOUT_S
-        while not glob.glob(self.path("out/sw/point-*/output.chk/step-*.h5")):
+        while len(glob.glob(held)) < 2:
             if proc.poll() is not None or time.monotonic() > deadline:
                 kill_session(proc.pid)
-                self.fail(f"no point checkpointed (exit {proc.returncode})")
+                self.fail(f"points 0 and 1 did not reach step 3 (exit {proc.returncode})")
             time.sleep(0.05)
         proc.send_signal(signal.SIGUSR1)
-        out, err = proc.communicate(timeout=sc.TIMEOUT_S)
-        self.assertEqual(proc.returncode, 75, out.decode() + err.decode())
-        self.assertIn("stopped after a checkpoint", out.decode())
-        interrupted = [os.path.dirname(os.path.dirname(c))
-                       for c in glob.glob(self.path("out/sw/point-*/output.chk/step-*.h5"))
-                       if not os.path.exists(os.path.join(os.path.dirname(os.path.dirname(c)), "done"))]
-        self.assertTrue(interrupted, "no point was stopped mid-way")
-        self.assertFalse(glob.glob(self.path("out/sw/point-0003/done")), "the sweep went on after the signal")
+        res = sc.finish(self, proc)
+        self.assertExit(res, 75)
+        self.assertIn("stopped after a checkpoint", res.stdout, res.describe())
+        interrupted = sorted(os.path.dirname(os.path.dirname(c)) for c in glob.glob(held))
+        self.assertEqual([os.path.basename(d) for d in interrupted], ["point-0000", "point-0001"])
+        for d in interrupted:
+            self.assertFalse(os.path.exists(os.path.join(d, "done")), d)
+            self.assertFalse(glob.glob(os.path.join(d, "output.chk", sc.checkpoint_name(4))), f"{d} went past step 3")
+        self.assertFalse(glob.glob(self.path("out/sw/point-000[23]/output.h5")), "the sweep went on after the signal")
 
         res = self.strata(*args, ranks=2)
         self.assertExit(res, 0)
-        for d in sorted(set(interrupted)):
+        for d in interrupted:
             with open(os.path.join(d, "log"), encoding="utf-8") as f:
                 self.assertIn("restarted from", f.read(), d)
         # Every point, resumed or not, has the bits of a plain run of its input.

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Units and authorship in the files, and limits beside printed figures.
 
 1. H5MD outputs name their unit system in H5MD's units module

@@ -5,7 +5,7 @@ place, an atom far outside the box) exit 3 naming the atom, the step and
 the rank; step counts past 2^53 are refused (exit 2, the key named,
 nothing written); a non-finite diagnostic fails the run (exit 3); Monte
 Carlo estimates that say nothing are flagged; nbody warns when its energy
-ran away; a dry run of a huge grid is cheap; SIGTERM during a slow set-up
+ran away; a dry run of a huge grid is cheap; a signal during a slow set-up
 stops the run (exit 75).
 
 Every run here takes about a second; BOUND_S is the most any may take
@@ -310,24 +310,29 @@ assets = ["A"]
 
 class SignalDuringSetUp(StrataTestCase):
 
-    def stop_during_forces(self, sig, ranks=None):
-        """Signals a run of 200,000 bodies during its first forces (4e10 pair
-        interactions, tens of seconds on two cores); it must stop within a
-        few seconds, not after them (and the step after them). Returns the
-        stderr."""
+    def stop_during_forces(self, sig, ranks=None, external=False):
+        """Signals a run of 200,000 bodies as its set-up starts, so the
+        signal is there during its first forces (4e10 pair interactions,
+        tens of seconds on two cores, still a fraction of a second on a
+        GPU); it must stop within a few seconds, not after them (and the
+        step after them). The signal is raised by rank 0 itself
+        (STRATA_TEST_SIGNAL_AT=setup), or with `external` sent to the
+        launcher once the output exists, the run held before its set-up
+        until it arrives (STRATA_TEST_HOLD_AT=setup). Returns the stderr."""
         self.write("in.toml", NBODY)
         cmd = strata_command(["run", "in.toml", "--set", "nbody.n=200000", "--set", "nbody.steps=1"], ranks)
         # Two threads a rank, so that a machine with many cores still spends
-        # seconds on them (2 x 4e10 pair interactions of ~20 flops).
-        proc = subprocess.Popen(cmd, cwd=self.tmp, env=child_env({"OMP_NUM_THREADS": "2"}),
+        # seconds on the forces (2 x 4e10 pair interactions of ~20 flops).
+        env = {"OMP_NUM_THREADS": "2", **(hold_at("setup") if external else signal_at("setup", sig))}
+        proc = subprocess.Popen(cmd, cwd=self.tmp, env=child_env(env),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True)
         try:
-            # Past start-up, into the forces (the bodies take well under a second).
-            time.sleep(3.0)
-            self.assertIsNone(proc.poll(), "the run ended before the signal")
-            proc.send_signal(sig)
             sent = time.monotonic()
+            if external:
+                wait_for_path(self, proc, self.path("out/run.h5"))
+                proc.send_signal(sig)
+                sent = time.monotonic()
             try:
                 _, err = proc.communicate(timeout=BOUND_S / 2)
             except subprocess.TimeoutExpired:
@@ -354,7 +359,7 @@ class SignalDuringSetUp(StrataTestCase):
 
     def test_sigusr1_through_mpirun_during_the_initial_forces(self):
         # mpirun forwards SIGUSR1 to every rank (SIGTERM it answers by killing them).
-        self.stop_during_forces(signal.SIGUSR1, ranks=2)
+        self.stop_during_forces(signal.SIGUSR1, ranks=2, external=True)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """A hard kill (SIGKILL of one rank) loses at most the output since the last
 checkpoint, and `--restart` gives back the uninterrupted run's file.
 
@@ -12,10 +12,11 @@ computed again:
 the restart keeps their places as NaN, lists them in the root attributes
 `missing_frames`/`missing_rows`, warns, and the run never ends `complete`.
 
-The steps are slowed (STRATA_TEST_STEP_DELAY_MS) so that the kill lands
-mid-run, after two checkpoints, on any machine; a loaded machine only makes
-the run longer. Sizes are the smallest that have several frames between
-checkpoints.
+The run is held at step 25 (STRATA_TEST_HOLD_AT), between its second and
+third checkpoint, until a stop request that never comes: the kill lands
+after two checkpoints and before the end on any machine, with frames
+written after the newest checkpoint. Sizes are the smallest that have
+several frames between checkpoints.
 """
 
 import os
@@ -33,9 +34,9 @@ import h5py  # noqa: E402
 import numpy as np  # noqa: E402
 
 ONE_THREAD = {"OMP_NUM_THREADS": "1"}
-# Every run below kills at step 20 or later of at least 56: at 40 ms a step
-# the test has 1.4 s or more to see the second checkpoint before the run ends.
-SLOW = {**ONE_THREAD, "STRATA_TEST_STEP_DELAY_MS": "40"}
+# Every run below has at least 56 steps and a checkpoint every 10: killed
+# once the second checkpoint (step 20) exists, held at step 25 at the latest.
+HELD = {**ONE_THREAD, "STRATA_TEST_HOLD_AT": "25"}
 
 # The balanced jet of tests/cli/test_shallow_water.py on 24 x 18 cells:
 # dt is about 216 s, so 56 steps, a frame every 4 or 5 steps (13 frames)
@@ -136,11 +137,11 @@ class HardKill(fs.StrataTestCase):
         return sorted(n for n in os.listdir(d) if n.endswith(".h5")) if os.path.isdir(d) else []
 
     def kill_after_checkpoints(self, ranks, count=2):
-        """Starts the run (slowed), waits for `count` checkpoints and
-        SIGKILLs one rank (the last; the process itself on one rank);
+        """Starts the run (held at step 25), waits for `count` checkpoints
+        and SIGKILLs one rank (the last; the process itself on one rank);
         returns the newest checkpoint's path once every process is gone."""
         proc = subprocess.Popen(fs.strata_command(["run", "in.toml"], ranks), cwd=self.tmp,
-                                env=fs.child_env(SLOW), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                env=fs.child_env(HELD), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True)
         try:
             deadline = time.monotonic() + 60

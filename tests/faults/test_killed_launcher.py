@@ -10,21 +10,20 @@ point killed with SIGKILL.
   the kill for the post-mortem.
 """
 
-import glob
 import os
 import signal
 import subprocess
 import time
 import unittest
 
-from fault_support import (SOURCE_DIR, StrataTestCase, TIMEOUT_S, as_str, child_env, one_call_input,
-                           strata_command)
+from fault_support import (SOURCE_DIR, StrataTestCase, TIMEOUT_S, as_str, checkpoint_name, child_env, hold_at,
+                           one_call_input, strata_command)
 
 import h5py
 
 # Seconds the ranks may take to notice their launcher is gone and stop:
-# one step (slowed to 0.05 s) and a checkpoint of a small grid, with a
-# margin for a loaded machine.
+# at most a step and a checkpoint of a small grid, with a margin for a
+# loaded machine.
 STOP_BOUND_S = 20
 
 
@@ -48,20 +47,23 @@ def children(pid):
 
 class KilledLauncher(StrataTestCase):
     def test_ranks_stop_with_a_checkpoint_when_mpirun_is_killed(self):
+        # Mid-run on any machine: mpirun is killed once step 2's checkpoint
+        # exists, and the ranks are held at step 3 (a step with none due)
+        # until they notice; the checkpoint of step 3 is then the stop's.
         gaussian = os.path.join(SOURCE_DIR, "inputs", "shallow_water", "gaussian.toml")
-        args = ["run", gaussian, "-o", "out/g.h5", "--set", "run.async_output=false"]
+        args = ["run", gaussian, "-o", "out/g.h5", "--set", "run.async_output=false",
+                "--set", "checkpoint.every_steps=2", "--set", "checkpoint.every_seconds=0"]
         proc = subprocess.Popen(strata_command(args, ranks=2), cwd=self.tmp,
-                                env=child_env({"STRATA_TEST_STEP_DELAY_MS": "50"}), stdin=subprocess.DEVNULL,
+                                env=child_env(hold_at(3)), stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         try:
             ranks = []
 
             def started():
                 ranks[:] = children(proc.pid)
-                return len(ranks) == 2 and os.path.exists(self.path("out/g.h5"))
+                return len(ranks) == 2 and os.path.exists(self.path("out/g.chk", checkpoint_name(2)))
 
-            wait_for(started, "two ranks and an output file", proc)
-            time.sleep(1.0)   # some steps
+            wait_for(started, "two ranks and the checkpoint of step 2", proc)
             proc.kill()
             proc.communicate()
             killed = time.monotonic()
@@ -76,7 +78,7 @@ class KilledLauncher(StrataTestCase):
                 pass
         with h5py.File(self.path("out/g.h5"), "r") as f:
             self.assertEqual(as_str(f.attrs["status"]), "stopped: checkpointed")
-        self.assertTrue(glob.glob(self.path("out/g.chk/step-*.h5")), "no checkpoint was written")
+        self.assertTrue(os.path.exists(self.path("out/g.chk", checkpoint_name(3))), "no checkpoint of the stop")
         res = self.strata("run", gaussian, "-o", "out/g.h5", "--restart", ranks=2)
         self.assertExit(res, 0)
         with h5py.File(self.path("out/g.h5"), "r") as f:
@@ -85,13 +87,16 @@ class KilledLauncher(StrataTestCase):
     def test_a_killed_sweep_point_keeps_its_log(self):
         self.write("sweep.toml", one_call_input(seed=5, paths=400_000, rate=0.03, maturity=0.5)
                    + '\n[sweep]\n"pricing.asset.0.vol" = [0.1, 0.2]\noutput_dir = "out/sw"\n')
-        cmd = strata_command(["sweep", "sweep.toml", "--index", "0", "--set", "pricing.chunk_paths=50000"])
-        proc = subprocess.Popen(cmd, cwd=self.tmp, env=child_env({"STRATA_TEST_STEP_DELAY_MS": "300"}),
+        # Killed mid-run on any machine: held after step 2 (and its
+        # checkpoint, which tells the test it is there).
+        cmd = strata_command(["sweep", "sweep.toml", "--index", "0", "--set", "pricing.chunk_paths=50000",
+                              "--set", "checkpoint.every_steps=2"])
+        proc = subprocess.Popen(cmd, cwd=self.tmp, env=child_env(hold_at(2)),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)
         try:
-            wait_for(lambda: os.path.exists(self.path("out/sw/point-0000/output.h5")), "point output", proc)
-            time.sleep(1.0)   # a few chunks, each a progress line
+            wait_for(lambda: os.path.exists(self.path("out/sw/point-0000/output.chk", checkpoint_name(2))),
+                     "the point's checkpoint of step 2", proc)
         finally:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate(timeout=TIMEOUT_S)

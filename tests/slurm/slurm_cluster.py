@@ -1,7 +1,7 @@
 """A throw-away one-node Slurm cluster for strata's Slurm tests.
 
-    /usr/bin/python3 tests/slurm/slurm_cluster.py start DIR   # prints: export SLURM_CONF=DIR/slurm.conf
-    /usr/bin/python3 tests/slurm/slurm_cluster.py stop DIR
+    python3 tests/slurm/slurm_cluster.py start DIR   # prints: export SLURM_CONF=DIR/slurm.conf
+    python3 tests/slurm/slurm_cluster.py stop DIR
 
 or, from Python:
 

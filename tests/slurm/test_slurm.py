@@ -2,7 +2,7 @@
 collect job, and preempted runs that requeue, resume and end bitwise equal
 to an uninterrupted run.
 
-Run by ctest (label slurm) as `/usr/bin/python3 tests/slurm/test_slurm.py`
+Run by ctest (label slurm) as `$STRATA_PYTHON tests/slurm/test_slurm.py`
 with STRATA_BIN and STRATA_SOURCE_DIR set, or by hand from the repository
 root as root. Starts its own cluster (tests/slurm/slurm_cluster.py) in a
 temporary directory and stops it, leaving no daemon behind, whatever
@@ -35,13 +35,20 @@ JOB_TIMEOUT_S = 120
 FINAL_STATES = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL",
                 "DEADLINE", "PREEMPTED"}
 
-# A pricing run long enough to be signalled mid-run on any machine without
-# burning CPU: 40 steps (chunks of 1e5 antithetic pairs), 300 ms of sleep
-# after each, about 12 s. Checkpoints only on the signal, none periodic, so
-# a resumed run proves the stop checkpoint was written.
+# A pricing run of 40 steps (chunks of 1e5 antithetic pairs). Checkpoints
+# only on the signal, none periodic, so a resumed run proves the stop
+# checkpoint was written.
 LONG_RUN = ["--set", "pricing.paths=8e6", "--set", "pricing.chunk_paths=1e5",
             "--set", "checkpoint.every_steps=0", "--set", "checkpoint.every_seconds=0"]
-# Plain progress lines in the job's output tell the test that strata is computing.
+# Signalled mid-run on any machine: held after step 20 until the signal
+# comes (the line saying so in the job's output tells the test it is
+# there), so it stops at step 20 and its requeued run resumes after the
+# hold. The sweep's two tasks share their environment and only one is
+# signalled, so they are slowed instead, without burning CPU: 300 ms of
+# sleep after each of 20 steps, 6 s or more, and the test signals task 0
+# once its progress lines (plain, in the task's output) show a second.
+HOLD = {"STRATA_TEST_HOLD_AT": "20", "STRATA_PROGRESS": "plain"}
+HELD_LINE = r"^STRATA_TEST_HOLD_AT: holding after step 20 "
 STEP_DELAY = {"STRATA_TEST_STEP_DELAY_MS": "300", "STRATA_PROGRESS": "plain"}
 
 SWEEP_INPUT = one_call_input(seed=7, paths="200_000", rate=0.03, maturity=1.0, name="call") + """
@@ -292,15 +299,14 @@ class SlurmTest(unittest.TestCase):
         ref = run_strata(["run", QUICKSTART, *LONG_RUN, "-o", "ref.h5"], self.workdir, ranks=2)
         self.assertEqual(ref.returncode, 0, ref.describe())
 
-        env = dict(STEP_DELAY, STRATA_LAUNCHER=launcher)
+        env = dict(HOLD, STRATA_LAUNCHER=launcher)
         job = self.sbatch("-n", "2", os.path.join(SCRIPTS, "run.sbatch"), QUICKSTART, *LONG_RUN, "-o", "out/run.h5",
                           env=env)
         log = os.path.join(self.workdir, f"strata-run-{job}.out")
         self.job_files.append(log)
 
-        # Mid-run: strata has started computing (its progress lines, one per
-        # second) and has steps left (about 12 s of them).
-        self.wait_for("strata to be computing", lambda: re.search(r"^pricing .*elapsed [1-9]", read_text(log), re.M))
+        # Mid-run: strata is held after step 20 of 40 until the signal.
+        self.wait_for("strata to be held mid-run", lambda: re.search(HELD_LINE, read_text(log), re.M))
         if how == "usr1":
             self.slurm("scancel", "--signal=USR1", "--batch", job)
         else:
@@ -314,7 +320,7 @@ class SlurmTest(unittest.TestCase):
         text = read_text(log)
         # A requeue's SIGTERM reaches the ranks from Slurm and, as SIGUSR1,
         # from strata-job: either may come first.
-        stopped_on = "stopped on SIGUSR1" if how == "usr1" else r"stopped on SIG(TERM|USR1)"
+        stopped_on = "stopped on SIGUSR1 at step 20 " if how == "usr1" else r"stopped on SIG(TERM|USR1) at step 20 "
         self.assertRegex(text, stopped_on, f"job log {log}")
         for needle in ("got SIGUSR1" if how == "usr1" else "got SIGTERM", "strata stopped after a checkpoint (exit 75)",
                        "start 2 of this job: would restart from", "restarted from", "strata finished (exit 0)"):
