@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """The shape counts of a run (/performance/shape, docs/gpu.md) and the cost
 model that reads them (scripts/gpu/cost-model):
 
