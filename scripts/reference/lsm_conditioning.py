@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """How well the Longstaff-Schwartz fit of inputs/pricing/american.toml's
 single-asset Americans is determined, apart from strata's code: numpy's
 own GBM paths (as many as the input's regression_paths), the same basis
