@@ -232,7 +232,13 @@ class Quickstart(unittest.TestCase):
                 _, f = self.run_ok(ranks)
                 perf = f["performance"]
                 self.assertIn("option_paths_per_second", perf)
+                # Scalars, and one group: /performance/shape, the counts of
+                # what the run asked of its device (test_shape_counts).
+                self.assertEqual([k for k, v in perf.items() if isinstance(v, h5py.Group)],
+                                 ["shape"])
                 for key, ds in perf.items():
+                    if key == "shape":
+                        continue
                     self.assertIsInstance(ds, h5py.Dataset, key)
                     value = float(ds[()])
                     self.assertTrue(np.isfinite(value) and value >= 0,
