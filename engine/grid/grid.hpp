@@ -267,6 +267,11 @@ std::vector<double> owned_values(const Grid& g, const Field<T>& f, int c = 0);
 // The same from a host copy of a field's storage (ncomp components).
 template <class T>
 std::vector<double> owned_values(const Grid& g, const T* stored, int ncomp, int c);
+// Every component of `f`'s owned cells, x fastest, component after
+// component (owned_cells() * ncomp values), gathered into `to` on the device
+// (to is its memory): what leaves the device for output, never the halos.
+template <class T>
+void pack_owned(const Grid& g, const Device& device, const Field<T>& f, T* to);
 // Sets this rank's owned cells of a 2-D `f` to value(I, J) at global indices
 // (on the host, at the start; halos 0). O(cells): a signal ends the loop
 // early (once a row); the model's next collective step then stops the run.

@@ -205,6 +205,18 @@ std::vector<double> owned_values(const Grid& g, const T* stored, int ncomp, int 
 }
 
 template <class T>
+void pack_owned(const Grid& g, const Device& device, const Field<T>& f, T* to) {
+  if (f.ncomp() > kernels::grid::kMaxFields) throw std::logic_error("pack_owned: more than kMaxFields components");
+  // Pack reads the fields through the halo exchange's writable FieldSet; it writes only `to`.
+  Field<T>& source = const_cast<Field<T>&>(f);
+  kernels::grid::FieldSet<T> set;
+  set.layout = source.view().component(0);
+  for (int c = 0; c < f.ncomp(); ++c) set.origin[c] = source.view().component(c).origin;
+  set.count = f.ncomp();
+  for_box(device, g.owned(), kernels::grid::Pack<T>{set, g.owned(), to}, f.ncomp());
+}
+
+template <class T>
 std::vector<double> owned_values(const Grid& g, const Field<T>& f, int c) {
   std::vector<T> all(static_cast<std::size_t>(g.storage()) * static_cast<std::size_t>(f.ncomp()));
   f.buffer().copy_to_host(all.data(), all.size());

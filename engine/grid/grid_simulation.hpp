@@ -272,21 +272,27 @@ class GridSimulation : public Simulation {
     if (initial_.empty()) initial_.assign(d.begin(), d.begin() + std::ssize(initial_keys_));
     last_output_step_ = step_;
     auto t = ctx_.timers.scope("output");
-    // The fields leave the device beside the next steps; the writer waits
-    // for them and takes the owned cells out of the halos.
+    // The fields' owned cells (packed on the device: never the halos, which
+    // may hold nothing written yet) leave it beside the next steps; the
+    // writer waits for them.
     std::vector<std::pair<HostCopy<T>*, int>> copies;
+    const std::size_t cells = static_cast<std::size_t>(grid_->owned_cells());
     for (const Field<T>* f : frame_fields()) {
       if (copies.size() == frame_copies_.size()) frame_copies_.push_back(std::make_unique<HostCopy<T>>(ctx_.device));
       HostCopy<T>& copy = *frame_copies_[copies.size()];
-      copy.start(f->buffer(), static_cast<std::size_t>(grid_->storage()) * static_cast<std::size_t>(f->ncomp()));
+      copy.start_packed(cells * static_cast<std::size_t>(f->ncomp()),
+                        [&](T* to) { pack_owned(*grid_, ctx_.device, *f, to); });
       copies.emplace_back(&copy, f->ncomp());
     }
-    writer_->submit([out = output_.get(), g = grid_.get(), time = time_, d = std::move(d), copies = std::move(copies),
+    writer_->submit([out = output_.get(), cells, time = time_, d = std::move(d), copies = std::move(copies),
                      transform = frame_transform()] {
       std::vector<std::vector<double>> values;
       for (const auto& [copy, ncomp] : copies) {
-        const T* stored = copy->wait();
-        for (int c = 0; c < ncomp; ++c) values.push_back(owned_values(*g, stored, ncomp, c));
+        const T* owned = copy->wait();
+        for (int c = 0; c < ncomp; ++c) {
+          const T* first = owned + static_cast<std::size_t>(c) * cells;
+          values.emplace_back(first, first + cells);
+        }
         copy->release();
       }
       if (transform) transform(values);
