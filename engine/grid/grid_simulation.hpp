@@ -108,7 +108,7 @@ class GridSimulation : public Simulation {
     w.scalar("grid/frames", output_->frames());
     w.scalar("grid/rows", output_->rows());
     w.scalar("grid/outputs_done", outputs_done_);
-    for (const Field<T>* f : const_cast<GridSimulation*>(this)->state()) save_field(w, *grid_, *f);
+    for (const Field<T>* f : const_cast<GridSimulation*>(this)->state()) save_field(w, *grid_, ctx_.device, *f);
     for (std::size_t i = 0; i < initial_keys_.size(); ++i) w.scalar(initial_keys_[i], initial_.at(i));
   }
 
@@ -116,7 +116,7 @@ class GridSimulation : public Simulation {
     step_ = r.integer("grid/step");
     time_ = r.real("grid/time");
     outputs_done_ = r.integer("grid/outputs_done");
-    for (Field<T>* f : state()) restore_field(r, *grid_, *f);
+    for (Field<T>* f : state()) restore_field(r, *grid_, ctx_.device, *f);
     initial_.clear();
     for (const std::string& key : initial_keys_) initial_.push_back(r.real(key));
     const std::int64_t frames = r.integer("grid/frames"), rows = r.integer("grid/rows");

@@ -160,7 +160,7 @@ std::pair<std::vector<double>, double> evolve(const MpiContext& mpi, const Devic
     a.swap(b);
   }
   const double sum = global_sum(g, d, test::CellValue<T>{a.view()});
-  return {owned_values(g, a), sum};
+  return {owned_values(g, d, a), sum};
 }
 
 template <class T>
