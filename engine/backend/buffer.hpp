@@ -1,7 +1,10 @@
 // An array owned on a Device: host memory for the host backend, device
 // memory for CUDA. Kernels get the raw pointer; the host reads results back
 // with copy_to_host: at once, or on a Stream (done at the stream's fence(),
-// beside kernels on other streams). Move-only.
+// beside kernels on other streams). Move-only. A fresh Buffer holds zeros on
+// the host and whatever the device had on CUDA, or, in Debug builds and
+// tests, poison on both (engine/backend/fresh_memory.hpp): code must write
+// what it reads.
 #pragma once
 
 #include <sys/mman.h>
@@ -18,6 +21,7 @@
 
 #include "engine/backend/backend.hpp"
 #include "engine/backend/cuda_runtime.hpp"
+#include "engine/backend/fresh_memory.hpp"
 #include "engine/backend/shape_counts.hpp"
 
 namespace strata {
@@ -31,6 +35,7 @@ class Buffer {
     shape::allocation();
     if (backend_ == Backend::cuda) {
       data_ = static_cast<T*>(cuda::allocate(count * sizeof(T)));
+      if (poison_fresh_memory()) cuda::fill_bytes(data_, kPoisonByte<T>, count * sizeof(T));
     } else {
       data_ = host_allocate(count);
     }
@@ -81,10 +86,10 @@ class Buffer {
     }
     data_ = nullptr;
   }
-  // Zeroed host memory. Large arrays are 2 MiB aligned and asked for huge
-  // pages (the kernel's THP setting is often madvise-only), and first
-  // touched by the OpenMP threads in static order, as the kernels sweep
-  // them, so each page lands on the NUMA node of the thread that uses it.
+  // Zeroed (or poisoned) host memory. Large arrays are 2 MiB aligned and
+  // asked for huge pages (the kernel's THP setting is often madvise-only),
+  // and first touched by the OpenMP threads in static order, as the kernels
+  // sweep them, so each page lands on the NUMA node of the thread that uses it.
   static T* host_allocate(std::size_t count) {
     static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_default_constructible_v<T>);
     constexpr std::size_t kHuge = std::size_t(2) << 20;
@@ -96,8 +101,9 @@ class Buffer {
     if (huge) (void)madvise(p, (bytes + align - 1) / align * align, MADV_HUGEPAGE);
     T* data = static_cast<T*>(p);
     const std::int64_t n = static_cast<std::int64_t>(count);
+    const T fresh = poison_fresh_memory() ? poison_value<T>() : T();
 #pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) data[i] = T();
+    for (std::int64_t i = 0; i < n; ++i) data[i] = fresh;
     return data;
   }
   void swap(Buffer& o) noexcept {

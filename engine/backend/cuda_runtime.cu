@@ -87,6 +87,11 @@ void* allocate(std::size_t bytes) {
 
 void release(void* p) noexcept { (void)cudaFree(p); }
 
+void fill_bytes(void* p, unsigned char byte, std::size_t bytes) {
+  check(cudaMemsetAsync(p, byte, bytes, cudaStreamLegacy), "cudaMemset (fresh memory)");
+  check(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize (fresh memory)");
+}
+
 void* allocate_pinned(std::size_t bytes) {
   void* p = nullptr;
   const cudaError_t e = cudaMallocHost(&p, bytes);

@@ -30,6 +30,9 @@ std::size_t free_memory();          // on the current device
 
 void* allocate(std::size_t bytes);  // throws ResourceError with the size on failure
 void release(void* p) noexcept;
+// Every byte of [p, p + bytes) of device memory set to `byte`, done before
+// it returns (a fresh Buffer's poison: no stream's first use may overtake it).
+void fill_bytes(void* p, unsigned char byte, std::size_t bytes);
 // Page-locked host memory (a copy to it on a stream runs beside kernels).
 void* allocate_pinned(std::size_t bytes);   // throws ResourceError with the size on failure
 void release_pinned(void* p) noexcept;

@@ -18,6 +18,7 @@ int runtime_version() { return 0; }
 std::size_t free_memory() { unavailable(); }
 void* allocate(std::size_t) { unavailable(); }
 void release(void*) noexcept {}
+void fill_bytes(void*, unsigned char, std::size_t) { unavailable(); }
 void* allocate_pinned(std::size_t) { unavailable(); }
 void release_pinned(void*) noexcept {}
 void copy_to_host(void*, const void*, std::size_t, void*) { unavailable(); }

@@ -1,6 +1,7 @@
-// A Buffer's values on their way to the host while the kernels after it
-// run (an output frame, say). start() takes the values as they are when
-// the kernels sent before it have finished; wait() returns them on the host.
+// A Buffer's values, or those a packing kernel gathers from it, on their
+// way to the host while the kernels after it run (an output frame, say).
+// start() takes the values as they are when the kernels sent before it have
+// finished; wait() returns them on the host.
 //
 // On CUDA, start() snapshots the buffer on the device, on the default
 // stream, so the next kernels may overwrite the source at once, and copies
@@ -29,13 +30,28 @@ class HostCopy {
   // The first `count` values of `source`. The previous copy must have been
   // waited for.
   void start(const Buffer<T>& source, std::size_t count) {
+    start_packed(count, [&](T* to) {
+      // The snapshot: a device-to-device copy, counted as the kernel it costs.
+      shape::launch(static_cast<std::int64_t>(count), {2.0 * static_cast<double>(count * sizeof(T)), 0});
+      if (count == 0) return;
+      if (device_.on_cuda()) {
+        cuda::copy_on_device(to, source.data(), count * sizeof(T));
+      } else {
+        std::memcpy(to, source.data(), count * sizeof(T));
+      }
+    });
+  }
+
+  // The `count` values that pack(T* to) writes into `to` on the device
+  // (kernels on the default stream), so that only what the host needs
+  // leaves it: an output frame's owned cells, not its halos.
+  template <class Pack>
+  void start_packed(std::size_t count, const Pack& pack) {
     count_ = count;
-    // The snapshot on the device, then the copy on the stream (no wait here).
-    shape::launch(static_cast<std::int64_t>(count), {2.0 * static_cast<double>(count * sizeof(T)), 0});
-    shape::to_host(count * sizeof(T));
     if (!device_.on_cuda()) {
       host_.resize(count);
-      if (count > 0) std::memcpy(host_.data(), source.data(), count * sizeof(T));
+      pack(host_.data());
+      shape::to_host(count * sizeof(T));   // the copy on the stream CUDA makes (no wait here)
       return;
     }
     if (snapshot_.size() < count) {
@@ -44,9 +60,9 @@ class HostCopy {
       pinned_ = nullptr;
       pinned_ = static_cast<T*>(cuda::allocate_pinned(count * sizeof(T)));
     }
-    cuda::copy_on_device(snapshot_.data(), source.data(), count * sizeof(T));
+    pack(snapshot_.data());
     stream_.after_default();
-    snapshot_.copy_to_host(pinned_, count, stream_);
+    snapshot_.copy_to_host(pinned_, count, stream_);   // counts its bytes
   }
 
   // The values start() took (count of them), once they have arrived.

@@ -257,16 +257,21 @@ double global_max(const Grid& g, const Device& device, const F& f);
 // Checkpoint I/O of a field in global layout (owned cells only): any other
 // decomposition reads it back.
 template <class T>
-void save_field(StateWriter& w, const Grid& g, const Field<T>& f);
+void save_field(StateWriter& w, const Grid& g, const Device& device, const Field<T>& f);
 template <class T>
-void restore_field(StateReader& r, const Grid& g, Field<T>& f);
+void restore_field(StateReader& r, const Grid& g, const Device& device, Field<T>& f);
+// Every component of `f`'s owned cells, x fastest, component after
+// component (owned_cells() * ncomp values), gathered into `to` on the device
+// (to is its memory), and back: what crosses to the host for output and
+// checkpoints, never the halos (which may hold memory nothing wrote).
+template <class T>
+void pack_owned(const Grid& g, const Device& device, const Field<T>& f, T* to);
+template <class T>
+void unpack_owned(const Grid& g, const Device& device, const T* from, Field<T>& f);
 // This rank's owned cells of component c of `f` on the host, x fastest, no
-// halos (for output and checkpoints).
+// halos (for self-checks and checkpoints).
 template <class T>
-std::vector<double> owned_values(const Grid& g, const Field<T>& f, int c = 0);
-// The same from a host copy of a field's storage (ncomp components).
-template <class T>
-std::vector<double> owned_values(const Grid& g, const T* stored, int ncomp, int c);
+std::vector<double> owned_values(const Grid& g, const Device& device, const Field<T>& f, int c = 0);
 // Sets this rank's owned cells of a 2-D `f` to value(I, J) at global indices
 // (on the host, at the start; halos 0). O(cells): a signal ends the loop
 // early (once a row); the model's next collective step then stops the run.

@@ -23,6 +23,17 @@ MPI_Datatype mpi_type() {
   return std::is_same_v<T, double> ? MPI_DOUBLE : MPI_FLOAT;
 }
 
+// The components of `f` as the halo messages' FieldSet (Pack only reads them).
+template <class T>
+kernels::grid::FieldSet<T> components(Field<T>& f) {
+  if (f.ncomp() > kernels::grid::kMaxFields) throw std::logic_error("grid: a field of more than kMaxFields components");
+  kernels::grid::FieldSet<T> set;
+  set.layout = f.view().component(0);
+  for (int c = 0; c < f.ncomp(); ++c) set.origin[c] = f.view().component(c).origin;
+  set.count = f.ncomp();
+  return set;
+}
+
 inline int direction_code(int dx, int dy, int dz) { return (dx + 1) + 3 * (dy + 1) + 9 * (dz + 1); }
 
 // The owned cells next to the face/edge/corner in direction o (what goes to
@@ -193,22 +204,25 @@ double global_sum(const Grid& g, const Device& device, const F& f) {
 }
 
 template <class T>
-std::vector<double> owned_values(const Grid& g, const T* stored, int ncomp, int c) {
-  const FieldView<const T> v = kernels::grid::field_view(stored, g.stored(), ncomp);
-  const auto n = g.count();
-  std::vector<double> out;
-  out.reserve(static_cast<std::size_t>(g.owned_cells()));
-  for (index_t k = 0; k < n[2]; ++k)
-    for (index_t j = 0; j < n[1]; ++j)
-      for (index_t i = 0; i < n[0]; ++i) out.push_back(static_cast<double>(v(i, j, k, c)));
-  return out;
+void pack_owned(const Grid& g, const Device& device, const Field<T>& f, T* to) {
+  const kernels::grid::FieldSet<T> set = detail::components(const_cast<Field<T>&>(f));
+  for_box(device, g.owned(), kernels::grid::Pack<T>{set, g.owned(), to}, set.count);
 }
 
 template <class T>
-std::vector<double> owned_values(const Grid& g, const Field<T>& f, int c) {
-  std::vector<T> all(static_cast<std::size_t>(g.storage()) * static_cast<std::size_t>(f.ncomp()));
-  f.buffer().copy_to_host(all.data(), all.size());
-  return owned_values(g, all.data(), f.ncomp(), c);
+void unpack_owned(const Grid& g, const Device& device, const T* from, Field<T>& f) {
+  const kernels::grid::FieldSet<T> set = detail::components(f);
+  for_box(device, g.owned(), kernels::grid::Unpack<T>{set, g.owned(), from}, set.count);
+}
+
+template <class T>
+std::vector<double> owned_values(const Grid& g, const Device& device, const Field<T>& f, int c) {
+  const std::size_t cells = static_cast<std::size_t>(g.owned_cells());
+  Buffer<T> packed(device, cells * static_cast<std::size_t>(f.ncomp()));
+  pack_owned(g, device, f, packed.data());
+  std::vector<T> mine(cells);
+  packed.copy_to_host(mine.data(), cells, {}, static_cast<std::size_t>(c) * cells);
+  return {mine.begin(), mine.end()};
 }
 
 namespace detail {
@@ -228,28 +242,26 @@ inline GlobalBox global_box(const Grid& g) {
 }  // namespace detail
 
 template <class T>
-void save_field(StateWriter& w, const Grid& g, const Field<T>& f) {
+void save_field(StateWriter& w, const Grid& g, const Device& device, const Field<T>& f) {
   const detail::GlobalBox b = detail::global_box(g);
   for (int c = 0; c < f.ncomp(); ++c)
-    w.box("fields/" + f.name(c), owned_values(g, f, c), b.shape, b.start, b.count);
+    w.box("fields/" + f.name(c), owned_values(g, device, f, c), b.shape, b.start, b.count);
 }
 
 template <class T>
-void restore_field(StateReader& r, const Grid& g, Field<T>& f) {
+void restore_field(StateReader& r, const Grid& g, const Device& device, Field<T>& f) {
   const detail::GlobalBox b = detail::global_box(g);
-  std::vector<T> all(static_cast<std::size_t>(g.storage()) * static_cast<std::size_t>(f.ncomp()));
-  f.buffer().copy_to_host(all.data(), all.size());
-  const FieldView<T> v = host_view(g, all, f.ncomp());
-  const auto n = g.count();
-  std::vector<double> values(static_cast<std::size_t>(g.owned_cells()));
+  const std::size_t cells = static_cast<std::size_t>(g.owned_cells());
+  std::vector<double> values(cells);
+  std::vector<T> owned(cells * static_cast<std::size_t>(f.ncomp()));
   for (int c = 0; c < f.ncomp(); ++c) {
     r.box("fields/" + f.name(c), values, b.start, b.count);
-    std::size_t at = 0;
-    for (index_t k = 0; k < n[2]; ++k)
-      for (index_t j = 0; j < n[1]; ++j)
-        for (index_t i = 0; i < n[0]; ++i) v(i, j, k, c) = static_cast<T>(values[at++]);
+    std::transform(values.begin(), values.end(), owned.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(c) * cells),
+                   [](double v) { return static_cast<T>(v); });
   }
-  f.buffer().copy_from_host(all.data(), all.size());
+  Buffer<T> packed(device, owned.size());
+  packed.copy_from_host(owned.data(), owned.size());
+  unpack_owned(g, device, packed.data(), f);
 }
 
 }  // namespace strata::grid

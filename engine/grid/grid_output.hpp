@@ -50,7 +50,7 @@ class GridOutput {
   const std::vector<std::int64_t>& missing_rows() const { return missing_rows_; }
 
   // Appends a frame: values[f] is this rank's owned cells of field f
-  // (grid::owned_values). Collective (HDF5 only); rank 0 appends it to
+  // (packed on the device: grid::pack_owned). Collective (HDF5 only); rank 0 appends it to
   // the XDMF sidecar.
   void frame(double time, const std::vector<std::vector<double>>& values);
   // Appends a row of diagnostics (every rank holds the same values).

@@ -108,7 +108,7 @@ class GridSimulation : public Simulation {
     w.scalar("grid/frames", output_->frames());
     w.scalar("grid/rows", output_->rows());
     w.scalar("grid/outputs_done", outputs_done_);
-    for (const Field<T>* f : const_cast<GridSimulation*>(this)->state()) save_field(w, *grid_, *f);
+    for (const Field<T>* f : const_cast<GridSimulation*>(this)->state()) save_field(w, *grid_, ctx_.device, *f);
     for (std::size_t i = 0; i < initial_keys_.size(); ++i) w.scalar(initial_keys_[i], initial_.at(i));
   }
 
@@ -116,7 +116,7 @@ class GridSimulation : public Simulation {
     step_ = r.integer("grid/step");
     time_ = r.real("grid/time");
     outputs_done_ = r.integer("grid/outputs_done");
-    for (Field<T>* f : state()) restore_field(r, *grid_, *f);
+    for (Field<T>* f : state()) restore_field(r, *grid_, ctx_.device, *f);
     initial_.clear();
     for (const std::string& key : initial_keys_) initial_.push_back(r.real(key));
     const std::int64_t frames = r.integer("grid/frames"), rows = r.integer("grid/rows");
@@ -272,21 +272,27 @@ class GridSimulation : public Simulation {
     if (initial_.empty()) initial_.assign(d.begin(), d.begin() + std::ssize(initial_keys_));
     last_output_step_ = step_;
     auto t = ctx_.timers.scope("output");
-    // The fields leave the device beside the next steps; the writer waits
-    // for them and takes the owned cells out of the halos.
+    // The fields' owned cells (packed on the device: never the halos, which
+    // may hold nothing written yet) leave it beside the next steps; the
+    // writer waits for them.
     std::vector<std::pair<HostCopy<T>*, int>> copies;
+    const std::size_t cells = static_cast<std::size_t>(grid_->owned_cells());
     for (const Field<T>* f : frame_fields()) {
       if (copies.size() == frame_copies_.size()) frame_copies_.push_back(std::make_unique<HostCopy<T>>(ctx_.device));
       HostCopy<T>& copy = *frame_copies_[copies.size()];
-      copy.start(f->buffer(), static_cast<std::size_t>(grid_->storage()) * static_cast<std::size_t>(f->ncomp()));
+      copy.start_packed(cells * static_cast<std::size_t>(f->ncomp()),
+                        [&](T* to) { pack_owned(*grid_, ctx_.device, *f, to); });
       copies.emplace_back(&copy, f->ncomp());
     }
-    writer_->submit([out = output_.get(), g = grid_.get(), time = time_, d = std::move(d), copies = std::move(copies),
+    writer_->submit([out = output_.get(), cells, time = time_, d = std::move(d), copies = std::move(copies),
                      transform = frame_transform()] {
       std::vector<std::vector<double>> values;
       for (const auto& [copy, ncomp] : copies) {
-        const T* stored = copy->wait();
-        for (int c = 0; c < ncomp; ++c) values.push_back(owned_values(*g, stored, ncomp, c));
+        const T* owned = copy->wait();
+        for (int c = 0; c < ncomp; ++c) {
+          const T* first = owned + static_cast<std::size_t>(c) * cells;
+          values.emplace_back(first, first + cells);
+        }
         copy->release();
       }
       if (transform) transform(values);

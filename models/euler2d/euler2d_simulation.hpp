@@ -298,7 +298,7 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
   // This rank's owned rho', u, w and theta', as miniWeather's output writes them.
   std::vector<std::vector<double>> primitives() {
     std::vector<std::vector<double>> q;
-    for (int v = 0; v < k::kVars; ++v) q.push_back(grid::owned_values(*this->grid_, q_, v));
+    for (int v = 0; v < k::kVars; ++v) q.push_back(grid::owned_values(*this->grid_, this->ctx_.device, q_, v));
     frame_transform()(q);
     return q;
   }

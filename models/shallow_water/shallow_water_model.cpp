@@ -70,7 +70,7 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
   }
 
   // For the self-checks: this rank's owned depths, and its grid.
-  std::vector<double> depth() const { return grid::owned_values(*this->grid_, h_); }
+  std::vector<double> depth() const { return grid::owned_values(*this->grid_, this->ctx_.device, h_); }
   const grid::Grid& grid() const { return *this->grid_; }
 
  protected:

@@ -86,6 +86,9 @@ else:
 def child_env(extra=None):
     """The environment of a strata child process; a None value unsets."""
     env = dict(os.environ)
+    # Fresh Buffers poisoned, as ctest sets it (tests/CMakeLists.txt), when
+    # run by hand too: code reading memory nothing wrote fails as on a GPU.
+    env.setdefault("STRATA_POISON_FRESH_MEMORY", "1")
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         # Open MPI refuses to run as root unless told (containers, CI).
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")

@@ -3,6 +3,7 @@
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <memory>
 
 #include "engine/backend/cuda_runtime.hpp"
@@ -29,6 +30,9 @@ std::string describe(const Device& d, Precision p) {
 }  // namespace strata::test
 
 int main(int argc, char** argv) {
+  // Poisoned fresh Buffers when run by hand too, as ctest runs the suite
+  // (tests/CMakeLists.txt); STRATA_POISON_FRESH_MEMORY=0 still turns it off.
+  setenv("STRATA_POISON_FRESH_MEMORY", "1", /*overwrite=*/0);
   strata::test::g_world = std::make_unique<strata::MpiContext>(argc, argv);
   const int failed = Catch::Session().run(argc, argv);
   // Every rank must agree on the verdict, or mpirun reports success for a

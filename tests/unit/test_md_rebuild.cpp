@@ -205,7 +205,9 @@ TEST_CASE("md wrap and migration codes match wrap_periodic and the sub-box bound
       Buffer<double> p[3] = {on(d, pos), on(d, pos), on(d, pos)}, k[3], v(d, n);
       for (Buffer<double>& b : k) b = Buffer<double>(d, n);
       Buffer<std::int64_t> index(d, n);
-      Buffer<int> dimage(d, 3 * n), dcode(d, n);
+      // WrapAtoms adds the boxes crossed to the image counts: they start at
+      // zero here, as in the atoms' arrays (a fresh Buffer holds garbage).
+      Buffer<int> dimage = on(d, std::vector<int>(3 * static_cast<std::size_t>(n), 0)), dcode(d, n);
       const AtomArrays<double> at{p[0].data(), p[1].data(), p[2].data(), v.data(),      v.data(),     v.data(),
                                   k[0].data(), k[1].data(), k[2].data(), index.data(), dimage.data()};
       parallel_for(d, n, WrapAtoms<double>{at, {length, length, length}, false});
