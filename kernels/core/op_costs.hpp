@@ -18,11 +18,16 @@ struct OpCost;
 template <>
 struct OpCost<double> {
   static constexpr double exp = 20, log = 30, pow = 55, sqrt = 12, div = 12, sincos = 30, erfinv = 90, erfc = 70;
+  // rsqrt (CUDA's: rsqrt.approx.f64's estimate and Newton steps): 21
+  // FP64 instructions a pair in gravity_cuda.cu's PTX, 13 of them the pair's own.
+  static constexpr double rsqrt = 8;
 };
 
 template <>
 struct OpCost<float> {
   static constexpr double exp = 6, log = 16, pow = 25, sqrt = 6, div = 8, sincos = 25, erfinv = 23, erfc = 44;
+  // rsqrt.approx.f32 (rsqrtf: one MUFU instruction on its own pipe, one issue slot).
+  static constexpr double rsqrt = 1;
 };
 
 // The integer instructions of one 64-bit division or remainder whose

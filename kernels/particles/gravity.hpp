@@ -19,13 +19,16 @@
 #include <cstdint>
 
 #include "kernels/core/hd.hpp"
+#include "kernels/core/work.hpp"
 
 namespace strata::kernels::particles {
 
-// Adds the pull of source s (x, y, z, m) on a body at (x, y, z); counted as
-// 20 flops per interaction by the GPU Gems 3 ch. 31 convention (here 21
-// operations, the sqrt and the division among them).
-template <class Real>
+// Adds the pull of source s (x, y, z, m) on a body at (x, y, z), and, when
+// Potential, its potential; counted as 20 flops per interaction by the GPU
+// Gems 3 ch. 31 convention (here 21 operations, the sqrt and the division
+// among them). The leapfrog needs the accelerations only: the potential is
+// summed on the steps whose diagnostics use it.
+template <bool Potential = true, class Real>
 STRATA_HD STRATA_FORCEINLINE void pair_interaction(Real x, Real y, Real z, const Real* s, Real eps2, Real& ax,
                                                    Real& ay, Real& az, Real& phi) {
   const Real dx = s[0] - x, dy = s[1] - y, dz = s[2] - z;
@@ -36,7 +39,7 @@ STRATA_HD STRATA_FORCEINLINE void pair_interaction(Real x, Real y, Real z, const
   ax = ax + m_inv_r3 * dx;
   ay = ay + m_inv_r3 * dy;
   az = az + m_inv_r3 * dz;
-  phi = phi - m_inv_r;
+  if constexpr (Potential) phi = phi - m_inv_r;
 }
 
 // The sums of a block of targets over a block of sources, continued from
@@ -51,20 +54,35 @@ struct GravityBlock {
   Real eps2;
   Real* acc;
   Real* phi;
+  bool potential;   // sum phi too (else phi is left as it is)
+  bool clear;       // start the sums from zero (the first source block), not from acc/phi
 
   // One body's sums; the reference the tiled kernels are compared with.
   STRATA_HD void body(std::int64_t t) const {
+    if (potential) {
+      body_sums<true>(t);
+    } else {
+      body_sums<false>(t);
+    }
+  }
+
+  template <bool Potential>
+  STRATA_HD void body_sums(std::int64_t t) const {
     const Real x = targets[4 * t], y = targets[4 * t + 1], z = targets[4 * t + 2];
-    Real ax = acc[3 * t], ay = acc[3 * t + 1], az = acc[3 * t + 2], p = phi[t];
+    Real ax = 0, ay = 0, az = 0, p = 0;
+    if (!clear) {
+      ax = acc[3 * t], ay = acc[3 * t + 1], az = acc[3 * t + 2];
+      if (Potential) p = phi[t];
+    }
     const std::int64_t self = target_first + t - source_first;
     for (std::int64_t s = 0; s < n_sources; ++s) {
       if (s == self) continue;
-      pair_interaction(x, y, z, sources + 4 * s, eps2, ax, ay, az, p);
+      pair_interaction<Potential>(x, y, z, sources + 4 * s, eps2, ax, ay, az, p);
     }
     acc[3 * t] = ax;
     acc[3 * t + 1] = ay;
     acc[3 * t + 2] = az;
-    phi[t] = p;
+    if (Potential) phi[t] = p;
   }
 };
 
@@ -79,9 +97,18 @@ struct GravityGroup {
   GravityBlock<Real> b;
 
   STRATA_HD void operator()(std::int64_t g) const {
+    if (b.potential) {
+      group<true>(g);
+    } else {
+      group<false>(g);
+    }
+  }
+
+  template <bool Potential>
+  STRATA_HD void group(std::int64_t g) const {
     const std::int64_t t0 = g * kGroup;
     if (t0 + kGroup > b.n_targets) {   // the ragged end: one body at a time
-      for (std::int64_t t = t0; t < b.n_targets; ++t) b.body(t);
+      for (std::int64_t t = t0; t < b.n_targets; ++t) b.template body_sums<Potential>(t);
       return;
     }
     Real x[kGroup], y[kGroup], z[kGroup], ax[kGroup], ay[kGroup], az[kGroup], p[kGroup];
@@ -90,43 +117,31 @@ struct GravityGroup {
       x[l] = b.targets[4 * t];
       y[l] = b.targets[4 * t + 1];
       z[l] = b.targets[4 * t + 2];
-      ax[l] = b.acc[3 * t];
-      ay[l] = b.acc[3 * t + 1];
-      az[l] = b.acc[3 * t + 2];
-      p[l] = b.phi[t];
+      ax[l] = b.clear ? Real(0) : b.acc[3 * t];
+      ay[l] = b.clear ? Real(0) : b.acc[3 * t + 1];
+      az[l] = b.clear ? Real(0) : b.acc[3 * t + 2];
+      p[l] = b.clear || !Potential ? Real(0) : b.phi[t];
     }
     const std::int64_t self0 = b.target_first + t0 - b.source_first;
     for (std::int64_t s = 0; s < b.n_sources; ++s) {
       const Real* src = b.sources + 4 * s;
       if (s >= self0 && s < self0 + kGroup) {   // one lane meets itself
         for (int l = 0; l < kGroup; ++l)
-          if (s != self0 + l) pair_interaction(x[l], y[l], z[l], src, b.eps2, ax[l], ay[l], az[l], p[l]);
+          if (s != self0 + l) pair_interaction<Potential>(x[l], y[l], z[l], src, b.eps2, ax[l], ay[l], az[l], p[l]);
         continue;
       }
-      for (int l = 0; l < kGroup; ++l) pair_interaction(x[l], y[l], z[l], src, b.eps2, ax[l], ay[l], az[l], p[l]);
+      for (int l = 0; l < kGroup; ++l)
+        pair_interaction<Potential>(x[l], y[l], z[l], src, b.eps2, ax[l], ay[l], az[l], p[l]);
     }
     for (int l = 0; l < kGroup; ++l) {
       const std::int64_t t = t0 + l;
       b.acc[3 * t] = ax[l];
       b.acc[3 * t + 1] = ay[l];
       b.acc[3 * t + 2] = az[l];
-      b.phi[t] = p[l];
+      if (Potential) b.phi[t] = p[l];
     }
   }
   static std::int64_t groups(std::int64_t n_targets) { return (n_targets + kGroup - 1) / kGroup; }
-};
-
-// Clears the sums before the first source block. It, the kicks and drifts
-// are light: a short loop stays on the calling thread (engine/backend/parallel.hpp).
-template <class Real>
-struct ClearSums {
-  static constexpr bool kLightIterations = true;
-  Real* acc;
-  Real* phi;
-  STRATA_HD void operator()(std::int64_t t) const {
-    acc[3 * t] = acc[3 * t + 1] = acc[3 * t + 2] = Real(0);
-    phi[t] = Real(0);
-  }
 };
 
 // Leapfrog kick-drift-kick (Verlet; Hockney & Eastwood 1988, sec. 4-5):
@@ -143,17 +158,23 @@ struct BodyKick {
   STRATA_HD void operator()(std::int64_t t) const {
     for (int d = 0; d < 3; ++d) vel[3 * t + d] = vel[3 * t + d] + g_half_dt * acc[3 * t + d];
   }
+  kernels::Work work(std::int64_t n) const { return item_work<Real>(2 * 3 + 3, 3) * static_cast<double>(n); }
 };
 
+// The first kick and the drift of a step in one pass (the same operations
+// as BodyKick then a drift, element by element: the same bits).
 template <class Real>
-struct BodyDrift {
+struct BodyKickDrift {
   static constexpr bool kLightIterations = true;
   Real* body;   // 4 per body: x, y, z, m
-  const Real* vel;
-  Real dt;
+  Real* vel;
+  const Real* acc;
+  Real g_half_dt, dt;
   STRATA_HD void operator()(std::int64_t t) const {
+    for (int d = 0; d < 3; ++d) vel[3 * t + d] = vel[3 * t + d] + g_half_dt * acc[3 * t + d];
     for (int d = 0; d < 3; ++d) body[4 * t + d] = body[4 * t + d] + dt * vel[3 * t + d];
   }
+  kernels::Work work(std::int64_t n) const { return item_work<Real>(4 + 2 * 3 + 3 + 3, 6) * static_cast<double>(n); }
 };
 
 }  // namespace strata::kernels::particles

@@ -31,21 +31,30 @@ struct Gravity {
   }
   void cuda_for(std::int64_t n_targets, void* stream) const;   // gravity_cuda.cu
 
-  // Each pair: pair_interaction's 14 adds, multiplies and FMAs, a square
-  // root and a division (kernels/core/op_costs.hpp); the bodies stream
-  // through shared memory, so device memory is a few bytes a pair.
+  // Each pair on CUDA (gravity_cuda.cu): the three differences, r^2 in
+  // three FMAs, the reciprocal square root (kernels/core/op_costs.hpp), m
+  // r^-3 in three multiplies, three FMAs into the acceleration and, when
+  // the potential is summed, one subtraction. The bodies stream through
+  // shared memory: device memory is a few bytes a pair, counted as the
+  // targets' and sources' loads and the sums' stores.
   kernels::Work work(std::int64_t n_targets) const {
     using kernels::OpCost;
     const double pairs = static_cast<double>(n_targets) * static_cast<double>(b.n_sources);
-    return kernels::item_work<Real>(0, 14 + OpCost<Real>::sqrt + OpCost<Real>::div) * pairs;
+    const double blocks = static_cast<double>((n_targets + kTargetsPerBlock - 1) / kTargetsPerBlock);
+    const double streamed = blocks * static_cast<double>(b.n_sources) * 4 +
+                            static_cast<double>(n_targets) * (4 + 2 * (b.potential ? 4 : 3));
+    return kernels::item_work<Real>(0, 12 + (b.potential ? 1 : 0) + OpCost<Real>::rsqrt) * pairs +
+           kernels::item_work<Real>(streamed, 0);
   }
+  // The targets a CUDA block sums (gravity_cuda.cu): its sources are read
+  // once a block.
+  static constexpr std::int64_t kTargetsPerBlock = 256 * (sizeof(Real) == 4 ? 4 : 2);
 };
 
 }  // namespace strata::nbody
 
 #define STRATA_NBODY_KERNELS(M, Real)                        \
   STRATA_FOR(M, strata::nbody::Gravity<Real>)                \
-  STRATA_FOR(M, strata::kernels::particles::ClearSums<Real>) \
   STRATA_FOR(M, strata::kernels::particles::BodyKick<Real>)  \
-  STRATA_FOR(M, strata::kernels::particles::BodyDrift<Real>)
+  STRATA_FOR(M, strata::kernels::particles::BodyKickDrift<Real>)
 STRATA_DECLARE_KERNELS(STRATA_NBODY_KERNELS)

@@ -43,8 +43,17 @@ namespace kp = kernels::particles;
 using particles::HostParticles;
 using particles::Share;
 
-// Sources summed between two progress calls of the broadcast in flight.
+// Sources summed between two progress calls of the broadcast in flight:
+// at least this many, and a block in at most kPiecesPerBlock launches.
 constexpr std::int64_t kSourcePiece = 4096;
+constexpr std::int64_t kPiecesPerBlock = 8;
+
+// Pair interactions queued on the device between two waits for it (a
+// fence every few steps, at the least every step): about 0.1 s of an H200
+// at the FP64 goal, so a signal or the wall-time check is never further
+// behind the device than that (STYLE.md: bound signal latency by the work
+// between checks), while small runs do not stop the device every step.
+constexpr double kQueuedPairs = 68719476736.0;   // 2^36
 
 // The observables, in the order of a diagnostics row.
 std::vector<particles::Observable> observables() {
@@ -92,11 +101,13 @@ class NbodySimulation final : public Simulation {
     }
     upload(bodies);
     steps_ = p.steps();
+    fence_every_ = std::max<std::int64_t>(
+        1, static_cast<std::int64_t>(kQueuedPairs / std::max(1.0, static_cast<double>(n_) * static_cast<double>(n_))));
     warn_about_the_step(bodies);
     // The first forces are O(N^2) before any step: a signal there stops the
     // run (stopped_during_setup) instead of waiting for them.
     setting_up_ = true;
-    forces();
+    forces(true);
     setting_up_ = false;
     if (ctx.mpi.any(stop_signal() != 0)) throw stopped_during_setup("the initial forces (O(N^2))");
     if (p.initial.kind == "plummer" && p.virialize) virialize();
@@ -111,21 +122,32 @@ class NbodySimulation final : public Simulation {
   std::int64_t steps() const override { return steps_; }
   std::int64_t steps_done() const override { return step_; }
 
+  // A step launches three kernels (kick and drift, the sums, the kick) on
+  // one rank, and waits for nothing on the device on one rank: the host
+  // waits only where it reads the bodies (diagnostics, frames) and every
+  // fence_every_ steps, so that it is never more than about kQueuedPairs
+  // pair interactions ahead of the device. On P ranks each step also waits
+  // for its own block's host copy (the broadcast sends it from the host)
+  // and uploads the P - 1 blocks it receives.
   void advance() override {
     // The last step may be shorter, to end exactly at t_end.
     const double dt = step_ + 1 == steps_ ? p_.t_end() - time_ : p_.dt;
+    const std::int64_t next = step_ + 1;
+    const bool last = next == steps_;
+    const bool frame = last || (p_.output_every > 0 && next % p_.output_every == 0);
+    const bool diag = last || next % p_.diag_every == 0;
     {
       const auto t0 = std::chrono::steady_clock::now();
-      ctx_.mpi.collective([&] { kick_drift_kick(static_cast<Real>(dt)); });
-      ctx_.device.fence();
+      ctx_.mpi.collective([&] { kick_drift_kick(static_cast<Real>(dt), diag); });
+      // The step's time includes the device's where the host waits for it.
+      if (frame || diag || next % fence_every_ == 0) ctx_.device.fence();
       step_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
-    ++step_;
+    step_ = next;
     ++steps_this_run_;
+    if (diag) phi_step_ = step_;
     time_ = step_ == steps_ ? p_.t_end() : static_cast<double>(step_) * p_.dt;
-    const bool last = step_ == steps_;
-    write_output(last || (p_.output_every > 0 && step_ % p_.output_every == 0),
-                 last || step_ % p_.diag_every == 0);
+    write_output(frame, diag);
   }
 
   std::optional<std::string> nonfinite() const override {
@@ -176,7 +198,8 @@ class NbodySimulation final : public Simulation {
       throw Error(ExitCode::bad_input, "checkpoint holds " + std::to_string(r.integer("nbody/bodies/n")) +
                                            " bodies, the input makes " + std::to_string(n_), true);
     upload(bodies);   // the even share is this rank's block: no migration
-    forces();         // the same sums, in the same order, as before the checkpoint
+    forces(true);     // the same sums, in the same order, as before the checkpoint
+    phi_step_ = step_;
     output_->resume(r.integer("nbody/frames"), r.integer("nbody/rows"), download());
   }
 
@@ -260,19 +283,24 @@ class NbodySimulation final : public Simulation {
   }
 
   // --- the step -----------------------------------------------------------------
-  // Adds the pull of sources s (4 reals each, on the device) to this rank's sums.
-  void accumulate(const Real* sources, Share s) {
+  // Adds the pull of sources s (4 reals each, on the device) to this rank's
+  // sums (to zero when `clear`; the potential too when `potential`).
+  void accumulate(const Real* sources, Share s, bool clear, bool potential) {
     parallel_for(ctx_.device, mine_.count,
                  Gravity<Real>{{body_.data(), sources, mine_.count, s.count, mine_.first, s.first,
-                                static_cast<Real>(p_.eps2()), acc_.data(), phi_.data()}});
+                                static_cast<Real>(p_.eps2()), acc_.data(), phi_.data(), potential, clear}});
   }
 
-  // acc and phi (without the factor G) of this rank's bodies, every source
-  // block in ascending order. Collective.
-  void forces() {
+  // acc and, when `potential`, phi (without the factor G) of this rank's
+  // bodies, every source block in ascending order; the first launch starts
+  // the sums from zero. Collective.
+  void forces(bool potential) {
     auto t = ctx_.timers.scope("forces");
-    const Device& dev = ctx_.device;
-    parallel_for(dev, mine_.count, kp::ClearSums<Real>{acc_.data(), phi_.data()});
+    bool clear = true;
+    const auto add = [&](const Real* sources, Share s) {
+      accumulate(sources, s, clear, potential);
+      clear = false;
+    };
     const int ranks = ctx_.mpi.size();
     // During set-up, pieces of about 2^26 pair interactions (a tenth of a
     // second or so) between looks for a signal; one rank otherwise sums all
@@ -281,10 +309,11 @@ class NbodySimulation final : public Simulation {
     const std::int64_t piece =
         setting_up_ ? std::clamp<std::int64_t>((std::int64_t{1} << 26) / std::max<std::int64_t>(1, mine_.count), 64,
                                                kSourcePiece)
-                    : (ranks == 1 ? std::max<std::int64_t>(n_, 1) : kSourcePiece);
+                    : (ranks == 1 ? std::max<std::int64_t>(n_, 1)
+                                  : std::max(kSourcePiece, (mine_.count + kPiecesPerBlock - 1) / kPiecesPerBlock));
     if (ranks == 1) {
       for (std::int64_t first = 0; first < n_ && !(setting_up_ && stop_signal() != 0); first += piece)
-        accumulate(body_.data() + 4 * first, Share{first, std::min(piece, n_ - first)});
+        add(body_.data() + 4 * first, Share{first, std::min(piece, n_ - first)});
       return;
     }
     // Pipelined broadcasts: block s + 1 travels while block s is summed.
@@ -321,7 +350,7 @@ class NbodySimulation final : public Simulation {
         const Share part{src.first + first, std::min(piece, src.count - first)};
         // During set-up a signal skips the sums (the broadcasts go on: every
         // rank must take part); the constructor then stops the run.
-        if (!(setting_up_ && stop_signal() != 0)) accumulate(sources + 4 * first, part);
+        if (!(setting_up_ && stop_signal() != 0)) add(sources + 4 * first, part);
         int done = 0;
         MPI_Test(&pending, &done, MPI_STATUS_IGNORE);
       }
@@ -329,12 +358,12 @@ class NbodySimulation final : public Simulation {
     MPI_Type_free(&body_type);
   }
 
-  void kick_drift_kick(Real dt) {
+  // `potential`: this step's diagnostics need phi.
+  void kick_drift_kick(Real dt, bool potential) {
     const Device& dev = ctx_.device;
     const Real g_half_dt = static_cast<Real>(p_.G) * (dt / Real(2));
-    parallel_for(dev, mine_.count, kp::BodyKick<Real>{vel_.data(), acc_.data(), g_half_dt});
-    parallel_for(dev, mine_.count, kp::BodyDrift<Real>{body_.data(), vel_.data(), dt});
-    forces();
+    parallel_for(dev, mine_.count, kp::BodyKickDrift<Real>{body_.data(), vel_.data(), acc_.data(), g_half_dt, dt});
+    forces(potential);
     parallel_for(dev, mine_.count, kp::BodyKick<Real>{vel_.data(), acc_.data(), g_half_dt});
   }
 
@@ -436,6 +465,12 @@ class NbodySimulation final : public Simulation {
   double relative_drift(const Diagnostics& d) const { return std::fabs(energy_error(d)); }
 
   void write_output(bool frame, bool diag) {
+    // The potential of this step's positions (the steps between diagnostics
+    // sum the accelerations alone; recomputing them gives the same bits).
+    if (diag && phi_step_ != step_) {
+      forces(true);
+      phi_step_ = step_;
+    }
     if (diag) {
       last_diag_step_ = step_;
       Diagnostics d;
@@ -470,6 +505,8 @@ class NbodySimulation final : public Simulation {
   Stream copies_;
   std::unique_ptr<particles::H5mdOutput> output_;
   std::int64_t steps_ = 0, step_ = 0, steps_this_run_ = 0;
+  std::int64_t fence_every_ = 1;   // steps between waits for the device (kQueuedPairs)
+  std::int64_t phi_step_ = 0;      // the step whose positions phi was summed at
   double time_ = 0, step_seconds_ = 0, initial_energy_ = 0, max_drift_ = 0;
   Diagnostics last_;
   std::int64_t last_frame_step_ = -1, last_diag_step_ = -1;

@@ -43,11 +43,16 @@ void sums(const Device& dev, const std::vector<Real>& all, std::int64_t t0, std:
   targets.copy_from_host(all.data() + 4 * t0, targets.size());
   lo.copy_from_host(all.data(), lo.size());
   hi.copy_from_host(all.data() + 4 * cut, hi.size());
-  std::vector<Real> zero(3 * static_cast<std::size_t>(nt), Real(0));
-  a.copy_from_host(zero.data(), a.size());
-  p.copy_from_host(zero.data(), p.size());
-  parallel_for(dev, nt, nbody::Gravity<Real>{{targets.data(), lo.data(), nt, cut, t0, 0, eps2, a.data(), p.data()}});
-  parallel_for(dev, nt, nbody::Gravity<Real>{{targets.data(), hi.data(), nt, n - cut, t0, cut, eps2, a.data(), p.data()}});
+  // Garbage in the sums: the first launch must not read them.
+  std::vector<Real> junk(3 * static_cast<std::size_t>(nt), Real(7));
+  a.copy_from_host(junk.data(), a.size());
+  p.copy_from_host(junk.data(), p.size());
+  // The first block starts the sums (clear); the second adds to them.
+  parallel_for(dev, nt,
+               nbody::Gravity<Real>{{targets.data(), lo.data(), nt, cut, t0, 0, eps2, a.data(), p.data(), true, true}});
+  parallel_for(dev, nt,
+               nbody::Gravity<Real>{
+                   {targets.data(), hi.data(), nt, n - cut, t0, cut, eps2, a.data(), p.data(), true, false}});
   acc.resize(a.size());
   phi.resize(p.size());
   a.copy_to_host(acc.data(), acc.size());
@@ -61,7 +66,8 @@ void reference(const std::vector<Real>& all, std::int64_t t0, std::int64_t nt, R
   const std::int64_t n = static_cast<std::int64_t>(all.size() / 4);
   acc.assign(3 * static_cast<std::size_t>(nt), Real(0));
   phi.assign(static_cast<std::size_t>(nt), Real(0));
-  const kp::GravityBlock<Real> b{all.data() + 4 * t0, all.data(), nt, n, t0, 0, eps2, acc.data(), phi.data()};
+  const kp::GravityBlock<Real> b{all.data() + 4 * t0, all.data(), nt, n, t0, 0, eps2, acc.data(), phi.data(),
+                                 true, false};
   for (std::int64_t t = 0; t < nt; ++t) b.body(t);
 }
 
@@ -108,7 +114,7 @@ TEST_CASE("the pair sum is Newton's law with Plummer softening", "[nbody]") {
   // = 2 x 0.3 / 0.125, phi = -m / 0.5.
   const std::vector<double> bodies{0, 0, 0, 1, 0, 0.3, 0, 2};
   std::vector<double> acc(6, 0.0), phi(2, 0.0);
-  const kp::GravityBlock<double> b{bodies.data(), bodies.data(), 2, 2, 0, 0, 0.16, acc.data(), phi.data()};
+  const kp::GravityBlock<double> b{bodies.data(), bodies.data(), 2, 2, 0, 0, 0.16, acc.data(), phi.data(), true, false};
   b.body(0);
   b.body(1);
   CHECK(acc[1] == Approx(2 * 0.3 / 0.125).epsilon(1e-15));
@@ -116,4 +122,31 @@ TEST_CASE("the pair sum is Newton's law with Plummer softening", "[nbody]") {
   CHECK(acc[0] == 0.0);
   CHECK(phi[0] == Approx(-2 / 0.5).epsilon(1e-15));
   CHECK(phi[1] == Approx(-1 / 0.5).epsilon(1e-15));
+}
+
+TEMPLATE_TEST_CASE("the sums without the potential are the same accelerations, phi untouched", "[nbody]", float,
+                   double) {
+  using Real = TestType;
+  const std::int64_t n = 203;
+  const std::vector<Real> all = random_bodies<Real>(n, 3);
+  for (const Device& d : test::devices()) {
+    SECTION(test::describe(d, std::is_same_v<Real, float> ? Precision::fp32 : Precision::fp64)) {
+      std::vector<std::vector<Real>> acc(2), phi(2);
+      for (int potential = 0; potential < 2; ++potential) {
+        Buffer<Real> bodies(d, all.size()), a(d, 3 * static_cast<std::size_t>(n)), p(d, static_cast<std::size_t>(n));
+        bodies.copy_from_host(all.data(), all.size());
+        const std::vector<Real> marker(static_cast<std::size_t>(n), Real(-3));
+        p.copy_from_host(marker.data(), marker.size());
+        parallel_for(d, n, nbody::Gravity<Real>{{bodies.data(), bodies.data(), n, n, 0, 0, Real(1e-4), a.data(),
+                                                 p.data(), potential == 1, true}});
+        acc[static_cast<std::size_t>(potential)].resize(a.size());
+        phi[static_cast<std::size_t>(potential)].resize(p.size());
+        a.copy_to_host(acc[static_cast<std::size_t>(potential)].data(), a.size());
+        p.copy_to_host(phi[static_cast<std::size_t>(potential)].data(), p.size());
+      }
+      CHECK(same_bits(acc[0], acc[1]));
+      CHECK(phi[0] == std::vector<Real>(static_cast<std::size_t>(n), Real(-3)));
+      CHECK(phi[1][0] < Real(0));
+    }
+  }
 }

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""What an nbody step asks of a device (/performance/shape, docs/gpu.md),
+counted on whatever backend runs the test:
+
+- one rank: a step is two launches in `compute` (the first kick fused with
+  the drift; the last kick) and one in `forces` (every source in one
+  launch), plus the initial forces before the first step; the potential is
+  summed inside the force launch of a step with a diagnostics row, never by
+  a launch of its own;
+- the host waits for the device only on steps that write a diagnostics row
+  or a frame (and, on a large run, every few steps to bound how far it runs
+  ahead): a run of 20 steps with a row every 5 waits 4 times, not 20;
+- two ranks: each force evaluation is one launch per rank's block of
+  sources (the blocks are broadcast while the previous one is summed).
+
+The counts are the run's structure, not its speed (test_shape_counts.py).
+"""
+
+import os
+
+import h5py
+import numpy as np
+
+import strata_cli as sc
+
+PLUMMER = os.path.join(sc.SOURCE_DIR, "inputs", "nbody", "plummer.toml")
+DT = 0.0078125   # plummer.toml's step: a power of two, so t_end / dt is exact
+
+
+def counts(path):
+    with h5py.File(path, "r") as f:
+        return {phase: {k: np.asarray(v[()]) for k, v in g.items()} for phase, g in f["performance/shape"].items()}
+
+
+class NbodyShape(sc.StrataTestCase):
+
+    def run_nbody(self, name, steps, diag_every, output_every, ranks=None, n=512):
+        res = self.strata("run", PLUMMER, "-o", name, "--set", f"nbody.n={n}", "--set", f"nbody.t_end={steps * DT}",
+                          "--set", f"nbody.diag_every={diag_every}", "--set", f"nbody.output_every={output_every}",
+                          "--set", "run.async_output=false", ranks=ranks)
+        self.assertExit(res, 0)
+        return counts(self.path(name))
+
+    def test_one_rank_step_is_three_launches_and_waits_only_for_rows(self):
+        steps, diag_every, output_every = 20, 5, 10
+        c = self.run_nbody("one.h5", steps, diag_every, output_every)
+        self.assertEqual(int(c["compute"]["launches"]), 2 * steps)
+        self.assertEqual(int(c["forces"]["launches"]), steps + 1)
+        self.assertEqual(int(c["forces"]["waits"]), 0)
+        waited = [s for s in range(1, steps + 1) if s % diag_every == 0 or s % output_every == 0 or s == steps]
+        self.assertEqual(int(c["compute"]["waits"]), len(waited))
+        self.assertEqual(int(c["compute"]["bytes_to_host"]), 0)
+        self.assertEqual(int(c["compute"]["bytes_to_device"]), 0)
+        # Every launch covers every body: the device is never given a sliver.
+        self.assertEqual(int(c["compute"]["threads_min"]), 512)
+        self.assertEqual(int(c["forces"]["threads_min"]), 512)
+
+    def test_two_ranks_sum_one_launch_per_block(self):
+        steps = 6
+        c = self.run_nbody("two.h5", steps, 3, 0, ranks=2)
+        self.assertEqual(int(c["compute"]["launches"]), 2 * steps)
+        self.assertEqual(int(c["forces"]["launches"]), 2 * (steps + 1))
+        self.assertEqual(int(c["forces"]["threads_min"]), 256)
+
+
+if __name__ == "__main__":
+    sc.main()
