@@ -15,7 +15,7 @@ model that reads them (scripts/gpu/cost-model):
   (below that, a launch takes about one thread's time whatever its size).
 
 The per-family budgets (what a step may launch and wait for) are in
-test_shape_grids.py, test_shape_pricing.py and test_shape_particles.py.
+test_shape_grids.py and test_shape_particles.py.
 """
 
 import os

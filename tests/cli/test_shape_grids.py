@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""What a grid model's step asks of a device (/performance/shape,
+docs/gpu.md), counted on whatever backend runs the test:
+
+- on one rank a step waits for the device only where the host reads the
+  fields next (an output step) or after about 2^29 queued cell updates: a
+  small run whose only frames are the first and the last waits once in
+  `compute`, at its last step, whatever its step count;
+- a step moves nothing between host and device;
+- every step launches the same kernels, the last (maybe shorter) one too.
+
+The counts are the run's structure, not its speed (test_shape_counts.py).
+"""
+
+import os
+
+import h5py
+import numpy as np
+
+import strata_cli as sc
+
+
+def inputs(name):
+    return os.path.join(sc.SOURCE_DIR, "inputs", name, "benchmark.toml")
+
+
+# (model, input, size settings, the key that sets the simulated span, a span
+# of a few steps); every benchmark input writes the first and last frames only.
+CASES = [
+    ("diffusion", ["diffusion.nx=24", "diffusion.ny=24", "diffusion.nz=24", "diffusion.dt=1e-4"],
+     "diffusion.sim_time", 6e-4),
+    ("shallow_water", ["shallow_water.nx=48", "shallow_water.ny=48"], "shallow_water.sim_time", 1500.0),
+    ("euler2d", ["euler2d.nx=60", "euler2d.nz=30"], "euler2d.sim_time", 6.0),
+]
+
+
+class GridShape(sc.StrataTestCase):
+
+    def run_model(self, name, model, sizes, span_key, span):
+        args = ["run", inputs(model), "-o", name, "--set", "run.async_output=false", "--set", f"{span_key}={span}"]
+        for s in sizes:
+            args += ["--set", s]
+        self.assertExit(self.strata(*args), 0)
+        with h5py.File(self.path(name), "r") as f:
+            steps = int(f["performance/steps"][()])
+            c = {k: np.asarray(v[()]) for k, v in f["performance/shape/compute"].items()}
+        return steps, c
+
+    def test_a_step_waits_only_before_output(self):
+        for model, sizes, span_key, span in CASES:
+            with self.subTest(model=model):
+                steps, c = self.run_model(f"{model}.h5", model, sizes, span_key, span)
+                self.assertGreaterEqual(steps, 3, "the case should take several steps")
+                self.assertEqual(int(c["waits"]), 1, f"{steps} steps")
+                self.assertEqual(int(c["bytes_to_host"]), 0)
+                self.assertEqual(int(c["bytes_to_device"]), 0)
+
+    def test_every_step_launches_the_same(self):
+        for model, sizes, span_key, span in CASES:
+            with self.subTest(model=model):
+                n1, a = self.run_model(f"{model}_a.h5", model, sizes, span_key, span)
+                n2, b = self.run_model(f"{model}_b.h5", model, sizes, span_key, 2 * span)
+                self.assertGreater(n2, n1)
+                # The same launches a step (the last, maybe shorter, too).
+                self.assertEqual(int(a["launches"]) % n1, 0)
+                self.assertEqual(int(a["launches"]) * n2, int(b["launches"]) * n1)
+
+
+if __name__ == "__main__":
+    sc.main()
