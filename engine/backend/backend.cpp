@@ -55,10 +55,22 @@ Device select_device(std::string_view request, const MpiContext& mpi) {
     d.backend = Backend::cuda;
     d.ordinal = mpi.local_rank() % n_gpu;
     cuda::set_device(d.ordinal);
-    d.name = cuda::device_info(d.ordinal).name + " (cuda:" + std::to_string(d.ordinal) + ")";
+    const cuda::DeviceInfo info = cuda::device_info(d.ordinal);
+    d.name = info.name + " (cuda:" + std::to_string(d.ordinal) + ")";
+    d.resident_threads = std::int64_t{info.multiprocessors} * info.max_threads_per_multiprocessor;
   } else {
     d.backend = Backend::host;
     d.name = "host (" + std::to_string(d.host_threads) + " OpenMP thread" + (d.host_threads == 1 ? "" : "s") + ")";
+    d.resident_threads = d.host_threads;
+    const char* as = std::getenv("STRATA_LAUNCH_AS");
+    if (as != nullptr && std::string_view(as) == "cuda") {
+      // The card the cost model's figures come from (docs/gpu.md): an H200.
+      d.gpu_sized = true;
+      d.resident_threads = std::int64_t{132} * 2048;
+      d.name += ", launches sized as on a GPU";
+    } else if (as != nullptr && *as != '\0' && std::string_view(as) != "host") {
+      throw InputError("STRATA_LAUNCH_AS=\"" + std::string(as) + "\": must be cuda or host");
+    }
   }
   return d;
 }

@@ -23,7 +23,18 @@ struct Device {
   int host_threads = 1;       // OpenMP threads of this rank
   std::string name;           // "NVIDIA H100 80GB HBM3 (cuda:0)" or "host: 2 OpenMP threads"
 
+  // Threads the device holds at once: on CUDA its multiprocessors times
+  // the threads each holds (an H200: 132 x 2,048); on the host its OpenMP
+  // threads.
+  std::int64_t resident_threads = 1;
+  // Launches sized as on a GPU while running on the host
+  // (STRATA_LAUNCH_AS=cuda): the host then makes the launches, waits and
+  // transfers a CUDA run of the same input would, for the shape counts and
+  // the cost model (docs/gpu.md). Results do not depend on it.
+  bool gpu_sized = false;
+
   bool on_cuda() const { return backend == Backend::cuda; }
+  bool gpu_launches() const { return on_cuda() || gpu_sized; }
   // Waits until every kernel and copy sent to this device has finished (a
   // no-op on the host, whose launches return when done). The one place
   // where a caller waits on the device: before timing a phase, before the
@@ -34,8 +45,8 @@ struct Device {
   // launch (within the host's caches and memory; enough to fill a GPU), and
   // the independent work items of one chunk (a lively progress line on the
   // host; about 1M threads in flight on a GPU).
-  std::size_t launch_bytes() const { return on_cuda() ? std::size_t{1} << 30 : std::size_t{64} << 20; }
-  std::int64_t chunk_items() const { return on_cuda() ? std::int64_t{1} << 28 : std::int64_t{1} << 22; }
+  std::size_t launch_bytes() const { return gpu_launches() ? std::size_t{1} << 30 : std::size_t{64} << 20; }
+  std::int64_t chunk_items() const { return gpu_launches() ? std::int64_t{1} << 28 : std::int64_t{1} << 22; }
 };
 
 // An ordered queue of launches and copies on a Device, so that a copy can

@@ -129,7 +129,7 @@ PortfolioRun::PortfolioRun(const Portfolio& p, const SamplePlan& plan, const Dev
   tables_.resize(groups_.size());
   exercise_.resize(p.instruments.size());
   timed_ = p.chunk_paths == 0;
-  step_slices_ = timed_ ? 1 : plan.chunk_blocks * kSlicesPerBlock;
+  step_slices_ = timed_ ? first_step_slices() : plan.chunk_blocks * kSlicesPerBlock;
   // The Greek slots and a begun block's lane layout: known before any
   // group runs (the regression passes come first).
   const auto reps = static_cast<std::size_t>(p.replicates);
@@ -219,6 +219,19 @@ void PortfolioRun::finish_regression() {
 
 void PortfolioRun::settle() {
   while (pass_ && mpi_.max(static_cast<double>(pass_->slices_left())) == 0.0) finish_regression();
+}
+
+// A phase's first step: on the host one slice, whose measured time sizes
+// the next step. On a GPU whole blocks for every thread it holds (kLanes
+// threads a block): a smaller launch costs the same launch and wait and
+// leaves the device idle, and the doubling from one slice took 20 steps,
+// each with its waits and all-reduces, to fill an H200. That first launch
+// is a few milliseconds of an H200 for a European, under a second for a
+// 252-step Heston path: the signal latency stays bounded by work.
+std::int64_t PortfolioRun::first_step_slices() const {
+  if (!device_.gpu_launches()) return 1;
+  const std::int64_t blocks = (device_.resident_threads + kLanes - 1) / kLanes;
+  return std::max<std::int64_t>(1, std::min(blocks, plan_.chunk_blocks)) * kSlicesPerBlock;
 }
 
 int PortfolioRun::slices_in(std::int64_t block) const {
@@ -407,7 +420,10 @@ void PortfolioRun::advance() {
   double most[3] = {slices > 0 ? seconds / static_cast<double>(slices) : 0.0,
                     pass_ ? static_cast<double>(pass_->slices_left()) : 0.0, static_cast<double>(work_left())};
   MPI_Allreduce(MPI_IN_PLACE, most, 3, MPI_DOUBLE, MPI_MAX, mpi_.comm());
-  const double per_slice = most[0];
+  // A host sized as a GPU (STRATA_LAUNCH_AS=cuda) grows its steps as a GPU
+  // does whose time per slice never binds: its own time would size them
+  // as a host's.
+  const double per_slice = device_.gpu_sized ? 0.0 : most[0];
   bool phase_changed = false;
   if (pass_ && most[1] == 0.0) {
     finish_regression();
@@ -415,12 +431,14 @@ void PortfolioRun::advance() {
     phase_changed = true;
   }
   if (timed_) {
-    // A new phase costs another time per slice: start small again. Else
-    // aim at kStepSeconds, growing at most twofold a step (a fast first
-    // measurement must not make a step of minutes).
+    // A new phase costs another time per slice: start at the first size
+    // again. Else aim at kStepSeconds, growing at most twofold a step (a
+    // fast first measurement must not make a step of minutes), never below
+    // the first size (on a GPU, a launch that fills it).
+    const std::int64_t first = first_step_slices();
     const double grown = 2.0 * static_cast<double>(step_slices_);
     const double aim = per_slice > 0 ? std::min(grown, kStepSeconds / per_slice) : grown;
-    step_slices_ = phase_changed ? 1 : std::max<std::int64_t>(1, static_cast<std::int64_t>(aim));
+    step_slices_ = phase_changed ? first : std::max(first, static_cast<std::int64_t>(aim));
     // Whole blocks stay within the planned memory.
     step_slices_ = std::min(step_slices_, plan_.chunk_blocks * kSlicesPerBlock);
   }

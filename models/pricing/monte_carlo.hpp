@@ -114,6 +114,7 @@ class PortfolioRun {
   void set_steps(double most_left);             // from the most work any rank has left
   std::int64_t work_left() const;               // this rank's slices, every phase
   std::int64_t slices_left() const;             // this rank's, pricing only
+  std::int64_t first_step_slices() const;       // a phase's first step
   int slices_in(std::int64_t block) const;
   void scan(std::size_t instrument, const double* moments, std::int64_t first, std::int64_t nb);
   void reset_ranges(std::vector<BlockRange> ranges, std::int64_t steps_done);
