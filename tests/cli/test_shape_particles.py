@@ -11,7 +11,10 @@ counted on whatever backend runs the test:
   or a frame (and, on a large run, every few steps to bound how far it runs
   ahead): a run of 20 steps with a row every 5 waits 4 times, not 20;
 - two ranks: each force evaluation is one launch per rank's block of
-  sources (the blocks are broadcast while the previous one is summed).
+  sources (the blocks are broadcast while the previous one is summed);
+- md: a step waits in `compute` only for a thermo row or a frame (the
+  rebuild test's reduction, in `neighbours`, still reads the device every
+  step: the one wait left between rebuilds).
 
 The counts are the run's structure, not its speed (test_shape_counts.py).
 """
@@ -24,6 +27,7 @@ import numpy as np
 import strata_cli as sc
 
 PLUMMER = os.path.join(sc.SOURCE_DIR, "inputs", "nbody", "plummer.toml")
+MD = os.path.join(sc.SOURCE_DIR, "inputs", "md", "benchmark.toml")
 DT = 0.0078125   # plummer.toml's step: a power of two, so t_end / dt is exact
 
 
@@ -61,6 +65,20 @@ class NbodyShape(sc.StrataTestCase):
         self.assertEqual(int(c["compute"]["launches"]), 2 * steps)
         self.assertEqual(int(c["forces"]["launches"]), 2 * (steps + 1))
         self.assertEqual(int(c["forces"]["threads_min"]), 256)
+
+
+class MdShape(sc.StrataTestCase):
+
+    def test_md_step_waits_only_for_rows_and_frames(self):
+        steps, thermo_every, output_every = 40, 10, 20
+        res = self.strata("run", MD, "-o", "md.h5", "--set", "md.cells=[6,6,6]", "--set", f"md.steps={steps}",
+                          "--set", f"md.thermo_every={thermo_every}", "--set", f"md.output_every={output_every}",
+                          "--set", "run.async_output=false")
+        self.assertExit(res, 0)
+        c = counts(self.path("md.h5"))
+        rows = [s for s in range(1, steps + 1) if s % thermo_every == 0 or s % output_every == 0 or s == steps]
+        self.assertEqual(int(c["compute"]["waits"]), len(rows))
+        self.assertEqual(int(c["compute"]["launches"]), 2 * steps)   # kick-drift, kick
 
 
 if __name__ == "__main__":
