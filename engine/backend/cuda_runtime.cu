@@ -142,6 +142,77 @@ void stream_synchronize(void* stream) {
   check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
 }
 
+namespace {
+thread_local cudaStream_t t_capture = nullptr;   // the stream this thread captures on, if any
+}  // namespace
+
+void capture_begin(void* stream) {
+  const auto s = static_cast<cudaStream_t>(stream);
+  // ThreadLocal: only this thread's calls that could synchronise with the
+  // capture are refused; the background writer's copies go on.
+  check(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  t_capture = s;
+}
+
+void* capture_end_launch(void* stream, void* exec) {
+  t_capture = nullptr;
+  cudaGraph_t graph = nullptr;
+  check(cudaStreamEndCapture(static_cast<cudaStream_t>(stream), &graph), "cudaStreamEndCapture");
+  auto e = static_cast<cudaGraphExec_t>(exec);
+  if (e != nullptr) {
+    // Same shape (the same kernels in the same order): only arguments change.
+    cudaGraphExecUpdateResultInfo info{};
+    if (cudaGraphExecUpdate(e, graph, &info) != cudaSuccess) {
+      (void)cudaGetLastError();
+      (void)cudaGraphExecDestroy(e);
+      e = nullptr;
+    }
+  }
+  if (e == nullptr) {
+    const cudaError_t made = cudaGraphInstantiate(&e, graph, 0);
+    (void)cudaGraphDestroy(graph);
+    check(made, "cudaGraphInstantiate");
+  } else {
+    (void)cudaGraphDestroy(graph);
+  }
+  check(cudaGraphLaunch(e, cudaStreamLegacy), "cudaGraphLaunch");
+  return e;
+}
+
+void capture_abandon(void* stream) noexcept {
+  t_capture = nullptr;
+  cudaGraph_t graph = nullptr;
+  if (cudaStreamEndCapture(static_cast<cudaStream_t>(stream), &graph) == cudaSuccess && graph != nullptr)
+    (void)cudaGraphDestroy(graph);
+  (void)cudaGetLastError();
+}
+
+void graph_exec_destroy(void* exec) noexcept {
+  if (exec != nullptr) (void)cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec));
+}
+
+void* launch_stream(void* stream) { return stream == nullptr ? t_capture : stream; }
+
+void* event_create() {
+  cudaEvent_t e = nullptr;
+  check(cudaEventCreate(&e), "cudaEventCreate");
+  return e;
+}
+
+void event_destroy(void* event) noexcept {
+  if (event != nullptr) (void)cudaEventDestroy(static_cast<cudaEvent_t>(event));
+}
+
+void event_record(void* event) { check(cudaEventRecord(static_cast<cudaEvent_t>(event), cudaStreamLegacy), "cudaEventRecord"); }
+
+double event_seconds(void* begin, void* end) {
+  check(cudaEventSynchronize(static_cast<cudaEvent_t>(end)), "cudaEventSynchronize");
+  float ms = 0;
+  check(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(begin), static_cast<cudaEvent_t>(end)),
+        "cudaEventElapsedTime");
+  return static_cast<double>(ms) * 1e-3;
+}
+
 void check_launch(const char* what) { check(cudaGetLastError(), what); }
 
 void range_push(const char* name) noexcept { nvtxRangePushA(name); }
