@@ -110,11 +110,9 @@ void launch_box(const F& f, cudaStream_t stream) {
 // Launch shape from the device: enough resident blocks to fill every SM, no
 // more (the grid-stride loop covers the rest). A kernel with its own launch
 // (`cuda_for`, defined in its *.cu: shared-memory tiles) takes it instead,
-// and a box launch (above) its own shape. While the calling thread
-// captures a graph (LaunchGraph), the default stream is the capture's.
+// and a box launch (above) its own shape.
 template <class F>
-void parallel_for(std::int64_t n, const F& f, void* stream_in) {
-  void* const stream = launch_stream(stream_in);
+void parallel_for(std::int64_t n, const F& f, void* stream) {
   if constexpr (HasStreamCudaFor<F>) {
     f.cuda_for(n, stream);
   } else if constexpr (HasCudaFor<F>) {

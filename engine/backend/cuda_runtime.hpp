@@ -50,32 +50,6 @@ void stream_destroy(void* stream) noexcept;
 void stream_after_default(void* stream);   // waits, on the device, for the default stream's work so far
 void stream_synchronize(void* stream);
 
-// Graphs (LaunchGraph, launch_graph.hpp). capture_begin starts capturing
-// `stream` (a non-blocking stream of the caller's) for this thread: until
-// capture_end_launch, a launch this thread sends to the default stream
-// goes to `stream` instead (launch_stream), and is recorded, not run.
-// capture_end_launch ends the capture, makes `exec` (a cudaGraphExec_t,
-// null at first) run the recorded graph, by updating its kernels'
-// arguments where the graph has the same shape, else by instantiating it
-// anew, and launches it on the default stream; it returns the exec, which
-// graph_exec_destroy frees. capture_abandon ends a capture that failed.
-void capture_begin(void* stream);
-void* capture_end_launch(void* stream, void* exec);
-void capture_abandon(void* stream) noexcept;
-void graph_exec_destroy(void* exec) noexcept;
-// Where a launch asked for on `stream` goes: `stream`, except that the
-// default stream (null) means the capture stream while this thread captures.
-void* launch_stream(void* stream);
-
-// Events on the default stream that time the device (StepTimer,
-// step_timer.hpp): created with timing, recorded where the launches sent
-// so far end; event_seconds waits for `end` and gives the device's time
-// from `begin` to it.
-void* event_create();
-void event_destroy(void* event) noexcept;
-void event_record(void* event);
-double event_seconds(void* begin, void* end);
-
 // Throws strata::Error naming `what` if the last launch failed.
 void check_launch(const char* what);
 // For the *.cu files: a cudaError_t that is not cudaSuccess as an Error

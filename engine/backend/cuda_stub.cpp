@@ -29,15 +29,6 @@ void* stream_create() { unavailable(); }
 void stream_destroy(void*) noexcept {}
 void stream_after_default(void*) {}
 void stream_synchronize(void*) {}
-void capture_begin(void*) { unavailable(); }
-void* capture_end_launch(void*, void*) { unavailable(); }
-void capture_abandon(void*) noexcept {}
-void graph_exec_destroy(void*) noexcept {}
-void* launch_stream(void* stream) { return stream; }
-void* event_create() { unavailable(); }
-void event_destroy(void*) noexcept {}
-void event_record(void*) { unavailable(); }
-double event_seconds(void*, void*) { unavailable(); }
 void check_launch(const char*) {}
 DeviceProbe probe_device() { unavailable(); }
 void range_push(const char*) noexcept {}

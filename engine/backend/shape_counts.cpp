@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
-#include <stdexcept>
-#include <string>
 
 namespace strata::shape {
 namespace {
@@ -34,17 +32,6 @@ Registry& registry() {
 
 thread_local std::vector<std::string> t_phases;
 thread_local bool t_background = false;
-// The graph being recorded on this thread: whether one is, and its kernels so far.
-thread_local bool t_graph = false;
-thread_local std::int64_t t_graph_kernels = 0;
-
-// What stream capture refuses, refused on every backend.
-void outside_graph(const char* what) {
-  if (t_graph)
-    throw std::logic_error(std::string("shape counts: ") + what +
-                           " inside a launch graph (a CUDA graph holds kernel launches only: "
-                           "engine/backend/launch_graph.hpp)");
-}
 
 const std::string& current() {
   static const std::string untimed = "untimed", background = "background";
@@ -62,13 +49,8 @@ void count(F&& add) {
 }  // namespace
 
 void launch(std::int64_t threads, Work work) {
-  if (t_graph) ++t_graph_kernels;
   count([&](Phase& p) {
-    if (t_graph) {
-      ++p.counts.graph_kernels;
-    } else {
-      ++p.counts.launches;
-    }
+    ++p.counts.launches;
     LaunchSize& s = p.sizes[threads];
     s.threads = threads;
     ++s.launches;
@@ -79,38 +61,18 @@ void launch(std::int64_t threads, Work work) {
 }
 
 void wait() {
-  outside_graph("a wait");
   count([](Phase& p) { ++p.counts.waits; });
 }
 
-void begin_graph() {
-  if (t_graph) throw std::logic_error("shape counts: a launch graph inside another");
-  t_graph = true;
-  t_graph_kernels = 0;
-}
-
-void end_graph() {
-  if (!t_graph) throw std::logic_error("shape counts: end_graph without begin_graph");
-  t_graph = false;
-  if (t_graph_kernels > 0) count([](Phase& p) { ++p.counts.launches; });
-}
-
-void abandon_graph() noexcept { t_graph = false; }
-
-bool in_graph() { return t_graph; }
-
 void to_device(std::size_t bytes) {
-  outside_graph("a copy to the device");
   count([&](Phase& p) { p.counts.bytes_to_device += static_cast<std::int64_t>(bytes); });
 }
 
 void to_host(std::size_t bytes) {
-  outside_graph("a copy to the host");
   count([&](Phase& p) { p.counts.bytes_to_host += static_cast<std::int64_t>(bytes); });
 }
 
 void allocation() {
-  outside_graph("an allocation");
   count([](Phase& p) { ++p.counts.allocations; });
 }
 
@@ -125,9 +87,8 @@ void mark_background_thread() { t_background = true; }
 std::int64_t PhaseCounts::threads_min() const { return sizes.empty() ? 0 : sizes.front().threads; }
 
 std::int64_t PhaseCounts::threads_median() const {
-  std::int64_t seen = 0, kernels = 0;
-  for (const LaunchSize& s : sizes) kernels += s.launches;
-  const std::int64_t half = (kernels + 1) / 2;
+  std::int64_t seen = 0;
+  const std::int64_t half = (launches + 1) / 2;
   for (const LaunchSize& s : sizes) {
     seen += s.launches;
     if (seen >= half) return s.threads;

@@ -19,14 +19,7 @@
 //  - exclusive_scan: CUB's two launches, then the total read back (two
 //    waits, 8 bytes); sort_pairs: CUB's radix sort, 2 + bits/8 launches;
 //  - a Buffer of device memory: an allocation (cudaMalloc), and a wait
-//    when it is freed (cudaFree synchronises the device);
-//  - the launches between begin_graph() and end_graph() (a LaunchGraph,
-//    engine/backend/launch_graph.hpp: a CUDA graph on that backend) are
-//    one launch, the graph's: each of its kernels adds its threads and
-//    work to the launch sizes as a launch would, and one to graph_kernels,
-//    but not to launches. A wait, a copy or an allocation inside a graph
-//    is an error on every backend (std::logic_error): stream capture
-//    refuses them on CUDA, so the host finds them first.
+//    when it is freed (cudaFree synchronises the device).
 #pragma once
 
 #include <cstddef>
@@ -44,12 +37,6 @@ using Work = kernels::Work;
 
 void launch(std::int64_t threads, Work work = {});
 void wait();
-// The launches in between are one graph launch (see above); graphs do not nest.
-void begin_graph();
-void end_graph();
-// Leaves a graph that failed part way (an exception): nothing more is counted for it.
-void abandon_graph() noexcept;
-bool in_graph();
 void to_device(std::size_t bytes);
 void to_host(std::size_t bytes);
 void allocation();
@@ -64,12 +51,11 @@ struct LaunchSize {
 struct PhaseCounts {
   std::string phase;
   std::int64_t launches = 0, waits = 0, allocations = 0;
-  std::int64_t graph_kernels = 0;   // kernels launched inside graphs (each graph is one of `launches`)
   std::int64_t bytes_to_device = 0, bytes_to_host = 0;
-  std::vector<LaunchSize> sizes;   // ascending threads; kernels inside graphs included
+  std::vector<LaunchSize> sizes;   // ascending threads
 
   std::int64_t threads_min() const;
-  std::int64_t threads_median() const;   // of the kernels launched (the lower median)
+  std::int64_t threads_median() const;   // of launches (the lower median)
   Work work() const;
 };
 

@@ -15,7 +15,7 @@ std::string to_text(const std::vector<shape::PhaseCounts>& phases) {
   s.precision(17);
   for (const auto& p : phases) {
     s << p.phase << '\t' << p.launches << '\t' << p.waits << '\t' << p.allocations << '\t' << p.bytes_to_device
-      << '\t' << p.bytes_to_host << '\t' << p.graph_kernels << '\t' << p.sizes.size() << '\n';
+      << '\t' << p.bytes_to_host << '\t' << p.sizes.size() << '\n';
     for (const auto& z : p.sizes)
       s << z.threads << '\t' << z.launches << '\t' << z.bytes << '\t' << z.flops << '\t' << z.int_ops << '\n';
   }
@@ -28,8 +28,7 @@ std::vector<shape::PhaseCounts> from_text(const std::string& text) {
   shape::PhaseCounts p;
   std::size_t sizes = 0;
   while (std::getline(s, p.phase, '\t') &&
-         s >> p.launches >> p.waits >> p.allocations >> p.bytes_to_device >> p.bytes_to_host >> p.graph_kernels >>
-             sizes) {
+         s >> p.launches >> p.waits >> p.allocations >> p.bytes_to_device >> p.bytes_to_host >> sizes) {
     p.sizes.resize(sizes);
     for (auto& z : p.sizes) s >> z.threads >> z.launches >> z.bytes >> z.flops >> z.int_ops;
     s.ignore(1);   // the newline
@@ -56,9 +55,6 @@ void write_shape_counts(H5Output& h5, const std::vector<shape::PhaseCounts>& pha
     h5.group(g);
     h5.scalar(g + "/launches", p.launches);
     h5.scalar(g + "/waits", p.waits);
-    // Kernels launched inside graphs: each graph is one of `launches`, its
-    // kernels' threads and work are in the launch sizes.
-    h5.scalar(g + "/graph_kernels", p.graph_kernels);
     h5.scalar(g + "/allocations", p.allocations);
     h5.scalar(g + "/bytes_to_device", p.bytes_to_device, "byte");
     h5.scalar(g + "/bytes_to_host", p.bytes_to_host, "byte");
