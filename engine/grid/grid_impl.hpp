@@ -215,13 +215,14 @@ double global_sum(const Grid& g, const Device& device, const F& f) {
 template <class T>
 void pack_owned(const Grid& g, const Device& device, const Field<T>& f, T* to) {
   const kernels::grid::FieldSet<T> set = detail::components(const_cast<Field<T>&>(f));
-  for_box(device, g.owned(), kernels::grid::Pack<T>{set, g.owned(), to}, set.count);
+  for_box(device, g.owned(), kernels::grid::SingleBox<kernels::grid::Pack<T>>{{set, to, {}}, g.owned()}, set.count);
 }
 
 template <class T>
 void unpack_owned(const Grid& g, const Device& device, const T* from, Field<T>& f) {
   const kernels::grid::FieldSet<T> set = detail::components(f);
-  for_box(device, g.owned(), kernels::grid::Unpack<T>{set, g.owned(), from}, set.count);
+  for_box(device, g.owned(), kernels::grid::SingleBox<kernels::grid::Unpack<T>>{{set, from, {}}, g.owned()},
+          set.count);
 }
 
 template <class T>

@@ -26,6 +26,8 @@
   STRATA_GRID_LIST_FOR(M, strata::kernels::grid::Pack<Real>)       \
   STRATA_GRID_LIST_FOR(M, strata::kernels::grid::Unpack<Real>)     \
   STRATA_GRID_LIST_FOR(M, strata::kernels::grid::PeriodicWrap<Real>) \
+  STRATA_GRID_FOR(M, strata::kernels::grid::SingleBox<strata::kernels::grid::Pack<Real>>)   \
+  STRATA_GRID_FOR(M, strata::kernels::grid::SingleBox<strata::kernels::grid::Unpack<Real>>) \
   STRATA_GRID_FOR(M, strata::kernels::grid::FillSide<Real>)        \
   STRATA_GRID_SUM(M, strata::kernels::grid::CellValue<Real>)       \
   STRATA_GRID_MAX(M, strata::kernels::grid::CellValue<Real>)       \

@@ -221,6 +221,24 @@ struct BoxListKernel {
   }
 };
 
+// A box-list functor over one box alone, as a per-component cell functor
+// for BoxKernel (for_box): box 0 of the list is `box`. For boxes that may
+// not fit BoxListKernel's 32-bit cell index (a rank's owned cells:
+// grid::pack_owned).
+template <class F>
+struct SingleBox {
+  F f;
+  Box box;
+  static constexpr Work cell_work() {
+    if constexpr (requires { F::cell_work(); }) {
+      return F::cell_work();
+    } else {
+      return Work{};
+    }
+  }
+  STRATA_HD STRATA_FORCEINLINE auto component(int c) const { return f.at(0, c, box); }
+};
+
 // f(i, j, k) of the cell at linear position idx of a box (what
 // parallel_reduce reduces).
 template <class F>
