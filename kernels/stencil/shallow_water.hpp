@@ -197,7 +197,7 @@ struct ShallowWaterWalls {
       normal(i, j, k);
     }
   };
-  STRATA_HD One at(int b, int, const Box&) const {
+  STRATA_HD One at(int b, int, const grid::Box&) const {
     return {h, axis == 0 ? v : u, NormalVelocityWall<T>{axis == 0 ? u : v, axis, n_owned, side[b]}};
   }
 };
