@@ -207,6 +207,17 @@ struct WallHaloZ {
   }
 };
 
+// Both walls' halo rows in one launch (BoxListKernel over the rows
+// beyond each wall this rank holds, box b mirroring row src[b]). The
+// boxes read owned rows only, so they need no order.
+template <class T>
+struct WallRowsZ {
+  State<T> s;
+  Background<T> bg;
+  index_t src[2];
+  STRATA_HD WallHaloZ<T> at(int b, int, const kernels::grid::Box&) const { return {s, bg, src[b]}; }
+};
+
 // miniWeather's injection case: in the left halo of the domain (x is
 // periodic; this overrides what came from the right end) a jet of 50 m/s
 // at theta = 298 K enters the rows with |z - 3 zlen/4| <= zlen/16.

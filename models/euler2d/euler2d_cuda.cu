@@ -53,15 +53,18 @@ __global__ void __launch_bounds__(kColumnThreads) sweep_z(const k::FusedStage<T,
   const index_t x = static_cast<index_t>(blockIdx.x) * kColumnThreads + threadIdx.x;
   if (x >= box.n[0]) return;
   const index_t i = box.lo[0] + x;
-  const index_t first = static_cast<index_t>(blockIdx.y) * Cells;
-  const index_t last = std::min<index_t>(first + Cells, box.n[1]);
-  T lo[k::kVars], hi[k::kVars];
-  s.flux.face(i, box.lo[1] + first, lo);
-  for (index_t row = first; row < last; ++row) {
-    const index_t j = box.lo[1] + row;
-    s.flux.face(i, j + 1, hi);
-    s.apply.update(i, j, lo, hi);
-    for (int v = 0; v < k::kVars; ++v) lo[v] = hi[v];
+  // blockIdx.y: the column's tile of Cells rows (looped past 65535 tiles).
+  for (index_t first = static_cast<index_t>(blockIdx.y) * Cells; first < box.n[1];
+       first += static_cast<index_t>(gridDim.y) * Cells) {
+    const index_t last = std::min<index_t>(first + Cells, box.n[1]);
+    T lo[k::kVars], hi[k::kVars];
+    s.flux.face(i, box.lo[1] + first, lo);
+    for (index_t row = first; row < last; ++row) {
+      const index_t j = box.lo[1] + row;
+      s.flux.face(i, j + 1, hi);
+      s.apply.update(i, j, lo, hi);
+      for (int v = 0; v < k::kVars; ++v) lo[v] = hi[v];
+    }
   }
 }
 
@@ -81,7 +84,7 @@ void SweepStage<T, Axis>::cuda_for(std::int64_t n, void* stream) const {
   } else {
     const std::int64_t column_tiles = (box.n[1] + kColumnCells - 1) / kColumnCells;
     const dim3 grid(static_cast<unsigned>((box.n[0] + kColumnThreads - 1) / kColumnThreads),
-                    static_cast<unsigned>(column_tiles));
+                    static_cast<unsigned>(std::min<std::int64_t>(column_tiles, 65535)));
     sweep_z<T, kColumnCells><<<grid, kColumnThreads, 0, st>>>(stage, box);
     cuda::check_launch("euler2d sweep_z");
   }

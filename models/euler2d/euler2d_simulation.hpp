@@ -145,34 +145,37 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
   // (one rank, or a sweep along an axis not cut), the halos are ready once
   // begin() has wrapped them and the boundaries are set: one launch over
   // the box. Otherwise the cells two or more from a remote face go while
-  // the messages travel, the rest after them.
+  // the messages travel, the rest after them. The wall rows (z) mirror
+  // owned rows, so they are set before any cell beside them goes; the
+  // jet's inflow (x) overrides the halo the exchange brings, so it comes
+  // after that halo.
   void stage(int axis, Field<T>& init, Field<T>& forcing, Field<T>& out, T dt) {
     const grid::Grid& g = *this->grid_;
     const T hv = static_cast<T>(-p_.hv_beta * g.spec().d.at(axis) / (16 * static_cast<double>(dt)));
     halo_->begin({&forcing});
+    if (axis == 1) walls(forcing);
     if (!g.remote(axis, 0) && !g.remote(axis, 1)) {
-      boundaries(axis, forcing);
+      if (axis == 0) inflow(forcing);
       fused(axis, init, forcing, out, hv, dt, g.owned());
       halo_->end();
       return;
     }
     fused(axis, init, forcing, out, hv, dt, cells_inner_[axis]);
     halo_->end();
-    boundaries(axis, forcing);
+    if (axis == 0) inflow(forcing);
     for (const Box& b : cells_outer_[axis]) fused(axis, init, forcing, out, hv, dt, b);
   }
 
-  // The halos a sweep reads that no exchange fills: the jet's inflow
-  // (x), the rows beyond the walls (z).
-  void boundaries(int axis, Field<T>& forcing) {
-    const Device& dev = this->ctx_.device;
-    if (axis == 0) {
-      if (p_.c == Case::injection && inject_.size() > 0)
-        grid::for_box(dev, inject_, k::InjectJet<T>{forcing.view(), background()});
-    } else {
-      for (const auto& [box, src] : walls_)
-        grid::for_box(dev, box, k::WallHaloZ<T>{forcing.view(), background(), src});
-    }
+  // The halo rows beyond the solid bottom and top (z), one launch.
+  void walls(Field<T>& forcing) {
+    grid::for_boxes(this->ctx_.device, walls_,
+                    k::WallRowsZ<T>{forcing.view(), background(), {wall_src_[0], wall_src_[1]}});
+  }
+
+  // The jet's inflow rows of the left halo (x).
+  void inflow(Field<T>& forcing) {
+    if (p_.c == Case::injection && inject_.size() > 0)
+      grid::for_box(this->ctx_.device, inject_, k::InjectJet<T>{forcing.view(), background()});
   }
 
   void fused(int axis, Field<T>& init, Field<T>& forcing, Field<T>& out, T hv, T dt, const Box& cells) {
@@ -289,7 +292,8 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
       Box b = g.owned();
       b.lo[1] = side == 0 ? -k::kHalo : n[1];
       b.n[1] = k::kHalo;
-      walls_.push_back({b, side == 0 ? 0 : n[1] - 1});
+      wall_src_[walls_.count] = side == 0 ? 0 : n[1] - 1;
+      walls_.add(b);
     }
     // The jet enters through the left halo of the ranks at the domain's left edge.
     inject_ = Box{};
@@ -329,7 +333,8 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
   std::unique_ptr<grid::HaloExchange<T>> halo_;
   Box cells_inner_[2];
   std::vector<Box> cells_outer_[2];
-  std::vector<std::pair<Box, index_t>> walls_;
+  kernels::grid::BoxList walls_;   // the halo rows beyond each wall this rank holds
+  index_t wall_src_[2] = {0, 0};   // the owned row each mirrors
   Box inject_;
 };
 

@@ -104,7 +104,7 @@ struct SweepStage {
 #define STRATA_EULER2D_KERNELS(M, Real)                                      \
   STRATA_FOR(M, strata::euler2d::SweepStage<Real, 0>)                        \
   STRATA_FOR(M, strata::euler2d::SweepStage<Real, 1>)                        \
-  STRATA_GRID_FOR(M, strata::kernels::stencil::euler2d::WallHaloZ<Real>)     \
+  STRATA_GRID_LIST_FOR(M, strata::kernels::stencil::euler2d::WallRowsZ<Real>) \
   STRATA_GRID_FOR(M, strata::kernels::stencil::euler2d::InjectJet<Real>)     \
   STRATA_GRID_SUM(M, strata::kernels::stencil::euler2d::CellMass<Real>)      \
   STRATA_GRID_SUM(M, strata::kernels::stencil::euler2d::CellEnergy<Real>)    \
