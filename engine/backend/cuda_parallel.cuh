@@ -10,6 +10,7 @@
 #include <thrust/transform_reduce.h>
 
 #include <algorithm>
+#include <climits>
 
 #include "engine/backend/cuda_runtime.hpp"
 #include "engine/backend/parallel.hpp"
@@ -24,9 +25,92 @@ __global__ void grid_stride_kernel(std::int64_t n, F f) {
   }
 }
 
+// The same for a functor whose threads index arrays of its own with
+// values known only at run time (`static constexpr bool kIndexedArgument`:
+// a box list): a by-value argument so indexed is copied to every thread's
+// stack; __grid_constant__ reads it in place, in the parameter space.
+template <class F>
+__global__ void grid_stride_kernel_in_place(std::int64_t n, const __grid_constant__ F f) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    f(i);
+  }
+}
+
+template <class F>
+concept IndexedArgument = requires { requires F::kIndexedArgument; };
+
+// A box launch (kernels/grid/box_kernels.hpp: a functor with `box`, and
+// `cell(i, j, k, c)` for cell (i, j, k) and component c): one thread per
+// cell, x from the block's threads and blocks along x, y from the
+// grid's y (and the block's y for short rows), z from the grid's z, every
+// component in turn in the thread; so no thread divides its index, where
+// the grid-stride launch decoded (i, j, k) from a linear index with two
+// 64-bit divisions per cell. Grids too large for the y and z dimensions
+// loop over the rest.
+template <class F>
+concept BoxLaunch = requires(const F& f, std::int64_t i) {
+  f.box;
+  { F::kComponents } -> std::convertible_to<bool>;
+  f.cell(i, i, i, 0);
+};
+
+template <class F>
+__global__ void box_kernel(F f) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int n0 = static_cast<int>(f.box.n[0]), n1 = static_cast<int>(f.box.n[1]), n2 = static_cast<int>(f.box.n[2]);
+  if (i >= n0) return;
+  const std::int64_t x = f.box.lo[0] + i;
+  for (int j = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y); j < n1;
+       j += static_cast<int>(gridDim.y * blockDim.y)) {
+    const std::int64_t y = f.box.lo[1] + j;
+    for (int k = static_cast<int>(blockIdx.z); k < n2; k += static_cast<int>(gridDim.z)) {
+      const std::int64_t z = f.box.lo[2] + k;
+      if constexpr (F::kComponents) {
+        for (int c = 0; c < f.ncomp; ++c) f.cell(x, y, z, c);
+      } else {
+        f.cell(x, y, z, 0);
+      }
+    }
+  }
+}
+
+// Blocks of 256 threads: along x the widest of 256, 128, 64, 32 that wastes
+// the fewest threads at the end of a row (384 cells: 3 x 128), the rest
+// along y; a row shorter than 32 takes the next power of two and y the
+// rest (a face normal to x: 1 or 2 cells a row).
+inline dim3 box_block(std::int64_t n0) {
+  constexpr unsigned kThreads = 256;
+  unsigned bx = 1;
+  if (n0 >= 32) {
+    std::int64_t best = -1;
+    for (unsigned w = kThreads; w >= 32; w /= 2) {
+      const std::int64_t waste = (n0 + w - 1) / w * w - n0;
+      if (best < 0 || waste < best) {
+        best = waste;
+        bx = w;
+      }
+    }
+  } else {
+    while (bx < n0) bx *= 2;
+  }
+  return dim3(bx, kThreads / bx, 1);
+}
+
+template <class F>
+void launch_box(const F& f, cudaStream_t stream) {
+  const dim3 block = box_block(f.box.n[0]);
+  const std::int64_t gx = (f.box.n[0] + block.x - 1) / block.x, gy = (f.box.n[1] + block.y - 1) / block.y;
+  const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(std::min<std::int64_t>(gy, 65535)),
+                  static_cast<unsigned>(std::min<std::int64_t>(f.box.n[2], 65535)));
+  box_kernel<<<grid, block, 0, stream>>>(f);
+  check_launch("parallel_for (box)");
+}
+
 // Launch shape from the device: enough resident blocks to fill every SM, no
 // more (the grid-stride loop covers the rest). A kernel with its own launch
-// (`cuda_for`, defined in its *.cu: shared-memory tiles) takes it instead.
+// (`cuda_for`, defined in its *.cu: shared-memory tiles) takes it instead,
+// and a box launch (above) its own shape.
 template <class F>
 void parallel_for(std::int64_t n, const F& f, void* stream) {
   if constexpr (HasStreamCudaFor<F>) {
@@ -35,18 +119,32 @@ void parallel_for(std::int64_t n, const F& f, void* stream) {
     f.cuda_for(n);
   } else {
     if (n <= 0) return;
+    if constexpr (BoxLaunch<F>) {
+      // Every axis of the box within an int (a rank's box always is).
+      if (f.box.n[0] <= INT_MAX && f.box.n[1] <= INT_MAX && f.box.n[2] <= INT_MAX) {
+        launch_box(f, static_cast<cudaStream_t>(stream));
+        return;
+      }
+    }
     constexpr int kThreads = 256;
+    auto* const kernel = [] {
+      if constexpr (IndexedArgument<F>) {
+        return grid_stride_kernel_in_place<F>;
+      } else {
+        return grid_stride_kernel<F>;
+      }
+    }();
     static thread_local int sms = -1, per_sm = 0;
     if (sms < 0) {
       int dev = 0;
       cudaGetDevice(&dev);
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, grid_stride_kernel<F>, kThreads, 0);
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0);
       per_sm = std::max(per_sm, 1);
     }
     const std::int64_t needed = (n + kThreads - 1) / kThreads;
     const int blocks = static_cast<int>(std::min<std::int64_t>(needed, static_cast<std::int64_t>(sms) * per_sm));
-    grid_stride_kernel<<<blocks, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(n, f);
+    kernel<<<blocks, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(n, f);
     check_launch("parallel_for");
   }
 }

@@ -138,6 +138,12 @@ bool Grid::remote(int axis, int side) const {
   return rank != MPI_PROC_NULL && rank != mpi_.rank();
 }
 
+bool Grid::exchanges() const {
+  for (int a = 0; a < spec_.dims; ++a)
+    if (remote(a, 0) || remote(a, 1)) return true;
+  return false;
+}
+
 Box Grid::shrink(int margin, const Faces& cut) const {
   Box b = owned();
   for (int a = 0; a < spec_.dims; ++a) {

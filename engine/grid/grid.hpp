@@ -105,6 +105,8 @@ class Grid {
   // waits for. False for a physical side and for a periodic axis this rank
   // spans alone, whose halo is its own cells (copied in begin()).
   bool remote(int axis, int side) const;
+  // Whether any face's halo comes from another rank (remote on some side).
+  bool exchanges() const;
   // The opt-in overlap that splits only where a message must be waited
   // for: the owned cells at least `margin` from every remote face (the
   // whole box on one rank), and the rest as disjoint boxes. Cells of
@@ -181,6 +183,15 @@ void for_box(const Device& device, const Box& box, const F& f, int ncomp = 1) {
   parallel_for(device, box.size() * ncomp, kernels::grid::BoxKernel<F>{box, f, ncomp});
 }
 
+// Runs f.at(b, c, box)(i, j, k) over every cell of every box b of a list
+// and each of ncomp components, in one launch (kernels/grid/box_kernels.hpp:
+// BoxListKernel, F declared by STRATA_GRID_LIST_FOR).
+template <class F>
+void for_boxes(const Device& device, const kernels::grid::BoxList& boxes, const F& f, int ncomp = 1) {
+  if (boxes.cells() <= 0) return;
+  parallel_for(device, boxes.cells(), kernels::grid::BoxListKernel<F>{boxes, f, ncomp});
+}
+
 // Halo exchange of up to kMaxFields fields of type T with all 3^dims - 1
 // neighbours at once (faces, edges and corners), non-blocking: begin() packs
 // and posts, end() waits and unpacks; compute the interior in between.
@@ -211,17 +222,16 @@ class HaloExchange {
     Box send, recv;
     std::size_t offset;   // into the buffers, in elements per field
   };
-  struct Wrap {           // a periodic axis this rank spans alone (PeriodicWrap)
-    Box low;
-    int axis;
-    index_t n;
-  };
   const Grid& grid_;
   Device device_;
   int max_fields_;
   bool staged_ = false;   // device buffers reach MPI through host copies (not CUDA-aware)
   std::vector<Link> links_;
-  std::vector<Wrap> wraps_;   // in axis order
+  // The links' boxes, one launch packs (unpacks) them all; the wrapped
+  // axes' low halo slabs, one launch wraps them all (PeriodicWrap).
+  kernels::grid::BoxList sends_, receives_, wraps_;
+  int wrap_axis_[3] = {0, 0, 0};
+  bool wrapped_[3] = {false, false, false};
   std::size_t cells_ = 0;   // halo cells of all links (per field)
   Buffer<T> send_dev_, recv_dev_;                 // pack target (device or host memory)
   std::vector<T> send_host_, recv_host_;          // staging for CUDA without CUDA-aware MPI

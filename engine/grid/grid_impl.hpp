@@ -70,22 +70,23 @@ HaloExchange<T>::HaloExchange(const Grid& g, const Device& device, int max_field
   // over the halos of the axes wrapped before it, so every direction whose
   // offsets lie on such axes only is covered, edges and corners included.
   const auto n = g.count();
-  bool self[3] = {false, false, false};
+  bool* const self = wrapped_;
   for (int a = 0; a < g.dims(); ++a) {
     int o[3] = {0, 0, 0};
     o[a] = 1;
     // The Cartesian communicator keeps MpiContext's numbering (reorder = 0).
     self[a] = g.neighbour(o[0], o[1], o[2]) == g.mpi().rank();
     if (!self[a]) continue;
-    Wrap w{g.owned(), a, n[a]};
+    Box low = g.owned();
     for (int b = 0; b < a; ++b)
       if (self[b]) {
-        w.low.lo[b] = -g.halo(b);
-        w.low.n[b] = n[b] + 2 * g.halo(b);
+        low.lo[b] = -g.halo(b);
+        low.n[b] = n[b] + 2 * g.halo(b);
       }
-    w.low.lo[a] = -g.halo(a);
-    w.low.n[a] = g.halo(a);
-    wraps_.push_back(w);
+    low.lo[a] = -g.halo(a);
+    low.n[a] = g.halo(a);
+    wrap_axis_[wraps_.count] = a;
+    wraps_.add(low);
   }
   const int zr = g.dims() == 3 ? 1 : 0;
   for (int dz = -zr; dz <= zr; ++dz)
@@ -100,6 +101,8 @@ HaloExchange<T>::HaloExchange(const Grid& g, const Device& device, int max_field
         detail::link_boxes(g, o, link.send, link.recv);
         cells_ += static_cast<std::size_t>(link.send.size());
         links_.push_back(link);
+        sends_.add(link.send);
+        receives_.add(link.recv);
       }
   const std::size_t total = cells_ * static_cast<std::size_t>(max_fields);
   send_dev_ = Buffer<T>(device, total);
@@ -128,13 +131,18 @@ void HaloExchange<T>::begin(std::initializer_list<Field<T>*> fields) {
     }
   const std::size_t nf = static_cast<std::size_t>(pending_.count);
   if (nf == 0) return;
-  using kernels::grid::PeriodicWrap;
-  for (const Wrap& w : wraps_)
-    for_box(device_, w.low, PeriodicWrap<T>{pending_, w.axis, w.n, w.low.n[w.axis]}, pending_.count);
+  if (wraps_.count > 0) {
+    const auto n = grid_.count();
+    kernels::grid::PeriodicWrap<T> wrap{pending_, {wrap_axis_[0], wrap_axis_[1], wrap_axis_[2]},
+                                        {n[0], n[1], n[2]}, {grid_.halo(0), grid_.halo(1), grid_.halo(2)},
+                                        {wrapped_[0], wrapped_[1], wrapped_[2]}};
+    for_boxes(device_, wraps_, wrap, pending_.count);
+  }
   if (links_.empty()) return;
-  for (const Link& l : links_)
-    for_box(device_, l.send, kernels::grid::Pack<T>{pending_, l.send, send_dev_.data() + l.offset * nf},
-            pending_.count);
+  kernels::grid::Pack<T> pack{pending_, send_dev_.data(), {}};
+  for (std::size_t b = 0; b < links_.size(); ++b)
+    pack.offset[b] = static_cast<index_t>(links_[b].offset * nf);
+  for_boxes(device_, sends_, pack, pending_.count);
   T* send = send_dev_.data();
   T* recv = recv_dev_.data();
   if (staged_) {
@@ -167,9 +175,10 @@ void HaloExchange<T>::end() {
   requests_.clear();
   const std::size_t nf = static_cast<std::size_t>(pending_.count);
   if (staged_) recv_dev_.copy_from_host(recv_host_.data(), cells_ * nf);
-  for (const Link& l : links_)
-    for_box(device_, l.recv, kernels::grid::Unpack<T>{pending_, l.recv, recv_dev_.data() + l.offset * nf},
-            pending_.count);
+  kernels::grid::Unpack<T> unpack{pending_, recv_dev_.data(), {}};
+  for (std::size_t b = 0; b < links_.size(); ++b)
+    unpack.offset[b] = static_cast<index_t>(links_[b].offset * nf);
+  for_boxes(device_, receives_, unpack, pending_.count);
 }
 
 template <class T>
@@ -206,13 +215,14 @@ double global_sum(const Grid& g, const Device& device, const F& f) {
 template <class T>
 void pack_owned(const Grid& g, const Device& device, const Field<T>& f, T* to) {
   const kernels::grid::FieldSet<T> set = detail::components(const_cast<Field<T>&>(f));
-  for_box(device, g.owned(), kernels::grid::Pack<T>{set, g.owned(), to}, set.count);
+  for_box(device, g.owned(), kernels::grid::SingleBox<kernels::grid::Pack<T>>{{set, to, {}}, g.owned()}, set.count);
 }
 
 template <class T>
 void unpack_owned(const Grid& g, const Device& device, const T* from, Field<T>& f) {
   const kernels::grid::FieldSet<T> set = detail::components(f);
-  for_box(device, g.owned(), kernels::grid::Unpack<T>{set, g.owned(), from}, set.count);
+  for_box(device, g.owned(), kernels::grid::SingleBox<kernels::grid::Unpack<T>>{{set, from, {}}, g.owned()},
+          set.count);
 }
 
 template <class T>

@@ -10,6 +10,8 @@
 
 // for_box(device, box, F)
 #define STRATA_GRID_FOR(M, ...) STRATA_FOR(M, strata::kernels::grid::BoxKernel<__VA_ARGS__>)
+// for_boxes(device, boxes, F): F's at(b, c, box) over a BoxList
+#define STRATA_GRID_LIST_FOR(M, ...) STRATA_FOR(M, strata::kernels::grid::BoxListKernel<__VA_ARGS__>)
 // global_sum (a max of |F| for the scale, then the exact sum) and global_max
 #define STRATA_GRID_SUM(M, ...)                                                                         \
   STRATA_REDUCE(M, double, strata::kernels::MaxOp,                                                      \
@@ -21,12 +23,16 @@
 
 // The grid layer's own kernels: halo packing, self-periodic copies, boundaries, a field's total and maximum.
 #define STRATA_GRID_KERNELS(M, Real)                               \
-  STRATA_GRID_FOR(M, strata::kernels::grid::Pack<Real>)            \
-  STRATA_GRID_FOR(M, strata::kernels::grid::Unpack<Real>)          \
-  STRATA_GRID_FOR(M, strata::kernels::grid::PeriodicWrap<Real>)    \
+  STRATA_GRID_LIST_FOR(M, strata::kernels::grid::Pack<Real>)       \
+  STRATA_GRID_LIST_FOR(M, strata::kernels::grid::Unpack<Real>)     \
+  STRATA_GRID_LIST_FOR(M, strata::kernels::grid::PeriodicWrap<Real>) \
+  STRATA_GRID_FOR(M, strata::kernels::grid::SingleBox<strata::kernels::grid::Pack<Real>>)   \
+  STRATA_GRID_FOR(M, strata::kernels::grid::SingleBox<strata::kernels::grid::Unpack<Real>>) \
   STRATA_GRID_FOR(M, strata::kernels::grid::FillSide<Real>)        \
   STRATA_GRID_SUM(M, strata::kernels::grid::CellValue<Real>)       \
   STRATA_GRID_MAX(M, strata::kernels::grid::CellValue<Real>)       \
   STRATA_REDUCE(M, double, strata::Plus,                           \
-                strata::kernels::grid::BoxValue<strata::kernels::grid::NonFiniteCell<Real>>)
+                strata::kernels::grid::BoxValue<strata::kernels::grid::NonFiniteCell<Real>>) \
+  STRATA_REDUCE(M, double, strata::Plus,                           \
+                strata::kernels::grid::BoxValue<strata::kernels::grid::NonFiniteCells<Real>>)
 STRATA_DECLARE_KERNELS(STRATA_GRID_KERNELS)

@@ -86,16 +86,35 @@ class GridSimulation : public Simulation {
     if (output) write_output();
   }
 
+  // One reduction over every state field (one wait); the fields are
+  // looked at one by one only to name the one that failed.
   std::optional<std::string> nonfinite() const override {
     const Box box = grid_->owned();
-    for (const Field<T>* f : const_cast<GridSimulation*>(this)->state())
+    const std::vector<Field<T>*> fields = const_cast<GridSimulation*>(this)->state();
+    double bad = 0;
+    kernels::grid::FieldSet<const T> set{};
+    const auto scan = [&] {
+      using kernels::grid::NonFiniteCells;
+      bad += parallel_reduce(ctx_.device, box.size(), kernels::grid::BoxValue<NonFiniteCells<T>>{box, {set}}, 0.0,
+                             Plus{});
+      set.count = 0;
+    };
+    for (const Field<T>* f : fields)
+      for (int c = 0; c < f->ncomp(); ++c) {
+        if (set.count == kernels::grid::kMaxFields) scan();
+        set.layout = f->view().component(0);
+        set.origin[set.count++] = f->view().component(c).origin;
+      }
+    if (set.count > 0) scan();
+    if (bad == 0) return std::nullopt;
+    for (const Field<T>* f : fields)
       for (int c = 0; c < f->ncomp(); ++c) {
         using kernels::grid::NonFiniteCell;
-        const double bad = parallel_reduce(
+        const double in_field = parallel_reduce(
             ctx_.device, box.size(),
             kernels::grid::BoxValue<NonFiniteCell<T>>{box, NonFiniteCell<T>{f->view().component(c)}}, 0.0, Plus{});
-        if (bad > 0)
-          return std::to_string(static_cast<long long>(bad)) + " non-finite value(s) in field " + f->name(c) +
+        if (in_field > 0)
+          return std::to_string(static_cast<long long>(in_field)) + " non-finite value(s) in field " + f->name(c) +
                  " at t = " + std::to_string(time_) + " s";
       }
     return std::nullopt;

@@ -1,11 +1,14 @@
 // Launching a per-cell functor over a Box: the launcher, not the functor,
 // owns the loop (AMReX's ParallelFor(Box, ncomp, f)). A functor is called
 // f(i, j, k) for every cell, or, a per-component one, f.component(c)(i, j,
-// k) for every cell and c in [0, ncomp), once each, in any order: on CUDA one thread
-// per (cell, component) from the one decode of the linear index; on the
-// host (host_for, chosen by engine/backend's parallel_for) OpenMP over the
-// rows of x and a vectorised loop along each row, so no index division per
-// cell. Both compute the same values, so results are bitwise the same.
+// k) for every cell and c in [0, ncomp), once each, in any order: on CUDA
+// one thread per cell from the block and grid indices (the box launch of
+// engine/backend/cuda_parallel.cuh, through `cell`), every component in
+// turn; on the host (host_for, chosen by engine/backend's parallel_for)
+// OpenMP over the rows of x and a vectorised loop along each row. Neither
+// divides an index per cell. operator()(idx), one decode of a linear
+// index per cell, is the plain reference both are tested against. All
+// compute the same values, so results are bitwise the same.
 #pragma once
 
 #include <cstdint>
@@ -20,19 +23,31 @@ namespace strata::kernels::grid {
 template <class F>
 inline constexpr bool kPerComponent = requires(const F& f) { f.component(0); };
 
+// The integer instructions a CUDA thread of the box launch spends on
+// finding its cell: x from its block and thread (a multiply-add), y
+// likewise, z from the block, the three converted to 64 bits and offset by
+// the box's corner, the bound check and the loops' tests (counted in
+// nvcc 13's PTX of box_kernel<BoxKernel<HeatStep<double>>>, sm_90).
+inline constexpr double kBoxLaunchIntOps = 12;
+
 // The device work of one cell (or cell and component) of a cell functor:
-// its own `static constexpr Work cell_work()`, plus what a CUDA thread
-// spends finding its cell from its linear index (decode: a 64-bit
-// division and remainder by n[0], another by n[1], and one more by the
-// cell count for a per-component functor).
+// its own `static constexpr Work cell_work()`, plus what a CUDA thread of
+// the box launch spends finding its cell (kBoxLaunchIntOps).
 template <class F>
 constexpr Work cell_work_of() {
-  constexpr double decode = 2 * kDivide64IntOps + 10 + (kPerComponent<F> ? kDivide64IntOps : 0);
   if constexpr (requires { F::cell_work(); }) {
-    return F::cell_work() + Work{0, 0, decode};
+    return F::cell_work() + Work{0, 0, kBoxLaunchIntOps};
   } else {
-    return Work{0, 0, decode};
+    return Work{0, 0, kBoxLaunchIntOps};
   }
+}
+
+// The work of one cell of a functor when a thread finds its cell from a
+// linear index with `divisions` 64-bit divisions (the reference launch, a
+// reduction's cell): the decode instead of the box launch's index.
+template <class F>
+constexpr Work cell_work_decoded(double divisions) {
+  return cell_work_of<F>() + Work{0, 0, divisions * kDivide64IntOps + 10 - kBoxLaunchIntOps};
 }
 
 template <class F>
@@ -41,17 +56,27 @@ struct BoxKernel {
   F f;
   int ncomp = 1;   // components: only for a functor with component(c)
 
+  static constexpr bool kComponents = kPerComponent<F>;
+
+  // As launched (the box launch on CUDA): a thread per cell, every component in it.
   Work work(std::int64_t n) const { return cell_work_of<F>() * static_cast<double>(n); }
 
+  // Cell (i, j, k) of component c (0 for a functor without components).
+  STRATA_HD STRATA_FORCEINLINE void cell(index_t i, index_t j, index_t k, int c) const {
+    if constexpr (kPerComponent<F>) {
+      f.component(c)(i, j, k);
+    } else {
+      static_cast<void>(c);
+      f(i, j, k);
+    }
+  }
+
+  // The reference launch: cell and component from the linear index idx.
   STRATA_HD STRATA_FORCEINLINE void operator()(index_t idx) const {
     const index_t cells = box.size();
     const index_t c = kPerComponent<F> ? idx / cells : 0;
     const IntVect p = decode(box, idx - c * cells);
-    if constexpr (kPerComponent<F>) {
-      f.component(static_cast<int>(c))(p[0], p[1], p[2]);
-    } else {
-      f(p[0], p[1], p[2]);
-    }
+    cell(p[0], p[1], p[2], static_cast<int>(c));
   }
 
   // Rows shorter than this (a face normal to x: one or two cells) go by
@@ -111,13 +136,117 @@ struct BoxKernel {
   }
 };
 
+// Up to kMaxBoxes boxes launched as one (the halo kernels: every
+// neighbour's message packed at once, every wrapped axis at once): a
+// functor's `at(b, c, box)` is the cell functor of box b and component c.
+inline constexpr int kMaxBoxes = 26;   // the neighbours of a 3-D box
+
+struct BoxList {
+  Box box[kMaxBoxes];
+  index_t first[kMaxBoxes + 1] = {};   // cells of the boxes before box b (one component)
+  int count = 0;
+
+  // Boxes with no cells are left out. At most kMaxBoxes.
+  void add(const Box& b) {
+    if (b.size() <= 0) return;
+    box[count] = b;
+    first[count + 1] = first[count] + b.size();
+    ++count;
+  }
+  STRATA_HD index_t cells() const { return first[count]; }
+};
+
+// A thread of a box list finds its box (a binary search of the prefix
+// sums, 5 steps for 26 boxes) and its cell in it (a 32-bit division and
+// remainder by n[0] and by n[1]: a halo box fits in 32 bits), then does
+// every component of that cell.
+inline constexpr double kDivide32IntOps = 20;   // nvcc's 32-bit division: the 64-bit one's fast path without its test
+inline constexpr double kBoxListIntOps = 5 * 3 + 2 * kDivide32IntOps + 10;
+
+template <class F>
+struct BoxListKernel {
+  BoxList boxes;
+  F f;
+  int ncomp = 1;
+
+  // Threads index the argument's arrays (the boxes): on CUDA it is read in
+  // place, from the kernel's parameter space, not copied to every thread.
+  static constexpr bool kIndexedArgument = true;
+
+  // Launched over boxes.cells() threads, one a cell (components in it).
+  Work work(std::int64_t n) const {
+    Work cell{0, 0, kBoxListIntOps};
+    if constexpr (requires { F::cell_work(); }) cell = cell + F::cell_work() * static_cast<double>(ncomp);
+    return cell * static_cast<double>(n);
+  }
+
+  // Cell idx of the list (the CUDA launch's thread, and the reference).
+  STRATA_HD STRATA_FORCEINLINE void operator()(index_t idx) const {
+    int lo = 0, hi = boxes.count - 1;   // the box b with first[b] <= idx < first[b + 1]
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if (boxes.first[mid] <= idx) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    const Box& b = boxes.box[lo];
+    const auto local = static_cast<std::uint32_t>(idx - boxes.first[lo]);
+    const auto n0 = static_cast<std::uint32_t>(b.n[0]), n1 = static_cast<std::uint32_t>(b.n[1]);
+    const std::uint32_t row = local / n0;
+    const index_t i = b.lo[0] + static_cast<index_t>(local - row * n0);
+    const index_t j = b.lo[1] + static_cast<index_t>(row % n1), k = b.lo[2] + static_cast<index_t>(row / n1);
+    for (int c = 0; c < ncomp; ++c) f.at(lo, c, b)(i, j, k);
+  }
+
+  // The host's launch over every box and component: OpenMP over all their
+  // rows at once, each row a loop along x.
+  void host_for(std::int64_t) const {
+    index_t rows_before[kMaxBoxes + 1] = {};
+    for (int b = 0; b < boxes.count; ++b)
+      rows_before[b + 1] = rows_before[b] + ncomp * boxes.box[b].n[1] * boxes.box[b].n[2];
+    const index_t rows = rows_before[boxes.count];
+#pragma omp parallel for schedule(static) if (rows > 1)
+    for (index_t r = 0; r < rows; ++r) {
+      int b = 0;
+      while (r >= rows_before[b + 1]) ++b;
+      const Box& x = boxes.box[b];
+      const index_t q = r - rows_before[b], plane = q / x.n[1], j = x.lo[1] + q % x.n[1];
+      const int c = static_cast<int>(plane / x.n[2]);
+      const index_t k = x.lo[2] + plane % x.n[2];
+      const auto g = f.at(b, c, x);
+      for (index_t i = x.lo[0]; i < x.lo[0] + x.n[0]; ++i) g(i, j, k);
+    }
+  }
+};
+
+// A box-list functor over one box alone, as a per-component cell functor
+// for BoxKernel (for_box): box 0 of the list is `box`. For boxes that may
+// not fit BoxListKernel's 32-bit cell index (a rank's owned cells:
+// grid::pack_owned).
+template <class F>
+struct SingleBox {
+  F f;
+  Box box;
+  static constexpr Work cell_work() {
+    if constexpr (requires { F::cell_work(); }) {
+      return F::cell_work();
+    } else {
+      return Work{};
+    }
+  }
+  STRATA_HD STRATA_FORCEINLINE auto component(int c) const { return f.at(0, c, box); }
+};
+
 // f(i, j, k) of the cell at linear position idx of a box (what
 // parallel_reduce reduces).
 template <class F>
 struct BoxValue {
   Box box;
   F f;
-  Work work(std::int64_t n) const { return cell_work_of<F>() * static_cast<double>(n); }
+  // A reduction's thread decodes its cell: two 64-bit divisions.
+  Work work(std::int64_t n) const { return cell_work_decoded<F>(2) * static_cast<double>(n); }
   STRATA_HD STRATA_FORCEINLINE double operator()(index_t idx) const {
     const IntVect p = decode(box, idx);
     return f(p[0], p[1], p[2]);
@@ -153,6 +282,21 @@ struct NonFiniteCell {
   STRATA_HD double operator()(index_t i, index_t j, index_t k) const {
     const T v = f(i, j, k);
     return (v - v == v - v) ? 0.0 : 1.0;   // inf - inf and NaN - NaN are NaN
+  }
+};
+
+// The count of NaN or infinite values among the fields of a set at a cell
+// (the health check of a whole state in one reduction).
+template <class T>
+struct NonFiniteCells {
+  FieldSet<const T> fields;
+  STRATA_HD double operator()(index_t i, index_t j, index_t k) const {
+    double bad = 0;
+    for (int c = 0; c < fields.count; ++c) {
+      const T v = fields[c](i, j, k);
+      bad += (v - v == v - v) ? 0.0 : 1.0;
+    }
+    return bad;
   }
 };
 

@@ -127,4 +127,20 @@ STRATA_HD FieldView<T> field_view(T* data, const Box& stored, int ncomp = 1) {
   return {data + stored.linear(0, 0, 0), sy, sz, sz * stored.n[2] STRATA_FIELD_BOUNDS(Bounds{stored, ncomp})};
 }
 
+// Up to kMaxFields fields (or components) of one layout, one grid's:
+// their origins and the shared strides (halo messages, health checks).
+inline constexpr int kMaxFields = 8;
+
+template <class T>
+struct FieldSet {
+  FieldView<T> layout;   // strides and bounds (one component)
+  T* origin[kMaxFields] = {};
+  int count = 0;
+  STRATA_HD STRATA_FORCEINLINE FieldView<T> operator[](int c) const {
+    FieldView<T> v = layout;
+    v.origin = origin[c];
+    return v;
+  }
+};
+
 }  // namespace strata::kernels::grid

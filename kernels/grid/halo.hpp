@@ -1,38 +1,26 @@
-// The grid layer's own per-cell kernels, launched over boxes by
-// BoxKernel: halo messages (pack, unpack), the halos of a periodic axis a
-// rank spans alone, and the halos of physical boundaries.
+// The grid layer's own per-cell kernels: halo messages (pack, unpack) and
+// the halos of the periodic axes a rank spans alone, launched over box
+// lists (BoxListKernel), and the halos of physical boundaries (over a box).
 #pragma once
 
 #include "kernels/core/hd.hpp"
+#include "kernels/grid/box_kernels.hpp"
 #include "kernels/grid/field_view.hpp"
 
 namespace strata::kernels::grid {
 
-// Halo messages: up to kMaxFields fields (components) of one grid packed
-// into one buffer, field after field, each the box x fastest.
-inline constexpr int kMaxFields = 8;
-
-// Fields of one layout (one grid): their origins and the shared strides.
-template <class T>
-struct FieldSet {
-  FieldView<T> layout;   // strides and bounds (one component)
-  T* origin[kMaxFields] = {};
-  int count = 0;
-  STRATA_HD STRATA_FORCEINLINE FieldView<T> operator[](int c) const {
-    FieldView<T> v = layout;
-    v.origin = origin[c];
-    return v;
-  }
-};
-
-// A per-component kernel (BoxKernel with ncomp): component(c) is the cell
-// functor of field c alone, so a launch resolves the field once per row,
-// not per cell.
+// Halo messages: up to kMaxFields fields (components) of one grid (a
+// FieldSet, field_view.hpp) packed into one buffer, link after link, in
+// each link field after field, each the box x fastest.
+// Launched over a BoxList (BoxListKernel), all links at once: box b is
+// link b's box, `offset[b]` where its message starts in the buffer, and
+// at(b, c, box) the cell functor of field c alone, so a launch resolves
+// the field once per row, not per cell.
 template <class T>
 struct Pack {
   FieldSet<T> fields;
-  Box box;
   T* buffer;
+  index_t offset[kMaxBoxes];   // link b's message: offset[b] + c * box.size() for field c
   static constexpr Work cell_work() { return item_work<T>(2, 0); }   // a value read, one written
   struct One {
     FieldView<T> f;
@@ -42,14 +30,16 @@ struct Pack {
       buffer[box.linear(i, j, k)] = f(i, j, k);
     }
   };
-  STRATA_HD One component(int c) const { return {fields[c], box, buffer + c * box.size()}; }
+  STRATA_HD One at(int b, int c, const Box& box) const {
+    return {fields[c], box, buffer + offset[b] + c * box.size()};
+  }
 };
 
 template <class T>
 struct Unpack {
   FieldSet<T> fields;
-  Box box;
   const T* buffer;
+  index_t offset[kMaxBoxes];
   static constexpr Work cell_work() { return item_work<T>(2, 0); }   // a value read, one written
   struct One {
     FieldView<T> f;
@@ -59,32 +49,46 @@ struct Unpack {
       f(i, j, k) = buffer[box.linear(i, j, k)];
     }
   };
-  STRATA_HD One component(int c) const { return {fields[c], box, buffer + c * box.size()}; }
+  STRATA_HD One at(int b, int c, const Box& box) const {
+    return {fields[c], box, buffer + offset[b] + c * box.size()};
+  }
 };
 
-// A periodic axis that one rank spans alone: its halo is the rank's own
-// cells, copied without a message. Launched over `low`, the halo slab
-// below the axis: each of its cells takes owned cell + n e_axis, and the
-// matching cell of the slab above, + (n + h) e_axis, takes + h e_axis.
-// Axis by axis in order, the later slabs spanning the earlier axes'
-// halos, so edges and corners come out right.
+// The periodic axes that one rank spans alone: their halos are the rank's
+// own cells, copied without a message. Launched over one box per such
+// axis (BoxListKernel, all at once), `low`, the halo slab below the axis,
+// spanning the halos of the wrapped axes before it (so edges and corners
+// are covered): each of its cells takes the owned cell it is an image of,
+// and so does the matching cell of the slab above, + (n + h) e_axis. A
+// halo cell's image is found on every wrapped axis at once (coordinates
+// outside [0, n) moved by n), so every value read is an owned cell's and
+// the boxes need no order: the same bits as wrapping axis by axis.
 template <class T>
 struct PeriodicWrap {
   FieldSet<T> fields;
-  int axis;
-  index_t n;   // owned cells along `axis`
-  index_t h;   // halo width along `axis`
-  static constexpr Work cell_work() { return item_work<T>(2, 0); }   // a value read, one written
+  int axis[3];       // box b wraps axis[b]
+  index_t n[3];      // owned cells per axis
+  index_t h[3];      // halo width per axis
+  bool wrapped[3];   // the axes wrapped (spanned alone by this rank, periodic)
+  static constexpr Work cell_work() { return item_work<T>(4, 0); }   // two values read, two written
   struct One {
     FieldView<T> f;
-    index_t ex, ey, ez, n, h;   // e_axis
+    index_t n[3];
+    bool wrapped[3];
+    index_t ex, ey, ez, up;   // e_axis, and n + h along it
+    STRATA_HD STRATA_FORCEINLINE index_t image(int a, index_t x) const {
+      return !wrapped[a] ? x : (x < 0 ? x + n[a] : (x >= n[a] ? x - n[a] : x));
+    }
     STRATA_HD STRATA_FORCEINLINE void operator()(index_t i, index_t j, index_t k) const {
-      const index_t up = n + h;
-      f(i, j, k) = f(i + ex * n, j + ey * n, k + ez * n);
-      f(i + ex * up, j + ey * up, k + ez * up) = f(i + ex * h, j + ey * h, k + ez * h);
+      f(i, j, k) = f(image(0, i), image(1, j), image(2, k));
+      const index_t i1 = i + ex * up, j1 = j + ey * up, k1 = k + ez * up;
+      f(i1, j1, k1) = f(image(0, i1), image(1, j1), image(2, k1));
     }
   };
-  STRATA_HD One component(int c) const { return {fields[c], axis == 0, axis == 1, axis == 2, n, h}; }
+  STRATA_HD One at(int b, int c, const Box&) const {
+    const int a = axis[b];
+    return {fields[c], {n[0], n[1], n[2]}, {wrapped[0], wrapped[1], wrapped[2]}, a == 0, a == 1, a == 2, n[a] + h[a]};
+  }
 };
 
 // Physical-boundary halos on one side of one axis, over a box of halo cells:

@@ -90,7 +90,8 @@ struct Flux {
   // written; 19 divisions (face_stencil's four by 12 per variable, u, w,
   // theta), a pow, about 40 other operations.
   static constexpr Work cell_work() { return item_work<T>(8, 19 * OpCost<T>::div + OpCost<T>::pow + 40); }
-  STRATA_HD STRATA_FORCEINLINE void operator()(index_t i, index_t j, index_t) const {
+  // The four fluxes through face (i, j), into out[kDens .. kRhot].
+  STRATA_HD STRATA_FORCEINLINE void face(index_t i, index_t j, T out[kVars]) const {
     const index_t di = Axis == 0 ? 1 : 0;
     const index_t dj = 1 - di;
     T vals[kVars], d3[kVars];
@@ -113,10 +114,15 @@ struct Flux {
     const T n = Axis == 0 ? u : w;
     T mom[2] = {r * n * u, r * n * w};
     mom[Axis] = mom[Axis] + p;
-    flux(i, j, 0, kDens) = r * n - hv * d3[kDens];
-    flux(i, j, 0, kUmom) = mom[0] - hv * d3[kUmom];
-    flux(i, j, 0, kWmom) = mom[1] - hv * d3[kWmom];
-    flux(i, j, 0, kRhot) = r * n * t - hv * d3[kRhot];
+    out[kDens] = r * n - hv * d3[kDens];
+    out[kUmom] = mom[0] - hv * d3[kUmom];
+    out[kWmom] = mom[1] - hv * d3[kWmom];
+    out[kRhot] = r * n * t - hv * d3[kRhot];
+  }
+  STRATA_HD STRATA_FORCEINLINE void operator()(index_t i, index_t j, index_t) const {
+    T f[kVars];
+    face(i, j, f);
+    for (int v = 0; v < kVars; ++v) flux(i, j, 0, v) = f[v];
   }
 };
 
@@ -137,12 +143,12 @@ struct ApplyTendency {
   // init, flux (its next face from cache) and out, four variables each, and
   // the forcing's density half the time; four divisions by d.
   static constexpr Work cell_work() { return item_work<T>(12.5, 4 * OpCost<T>::div + 12); }
-  STRATA_HD STRATA_FORCEINLINE void operator()(index_t i, index_t j, index_t) const {
-    const index_t i1 = axis == 0 ? i + 1 : i;
-    const index_t j1 = axis == 0 ? j : j + 1;
+  // The update of cell (i, j) from the fluxes through its low face (lo)
+  // and its high face (hi) along `axis`.
+  STRATA_HD STRATA_FORCEINLINE void update(index_t i, index_t j, const T lo[kVars], const T hi[kVars]) const {
     // Every tendency before any write: `out` may be `forcing` (stage 2).
     T tend[kVars];
-    for (int v = 0; v < kVars; ++v) tend[v] = -(flux(i1, j1, 0, v) - flux(i, j, 0, v)) / d;
+    for (int v = 0; v < kVars; ++v) tend[v] = -(hi[v] - lo[v]) / d;
     if (axis == 1) tend[kWmom] = tend[kWmom] - forcing(i, j, 0, kDens) * T(kGrav);
     if (wforce.origin != nullptr) {
       const T f = wforce(i, j);
@@ -151,6 +157,36 @@ struct ApplyTendency {
       tend[kWmom] += f;
     }
     for (int v = 0; v < kVars; ++v) out(i, j, 0, v) = init(i, j, 0, v) + dt * tend[v];
+  }
+  STRATA_HD STRATA_FORCEINLINE void operator()(index_t i, index_t j, index_t) const {
+    const index_t i1 = axis == 0 ? i + 1 : i;
+    const index_t j1 = axis == 0 ? j : j + 1;
+    T lo[kVars], hi[kVars];
+    for (int v = 0; v < kVars; ++v) {
+      lo[v] = flux(i, j, 0, v);
+      hi[v] = flux(i1, j1, 0, v);
+    }
+    update(i, j, lo, hi);
+  }
+};
+
+// One Runge-Kutta stage of a sweep along Axis in one kernel: the fluxes of
+// Flux<T, Axis> through a cell's two faces and ApplyTendency's update of
+// it, so the fluxes never go to memory. The same expressions as the two
+// kernels apart, so the same bits. `out` must not be the forcing state (a
+// neighbour's faces read it); `flux.flux` and `apply.flux` are unused.
+// operator() is the plain reference (each face computed by both cells
+// beside it); the launch in models/euler2d/kernels.hpp (SweepStage)
+// computes each face once, carried along a row or a column.
+template <class T, int Axis>
+struct FusedStage {
+  Flux<T, Axis> flux;
+  ApplyTendency<T> apply;   // apply.axis == Axis
+  STRATA_HD STRATA_FORCEINLINE void operator()(index_t i, index_t j, index_t) const {
+    T lo[kVars], hi[kVars];
+    flux.face(i, j, lo);
+    flux.face(Axis == 0 ? i + 1 : i, Axis == 0 ? j : j + 1, hi);
+    apply.update(i, j, lo, hi);
   }
 };
 
@@ -169,6 +205,17 @@ struct WallHaloZ {
     s(i, j, 0, kWmom) = T(0);
     s(i, j, 0, kRhot) = s(i, src, 0, kRhot);
   }
+};
+
+// Both walls' halo rows in one launch (BoxListKernel over the rows
+// beyond each wall this rank holds, box b mirroring row src[b]). The
+// boxes read owned rows only, so they need no order.
+template <class T>
+struct WallRowsZ {
+  State<T> s;
+  Background<T> bg;
+  index_t src[2];
+  STRATA_HD WallHaloZ<T> at(int b, int, const kernels::grid::Box&) const { return {s, bg, src[b]}; }
 };
 
 // miniWeather's injection case: in the left halo of the domain (x is

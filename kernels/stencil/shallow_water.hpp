@@ -169,6 +169,39 @@ struct NormalVelocityWall {
   }
 };
 
+// Every wall halo of one axis at once (BoxListKernel over the halo slabs
+// of its wall sides, box b on side side[b]), as grid::fill_side and
+// NormalVelocityWall fill them one field and one side at a time: h and the
+// tangential velocity even about the wall (mirrored, times 1), the normal
+// one odd (NormalVelocityWall). The sides may share a launch only where
+// neither reads the other's halo: more owned cells along the axis than the
+// halo is wide.
+template <class T>
+struct ShallowWaterWalls {
+  FieldView<T> h, u, v;
+  int axis;         // 0 x, 1 y
+  index_t n_owned;  // owned cells along `axis`
+  int side[2];
+  // h, u and v: a value read and one written each.
+  static constexpr Work cell_work() { return item_work<T>(6, 1); }
+  struct One {
+    FieldView<T> h, tangential;
+    NormalVelocityWall<T> normal;
+    STRATA_HD STRATA_FORCEINLINE void operator()(index_t i, index_t j, index_t k) const {
+      const int axis = normal.axis;
+      const index_t a = axis == 0 ? i : j;
+      const index_t from = normal.side == 0 ? -1 - a : 2 * normal.n_owned - 1 - a;
+      const index_t fi = axis == 0 ? from : i, fj = axis == 1 ? from : j;
+      h(i, j, k) = T(1) * h(fi, fj, k);
+      tangential(i, j, k) = T(1) * tangential(fi, fj, k);
+      normal(i, j, k);
+    }
+  };
+  STRATA_HD One at(int b, int, const grid::Box&) const {
+    return {h, axis == 0 ? v : u, NormalVelocityWall<T>{axis == 0 ? u : v, axis, n_owned, side[b]}};
+  }
+};
+
 // --- diagnostics: per-cell values for grid::global_sum / global_max -----------
 
 // Total energy per unit area h K + g h^2 / 2 (the scheme's conserved energy).

@@ -28,14 +28,14 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
   Euler2dSimulation(RunContext& ctx, const Params& p) : Base(ctx), p_(p), prof_(profiles(p)) {
     auto g = std::make_unique<grid::Grid>(ctx.mpi, p.spec());
     const std::vector<std::string> names = {"dens", "umom", "wmom", "rhot"};
-    std::vector<std::string> tmp, flux;
+    std::vector<std::string> tmp, tmp2;
     for (const std::string& v : names) {
       tmp.push_back(v + "_tmp");
-      flux.push_back(v + "_flux");
+      tmp2.push_back(v + "_tmp2");
     }
     q_ = Field<T>(*g, ctx.device, names);
     tmp_ = Field<T>(*g, ctx.device, tmp);
-    flux_ = Field<T>(*g, ctx.device, flux);
+    tmp2_ = Field<T>(*g, ctx.device, tmp2);
     halo_ = std::make_unique<grid::HaloExchange<T>>(*g, ctx.device, k::kVars);
     upload_background(*g);
     initial_state(*g);
@@ -115,8 +115,8 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
   // The least a step must move per cell: each of the 3 Runge-Kutta stages
   // of both directional sweeps reads its input (4 variables) and the step's
   // start state (the same fields in stage 1) and writes its output; the
-  // fluxes need not leave the cache: 2 x ((4 + 4) + (4 + 4 + 4) + (4 + 4 + 4))
-  // = 64 values.
+  // fluxes need not leave the cache (nor do they: SweepStage):
+  // 2 x ((4 + 4) + (4 + 4 + 4) + (4 + 4 + 4)) = 64 values.
   double bytes_per_cell_update() const override { return 64.0 * sizeof(T); }
 
   // miniWeather prints "d_mass: %le" and "d_te:   %le"; the same lines here
@@ -131,42 +131,62 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
 
  private:
   // Three stages along one axis: q* = q + dt/3 rhs(q), q** = q + dt/2
-  // rhs(q*), q = q + dt rhs(q**).
+  // rhs(q*), q = q + dt rhs(q**). A stage's output is never its forcing
+  // state (a cell's faces read its neighbours'), so q** has a buffer of
+  // its own.
   void sweep(int axis, T dt) {
     stage(axis, q_, q_, tmp_, dt / 3);
-    stage(axis, q_, tmp_, tmp_, dt / 2);
-    stage(axis, q_, tmp_, q_, dt / 1);
+    stage(axis, q_, tmp_, tmp2_, dt / 2);
+    stage(axis, q_, tmp2_, q_, dt / 1);
   }
 
-  // out = init + dt rhs(forcing) along `axis`, the halo exchange of
-  // `forcing` overlapped with the faces that need none of it. Faces first,
-  // then cells: `out` may be `forcing` (stage 2).
+  // out = init + dt rhs(forcing) along `axis`, one fused kernel
+  // (SweepStage). Where no halo along the axis comes from another rank
+  // (one rank, or a sweep along an axis not cut), the halos are ready once
+  // begin() has wrapped them and the boundaries are set: one launch over
+  // the box. Otherwise the cells two or more from a remote face go while
+  // the messages travel, the rest after them. The wall rows (z) mirror
+  // owned rows, so they are set before any cell beside them goes; the
+  // jet's inflow (x) overrides the halo the exchange brings, so it comes
+  // after that halo.
   void stage(int axis, Field<T>& init, Field<T>& forcing, Field<T>& out, T dt) {
     const grid::Grid& g = *this->grid_;
-    const Device& dev = this->ctx_.device;
     const T hv = static_cast<T>(-p_.hv_beta * g.spec().d.at(axis) / (16 * static_cast<double>(dt)));
     halo_->begin({&forcing});
-    flux(axis, forcing, hv, faces_inner_[axis]);
-    halo_->end();
-    if (axis == 0) {
-      if (p_.c == Case::injection && inject_.size() > 0)
-        grid::for_box(dev, inject_, k::InjectJet<T>{forcing.view(), background()});
-    } else {
-      for (const auto& [box, src] : walls_)
-        grid::for_box(dev, box, k::WallHaloZ<T>{forcing.view(), background(), src});
+    if (axis == 1) walls(forcing);
+    if (!g.remote(axis, 0) && !g.remote(axis, 1)) {
+      if (axis == 0) inflow(forcing);
+      fused(axis, init, forcing, out, hv, dt, g.owned());
+      halo_->end();
+      return;
     }
-    for (const Box& b : faces_outer_[axis]) flux(axis, forcing, hv, b);
-    grid::for_box(dev, g.owned(),
-                  k::ApplyTendency<T>{init.view(), forcing.view(), flux_.view(), out.view(), wforce_view(), axis,
-                                      static_cast<T>(g.spec().d.at(axis)), dt});
+    fused(axis, init, forcing, out, hv, dt, cells_inner_[axis]);
+    halo_->end();
+    if (axis == 0) inflow(forcing);
+    for (const Box& b : cells_outer_[axis]) fused(axis, init, forcing, out, hv, dt, b);
   }
 
-  void flux(int axis, Field<T>& s, T hv, const Box& faces) {
+  // The halo rows beyond the solid bottom and top (z), one launch.
+  void walls(Field<T>& forcing) {
+    grid::for_boxes(this->ctx_.device, walls_,
+                    k::WallRowsZ<T>{forcing.view(), background(), {wall_src_[0], wall_src_[1]}});
+  }
+
+  // The jet's inflow rows of the left halo (x).
+  void inflow(Field<T>& forcing) {
+    if (p_.c == Case::injection && inject_.size() > 0)
+      grid::for_box(this->ctx_.device, inject_, k::InjectJet<T>{forcing.view(), background()});
+  }
+
+  void fused(int axis, Field<T>& init, Field<T>& forcing, Field<T>& out, T hv, T dt, const Box& cells) {
+    if (cells.size() <= 0) return;
     const Device& dev = this->ctx_.device;
+    const k::ApplyTendency<T> apply{init.view(), forcing.view(), {}, out.view(), wforce_view(), axis,
+                                    static_cast<T>(this->grid_->spec().d.at(axis)), dt};
     if (axis == 0) {
-      grid::for_box(dev, faces, k::Flux<T, 0>{s.view(), flux_.view(), background(), hv});
+      parallel_for(dev, cells.size(), SweepStage<T, 0>{{{forcing.view(), {}, background(), hv}, apply}, cells});
     } else {
-      grid::for_box(dev, faces, k::Flux<T, 1>{s.view(), flux_.view(), background(), hv});
+      parallel_for(dev, cells.size(), SweepStage<T, 1>{{{forcing.view(), {}, background(), hv}, apply}, cells});
     }
   }
 
@@ -234,6 +254,7 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
       }
     q_.buffer().copy_from_host(host.data(), host.size());
     tmp_.buffer().copy_from_host(host.data(), host.size());
+    tmp2_.buffer().copy_from_host(host.data(), host.size());
   }
 
   // gravity_waves: a w-momentum source 0.01 cos^2 (within 500 m of (xlen/8,
@@ -248,31 +269,31 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
     });
   }
 
-  // The face boxes of each sweep (faces 0 .. n along the axis, face f
-  // between cells f-1 and f): those whose four cells are all owned, and
-  // the rest; the wall halos; the injection rows.
+  // The cells of each sweep two or more from a face whose halo comes
+  // from another rank (the 4-point faces of a cell read two cells either
+  // side), and the rest; the wall halos; the injection rows.
   void plan_boundaries(const grid::Grid& g) {
     const auto n = g.count();
     for (int a = 0; a < 2; ++a) {
-      // Face f reads cells f-2 .. f+1: all owned for 2 <= f <= n-2.
-      const index_t na = n[a];
-      const index_t inner_end = std::max<index_t>(2, na - 1);
-      Box inner = g.owned(), low = g.owned(), high = g.owned();
-      inner.lo[a] = 2;
-      inner.n[a] = inner_end - 2;
-      low.lo[a] = 0;
-      low.n[a] = 2;
-      high.lo[a] = inner_end;
-      high.n[a] = na + 1 - inner_end;
-      faces_inner_[a] = inner;
-      faces_outer_[a] = {low, high};
+      const index_t low = g.remote(a, 0) ? 2 : 0, high = g.remote(a, 1) ? 2 : 0;
+      Box inner = g.owned(), below = g.owned(), above = g.owned();
+      inner.lo[a] = std::min(low, n[a]);
+      inner.n[a] = std::max<index_t>(0, n[a] - low - high);
+      below.n[a] = inner.lo[a];
+      above.lo[a] = inner.lo[a] + inner.n[a];
+      above.n[a] = n[a] - above.lo[a];
+      cells_inner_[a] = inner;
+      cells_outer_[a].clear();
+      for (const Box& b : {below, above})
+        if (b.size() > 0) cells_outer_[a].push_back(b);
     }
     for (int side = 0; side < 2; ++side) {
       if (!g.physical(1, side)) continue;
       Box b = g.owned();
       b.lo[1] = side == 0 ? -k::kHalo : n[1];
       b.n[1] = k::kHalo;
-      walls_.push_back({b, side == 0 ? 0 : n[1] - 1});
+      wall_src_[walls_.count] = side == 0 ? 0 : n[1] - 1;
+      walls_.add(b);
     }
     // The jet enters through the left halo of the ranks at the domain's left edge.
     inject_ = Box{};
@@ -305,14 +326,15 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
 
   Params p_;
   Profiles prof_;
-  Field<T> q_, tmp_, flux_;   // kVars components each
+  Field<T> q_, tmp_, tmp2_;   // kVars components each: the state, and two stages' outputs
   Field<T> wforce_;
   Buffer<T> bg_;
   index_t start_z_ = 0;
   std::unique_ptr<grid::HaloExchange<T>> halo_;
-  Box faces_inner_[2];
-  std::vector<Box> faces_outer_[2];
-  std::vector<std::pair<Box, index_t>> walls_;
+  Box cells_inner_[2];
+  std::vector<Box> cells_outer_[2];
+  kernels::grid::BoxList walls_;   // the halo rows beyond each wall this rank holds
+  index_t wall_src_[2] = {0, 0};   // the owned row each mirrors
   Box inject_;
 };
 

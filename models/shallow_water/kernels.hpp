@@ -7,6 +7,7 @@
 #define STRATA_SHALLOW_WATER_KERNELS(M, Real)                             \
   STRATA_GRID_FOR(M, strata::kernels::stencil::ShallowWaterStage<Real>)   \
   STRATA_GRID_FOR(M, strata::kernels::stencil::NormalVelocityWall<Real>)  \
+  STRATA_GRID_LIST_FOR(M, strata::kernels::stencil::ShallowWaterWalls<Real>) \
   STRATA_GRID_FOR(M, strata::kernels::stencil::VorticityAtCentres<Real>)  \
   STRATA_GRID_SUM(M, strata::kernels::stencil::EnergyOf<Real>)            \
   STRATA_GRID_SUM(M, strata::kernels::stencil::EnstrophyOf<Real>)         \

@@ -135,26 +135,32 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
             coriolis_};
   }
 
-  // Physical-boundary halos after the exchange, x sides first, then y over
-  // the whole x extent (so corners come out right): h and the tangential
-  // velocity are even about a wall, the normal velocity odd and 0 on it.
+  // Physical-boundary halos, x sides first, then y over the whole x extent
+  // (so corners come out right): h and the tangential velocity are even
+  // about a wall, the normal velocity odd and 0 on it; one launch per axis
+  // (ShallowWaterWalls), or per side where a side would read the other's
+  // halo (one owned cell).
   void fill_walls(Field<T>& h, Field<T>& u, Field<T>& v) {
     const grid::Grid& g = *this->grid_;
     const Device& dev = this->ctx_.device;
-    Field<T>* normal[2] = {&u, &v};
-    Field<T>* tangential[2] = {&v, &u};
     const auto n = g.count();
-    for (int axis = 0; axis < 2; ++axis)
+    for (int axis = 0; axis < 2; ++axis) {
+      ks::ShallowWaterWalls<T> walls{h.view(), u.view(), v.view(), axis, n[axis], {0, 0}};
+      kernels::grid::BoxList slabs;
       for (int side = 0; side < 2; ++side) {
         if (!g.physical(axis, side)) continue;
-        grid::fill_side(g, dev, h, axis, side);
-        grid::fill_side(g, dev, *tangential[axis], axis, side);
         grid::Box box = g.stored();   // the halo beyond the side, over the other axis' halos
         box.lo[axis] = side == 0 ? -g.halo(axis) : n[axis];
         box.n[axis] = g.halo(axis);
-        grid::for_box(dev, box,
-                      ks::NormalVelocityWall<T>{normal[axis]->view(), axis, n[axis], side});
+        if (slabs.count == 1 && n[axis] <= g.halo(axis)) {
+          grid::for_boxes(dev, slabs, walls);
+          slabs = {};
+        }
+        walls.side[slabs.count] = side;
+        slabs.add(box);
       }
+      grid::for_boxes(dev, slabs, walls);
+    }
   }
 
   void refresh(Field<T>& h, Field<T>& u, Field<T>& v) {
@@ -162,7 +168,12 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
     fill_walls(h, u, v);
   }
 
-  // out = s0 + b ((in - s0) + dt L(in)), the interior while the halos travel.
+  // out = s0 + b ((in - s0) + dt L(in)), overlapped only where a message is
+  // waited for (Grid::interior_remote): on one rank the halos are the
+  // wrapped copies begin() makes and the walls' images of owned cells, so
+  // a stage is one launch over the whole box. The stencil reads edge and
+  // corner halos (h at the corners), so with messages the walls are filled
+  // again after end(), over the halos that came in, before the strips.
   void stage(Field<T>* const in[3], Field<T>* const s0[3], Field<T>* const out[3], T b, T dt, bool check) {
     const grid::Grid& g = *this->grid_;
     const Device& dev = this->ctx_.device;
@@ -178,16 +189,17 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
                                      g.physical(0, 0),
                                      g.physical(1, 0)};
     halo_->begin({in[0], in[1], in[2]});
-    grid::for_box(dev, g.interior(1), k);
-    halo_->end();
     fill_walls(*in[0], *in[1], *in[2]);
+    grid::for_box(dev, g.interior_remote(1), k);
+    halo_->end();
+    if (g.exchanges()) fill_walls(*in[0], *in[1], *in[2]);
     if (check) {
       // The health check's cadence (health.every_steps): the state's halos
       // are current here, at the start of a step.
       const double courant = max_courant();
       if (!(courant <= kCourantLimit)) this->unstable(courant_failure(courant));
     }
-    for (const grid::Box& box : g.strips(1)) grid::for_box(dev, box, k);
+    for (const grid::Box& box : g.strips_remote(1)) grid::for_box(dev, box, k);
   }
 
   double max_courant() const {

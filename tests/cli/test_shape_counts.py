@@ -57,7 +57,9 @@ class ShapeCounts(sc.StrataTestCase):
         ca, cb = a["compute"], b["compute"]
         self.assertGreater(int(ca["launches"]), 0)
         self.assertEqual(int(cb["launches"]), 2 * int(ca["launches"]))
-        self.assertEqual(int(cb["waits"]), 2 * int(ca["waits"]))
+        # A grid step waits only before output (the last step here): as many
+        # waits in 8 steps as in 4.
+        self.assertEqual(int(cb["waits"]), int(ca["waits"]))
         np.testing.assert_array_equal(ca["size_threads"], cb["size_threads"])
         np.testing.assert_array_equal(2 * ca["size_launches"], cb["size_launches"])
         np.testing.assert_allclose(2 * ca["size_device_bytes"], cb["size_device_bytes"])

@@ -7,7 +7,12 @@ docs/gpu.md), counted on whatever backend runs the test:
   small run whose only frames are the first and the last waits once in
   `compute`, at its last step, whatever its step count;
 - a step moves nothing between host and device;
-- every step launches the same kernels, the last (maybe shorter) one too.
+- every step launches the same kernels, the last (maybe shorter) one too;
+- a step launches no more kernels than its budget: one box launch per
+  stencil stage (euler2d: a fused flux-and-update kernel per Runge-Kutta
+  stage), one launch for all the periodic copies of a halo exchange and
+  one per axis for the walls (before 2026-11-27: diffusion 4, shallow
+  water 21, euler2d 36 on these inputs).
 
 The counts are the run's structure, not its speed (test_shape_counts.py).
 """
@@ -26,6 +31,13 @@ def inputs(name):
 
 # (model, input, size settings, the key that sets the simulated span, a span
 # of a few steps); every benchmark input writes the first and last frames only.
+# Launches a step on one rank (docs/gpu.md, "Fewer launches a step"):
+# diffusion: the periodic copies, the heat step; shallow water (periodic
+# here; walls add one launch an axis): per SSP-RK3 stage the periodic
+# copies and the stage; euler2d: per Runge-Kutta stage of each sweep the
+# periodic copies, both walls' halo rows (z sweep only) and the fused stage.
+LAUNCH_BUDGET = {"diffusion": 2, "shallow_water": 6, "euler2d": 15}
+
 CASES = [
     ("diffusion", ["diffusion.nx=24", "diffusion.ny=24", "diffusion.nz=24", "diffusion.dt=1e-4"],
      "diffusion.sim_time", 6e-4),
@@ -64,6 +76,13 @@ class GridShape(sc.StrataTestCase):
                 # The same launches a step (the last, maybe shorter, too).
                 self.assertEqual(int(a["launches"]) % n1, 0)
                 self.assertEqual(int(a["launches"]) * n2, int(b["launches"]) * n1)
+
+    def test_launches_per_step_within_budget(self):
+        for model, sizes, span_key, span in CASES:
+            with self.subTest(model=model):
+                steps, c = self.run_model(f"{model}_budget.h5", model, sizes, span_key, span)
+                per_step = int(c["launches"]) / steps
+                self.assertLessEqual(per_step, LAUNCH_BUDGET[model], f"{int(c['launches'])} launches, {steps} steps")
 
 
 if __name__ == "__main__":

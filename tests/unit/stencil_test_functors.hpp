@@ -34,6 +34,25 @@ struct CountCalls {
   }
 };
 
+// CountCalls over a box list (BoxListKernel): component c of `hits`
+// counts component c's calls; box b adds b + 1, so a cell handed to the
+// wrong box shows.
+struct CountListCalls {
+  FieldView<int> hits;   // all components
+  struct One {
+    FieldView<int> hits;
+    int weight;
+    STRATA_HD void operator()(index_t i, index_t j, index_t k) const {
+#if defined(__CUDA_ARCH__)
+      atomicAdd(&hits(i, j, k), weight);
+#else
+      hits(i, j, k) += weight;
+#endif
+    }
+  };
+  STRATA_HD One at(int b, int c, const kernels::grid::Box&) const { return {hits.component(c), b + 1}; }
+};
+
 // A per-cell diagnostic (what global_sum / global_max reduce) written to
 // a field, so each cell's value can be compared on every backend.
 template <class F>
@@ -65,5 +84,6 @@ struct CellValues {
   STRATA_STENCIL_TEST_CELLS(M, strata::kernels::stencil::euler2d::CellMass<T>)      \
   STRATA_STENCIL_TEST_CELLS(M, strata::kernels::stencil::euler2d::CellEnergy<T>)    \
   STRATA_STENCIL_TEST_CELLS(M, strata::kernels::stencil::euler2d::CellCourant<T>)   \
-  STRATA_ONCE(T, STRATA_GRID_FOR(M, strata::test::CountCalls))
+  STRATA_ONCE(T, STRATA_GRID_FOR(M, strata::test::CountCalls))                     \
+  STRATA_ONCE(T, STRATA_GRID_LIST_FOR(M, strata::test::CountListCalls))
 STRATA_DECLARE_KERNELS(STRATA_STENCIL_TEST_KERNELS)

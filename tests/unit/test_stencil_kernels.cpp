@@ -13,6 +13,7 @@
 // (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., 3.1;
 // `Mag` below carries M), so device and reference differ by at most 2 n eps M.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -25,6 +26,7 @@
 
 #include "engine/backend/buffer.hpp"
 #include "engine/grid/grid.hpp"
+#include "models/euler2d/kernels.hpp"
 #include "tests/support/test_support.hpp"
 #include "tests/unit/stencil_test_functors.hpp"
 
@@ -815,6 +817,74 @@ TEMPLATE_TEST_CASE("euler2d ApplyTendency is q + dt (flux divergence + sources)"
   }
 }
 
+TEMPLATE_TEST_CASE("euler2d SweepStage is Flux then ApplyTendency in one launch", "[stencil][euler2d]", double,
+                   float) {
+  using T = TestType;
+  // The fused stage (models/euler2d/kernels.hpp) against the two kernels
+  // it replaces, on the same device: bitwise on the host (its row and
+  // column loops, and the plain per-cell reference); elsewhere the fused
+  // kernel may contract differently, so within 64 eps of the variable's
+  // largest value.
+  const Vars<T> init = random_state<T>(71), forcing = random_state<T>(73);
+  HostField<T> wforce(kNx, kNz, 1, kHalo, kHalo, 0);
+  wforce.fill([](index_t i, index_t j, index_t) { return 0.01 * noise(79, i, j); });
+  const T hv = T(-0.7), dt = T(0.7);
+  for (const Device& d : test::devices()) {
+    SECTION(test::describe(d, precision_of<T>())) {
+      for (const index_t k0 : {index_t{0}, index_t{1}})
+        for (int axis = 0; axis < 2; ++axis) {
+          INFO("k0 = " << k0 << ", axis " << axis);
+          const BackgroundArrays<T> bg = random_background<T>(k0, kNz + 2 * k0);
+          const DeviceBackground<T> dbg(d, bg);
+          DeviceVars<T> di(d, init), df(d, forcing), flux(d, euler_vars<T>()), two(d, euler_vars<T>()),
+              one(d, euler_vars<T>()), ref(d, euler_vars<T>());
+          DeviceField<T> dw(d, wforce);
+          const FieldView<const T> wf = axis == 1 ? FieldView<const T>(dw.view()) : FieldView<const T>{};
+          const T step = axis == 0 ? T(250) : T(125);
+          const ke::ApplyTendency<T> apply{di.cstate(), df.cstate(), {}, two.state(), wf, axis, step, dt};
+          ke::ApplyTendency<T> apply_two = apply;
+          apply_two.flux = flux.cstate();
+          ke::ApplyTendency<T> apply_one = apply, apply_ref = apply;
+          apply_one.out = one.state();
+          apply_ref.out = ref.state();
+          if (axis == 0) {
+            launch(d, kFacesX, ke::Flux<T, 0>{df.cstate(), flux.state(), dbg.view(), hv});
+            launch(d, kOwned, apply_two);
+            const euler2d::SweepStage<T, 0> fused{{{df.cstate(), {}, dbg.view(), hv}, apply_one}, kOwned};
+            parallel_for(d, kOwned.size(), fused);
+            if (d.backend == Backend::host)
+              for (index_t idx = 0; idx < kOwned.size(); ++idx)
+                euler2d::SweepStage<T, 0>{{{df.cstate(), {}, dbg.view(), hv}, apply_ref}, kOwned}(idx);
+          } else {
+            launch(d, kFacesZ, ke::Flux<T, 1>{df.cstate(), flux.state(), dbg.view(), hv});
+            launch(d, kOwned, apply_two);
+            const euler2d::SweepStage<T, 1> fused{{{df.cstate(), {}, dbg.view(), hv}, apply_one}, kOwned};
+            parallel_for(d, kOwned.size(), fused);
+            if (d.backend == Backend::host)
+              for (index_t idx = 0; idx < kOwned.size(); ++idx)
+                euler2d::SweepStage<T, 1>{{{df.cstate(), {}, dbg.view(), hv}, apply_ref}, kOwned}(idx);
+          }
+          const Vars<T> want = two.read(), got = one.read(), got_ref = ref.read();
+          for (std::size_t v = 0; v < 4; ++v) {
+            double scale = 0;
+            for (index_t j = 0; j < kNz; ++j)
+              for (index_t i = 0; i < kNx; ++i) scale = std::max(scale, std::fabs(double(want[v](i, j))));
+            const double tol = d.backend == Backend::host ? 0.0 : 64 * std::numeric_limits<T>::epsilon() * scale;
+            std::size_t bad = 0, bad_ref = 0;
+            for (index_t j = 0; j < kNz; ++j)
+              for (index_t i = 0; i < kNx; ++i) {
+                bad += !(std::fabs(double(got[v](i, j)) - double(want[v](i, j))) <= tol);
+                if (d.backend == Backend::host) bad_ref += got_ref[v](i, j) != want[v](i, j);
+              }
+            INFO(kVarNames[v]);
+            CHECK(bad == 0);
+            CHECK(bad_ref == 0);
+          }
+        }
+    }
+  }
+}
+
 TEMPLATE_TEST_CASE("euler2d: a state uniform along x has no x tendency", "[stencil][euler2d]", double, float) {
   using T = TestType;
   // Any state that depends on z only: every x-face of a row computes the
@@ -1113,6 +1183,54 @@ TEST_CASE("for_box visits each cell of a box exactly once on every backend", "[s
             }
         INFO("box lo (" << box.lo[0] << ", " << box.lo[1] << ", " << box.lo[2] << "), n (" << box.n[0] << ", "
                         << box.n[1] << ", " << box.n[2] << ")");
+        CHECK(bad == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("for_boxes visits each cell of each box of a list exactly once on every backend", "[stencil][grid]") {
+  // Disjoint boxes of the same storage as above, with halos (negative
+  // indices), one-cell rows, a single cell and empty boxes (left out of
+  // the list), in two components; up to kMaxBoxes boxes in one launch.
+  const index_t e[3] = {9, 8, 8}, off = 2;
+  const std::vector<std::vector<Box>> lists = {
+      {Box{{-2, -2, -2}, {9, 8, 8}}},
+      {Box{{-2, -2, -2}, {2, 8, 8}}, Box{{5, -2, -2}, {2, 8, 8}}, Box{{0, -2, -2}, {5, 2, 8}},
+       Box{{0, 4, -2}, {5, 2, 1}}, Box{{1, 1, 1}, {0, 3, 3}}, Box{{2, 2, 2}, {1, 1, 1}}},
+      {Box{{0, 0, 0}, {0, 0, 0}}},
+  };
+  std::vector<Box> many;   // 26 boxes of one cell each along a row of planes
+  for (int b = 0; b < kernels::grid::kMaxBoxes; ++b) many.push_back(Box{{b % 9 - 2, b / 9, 0}, {1, 1, 1}});
+  std::vector<std::vector<Box>> all = lists;
+  all.push_back(many);
+  constexpr int kComps = 2;
+  const std::size_t cells = static_cast<std::size_t>(e[0] * e[1] * e[2]);
+  const std::vector<int> zeros(kComps * cells, 0);
+  for (const Device& d : test::devices()) {
+    SECTION(std::string(to_string(d.backend))) {
+      for (const std::vector<Box>& boxes : all) {
+        kernels::grid::BoxList list;
+        std::vector<int> weight_of(cells, 0);
+        for (const Box& box : boxes) {
+          list.add(box);
+          if (box.size() <= 0) continue;
+          for (index_t k = box.lo[2]; k < box.lo[2] + box.n[2]; ++k)
+            for (index_t j = box.lo[1]; j < box.lo[1] + box.n[1]; ++j)
+              for (index_t i = box.lo[0]; i < box.lo[0] + box.n[0]; ++i)
+                weight_of[static_cast<std::size_t>(((k + off) * e[1] + j + off) * e[0] + i + off)] = list.count;
+        }
+        Buffer<int> hits(d, zeros.size());
+        hits.copy_from_host(zeros.data(), zeros.size());
+        const FieldView<int> view =
+            kernels::grid::field_view(hits.data(), Box{{{-off, -off, -off}}, {{e[0], e[1], e[2]}}}, kComps);
+        grid::for_boxes(d, list, test::CountListCalls{view}, kComps);
+        std::vector<int> got(zeros.size());
+        hits.copy_to_host(got.data(), got.size());
+        std::size_t bad = 0;
+        for (int c = 0; c < kComps; ++c)
+          for (std::size_t x = 0; x < cells; ++x) bad += got[static_cast<std::size_t>(c) * cells + x] != weight_of[x];
+        INFO(boxes.size() << " boxes, " << list.count << " listed");
         CHECK(bad == 0);
       }
     }
