@@ -14,6 +14,7 @@
 
 #include "engine/backend/cuda_runtime.hpp"
 #include "engine/backend/parallel.hpp"
+#include "kernels/grid/box_kernels.hpp"
 
 namespace strata::cuda {
 
@@ -41,13 +42,14 @@ template <class F>
 concept IndexedArgument = requires { requires F::kIndexedArgument; };
 
 // A box launch (kernels/grid/box_kernels.hpp: a functor with `box`, and
-// `cell(i, j, k, c)` for cell (i, j, k) and component c): one thread per
-// cell, x from the block's threads and blocks along x, y from the
-// grid's y (and the block's y for short rows), z from the grid's z, every
-// component in turn in the thread; so no thread divides its index, where
-// the grid-stride launch decoded (i, j, k) from a linear index with two
-// 64-bit divisions per cell. Grids too large for the y and z dimensions
-// loop over the rest.
+// `cell(i, j, k, c)` for cell (i, j, k) and component c), shaped by
+// BoxLaunchShape: x from the block's threads and blocks along x, y from
+// the grid's y (and the block's y for short rows), `rows` consecutive rows
+// a thread, z from the grid's z, every component in turn in the thread
+// (box_thread_cells). No thread divides its index, where the grid-stride
+// launch decoded (i, j, k) from a linear index with two 64-bit divisions
+// per cell; a thread's index work and its functor's addresses are set up
+// once for its rows.
 template <class F>
 concept BoxLaunch = requires(const F& f, std::int64_t i) {
   f.box;
@@ -56,54 +58,26 @@ concept BoxLaunch = requires(const F& f, std::int64_t i) {
 };
 
 template <class F>
-__global__ void box_kernel(F f) {
-  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  const int n0 = static_cast<int>(f.box.n[0]), n1 = static_cast<int>(f.box.n[1]), n2 = static_cast<int>(f.box.n[2]);
-  if (i >= n0) return;
-  const std::int64_t x = f.box.lo[0] + i;
-  for (int j = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y); j < n1;
-       j += static_cast<int>(gridDim.y * blockDim.y)) {
-    const std::int64_t y = f.box.lo[1] + j;
-    for (int k = static_cast<int>(blockIdx.z); k < n2; k += static_cast<int>(gridDim.z)) {
-      const std::int64_t z = f.box.lo[2] + k;
-      if constexpr (F::kComponents) {
-        for (int c = 0; c < f.ncomp; ++c) f.cell(x, y, z, c);
-      } else {
-        f.cell(x, y, z, 0);
-      }
-    }
-  }
-}
-
-// Blocks of 256 threads: along x the widest of 256, 128, 64, 32 that wastes
-// the fewest threads at the end of a row (384 cells: 3 x 128), the rest
-// along y; a row shorter than 32 takes the next power of two and y the
-// rest (a face normal to x: 1 or 2 cells a row).
-inline dim3 box_block(std::int64_t n0) {
-  constexpr unsigned kThreads = 256;
-  unsigned bx = 1;
-  if (n0 >= 32) {
-    std::int64_t best = -1;
-    for (unsigned w = kThreads; w >= 32; w /= 2) {
-      const std::int64_t waste = (n0 + w - 1) / w * w - n0;
-      if (best < 0 || waste < best) {
-        best = waste;
-        bx = w;
-      }
-    }
-  } else {
-    while (bx < n0) bx *= 2;
-  }
-  return dim3(bx, kThreads / bx, 1);
+__global__ void box_kernel(F f, int rows) {
+  const std::int64_t y_threads = static_cast<std::int64_t>(gridDim.y) * blockDim.y;
+  kernels::grid::box_thread_cells(f.box, rows, static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x,
+                                  static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y, y_threads,
+                                  blockIdx.z, gridDim.z, [&](std::int64_t x, std::int64_t y, std::int64_t z) {
+                                    if constexpr (F::kComponents) {
+                                      for (int c = 0; c < f.ncomp; ++c) f.cell(x, y, z, c);
+                                    } else {
+                                      f.cell(x, y, z, 0);
+                                    }
+                                  });
 }
 
 template <class F>
 void launch_box(const F& f, cudaStream_t stream) {
-  const dim3 block = box_block(f.box.n[0]);
-  const std::int64_t gx = (f.box.n[0] + block.x - 1) / block.x, gy = (f.box.n[1] + block.y - 1) / block.y;
-  const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(std::min<std::int64_t>(gy, 65535)),
-                  static_cast<unsigned>(std::min<std::int64_t>(f.box.n[2], 65535)));
-  box_kernel<<<grid, block, 0, stream>>>(f);
+  const kernels::grid::BoxLaunchShape shape(f.box);
+  const dim3 block(static_cast<unsigned>(shape.block[0]), static_cast<unsigned>(shape.block[1]), 1);
+  const dim3 grid(static_cast<unsigned>(shape.grid[0]), static_cast<unsigned>(shape.grid[1]),
+                  static_cast<unsigned>(shape.grid[2]));
+  box_kernel<<<grid, block, 0, stream>>>(f, shape.rows);
   check_launch("parallel_for (box)");
 }
 

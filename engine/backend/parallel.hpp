@@ -116,6 +116,18 @@ shape::Work work_of(const F& f, std::int64_t n) {
   }
 }
 
+// The threads a launch over [0, n) runs on a GPU: n, or what the functor's
+// own launch shape says (`std::int64_t launch_threads(std::int64_t n)
+// const`: a box launch's thread takes several cells).
+template <class F>
+std::int64_t threads_of(const F& f, std::int64_t n) {
+  if constexpr (requires { { f.launch_threads(n) } -> std::convertible_to<std::int64_t>; }) {
+    return f.launch_threads(n);
+  } else {
+    return n;
+  }
+}
+
 // CUB's reduction does one tile (256 threads x 16 items) in a single
 // launch, more in two: what shape::launch is told a reduction costs.
 inline constexpr std::int64_t kReduceTile = 4096;
@@ -128,7 +140,7 @@ inline constexpr std::int64_t kReduceTile = 4096;
 template <class F>
 void parallel_for(const Device& device, std::int64_t n, const F& f, const Stream& stream = {}) {
   static_assert(declared_for<F>::value, STRATA_UNDECLARED_KERNEL);
-  if (n > 0) shape::launch(n, work_of(f, n));
+  if (n > 0) shape::launch(threads_of(f, n), work_of(f, n));
   if (device.on_cuda()) {
     if constexpr (build::kHaveCuda) {
       cuda::parallel_for(n, f, stream.handle());   // f.cuda_for where F has one

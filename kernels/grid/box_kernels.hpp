@@ -11,6 +11,7 @@
 // compute the same values, so results are bitwise the same.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <type_traits>
@@ -30,15 +31,104 @@ inline constexpr bool kPerComponent = requires(const F& f) { f.component(0); };
 // nvcc 13's PTX of box_kernel<BoxKernel<HeatStep<double>>>, sm_90).
 inline constexpr double kBoxLaunchIntOps = 12;
 
+// A CUDA thread of the box launch takes up to kBoxRowsPerThread
+// consecutive rows of y, as long as the launch keeps at least
+// kBoxLaunchThreads threads (four times the 132 x 2,048 an H200 holds
+// resident, so a small box still gets a thread a cell). Its index work is
+// then paid once for the rows: of the 12 instructions above, the 2 of a
+// row's loop are paid per cell, the other 10 per thread. The functor's own
+// set-up (its parameters, the parts of its addresses that do not change
+// along y), which no cell declares, is paid per thread too: in nvcc 13's
+// PTX of the 7-point heat step (fp64, 8 rows a thread) the instructions
+// that are neither floating-point nor a load or store go from about 70 a
+// cell to about 31, in the same 40 registers. The row loop is not
+// unrolled: unrolled by 4 it takes 72 registers (half the occupancy) for
+// 24 of them.
+inline constexpr int kBoxRowsPerThread = 8;
+inline constexpr std::int64_t kBoxLaunchThreads = std::int64_t{1} << 20;
+inline constexpr double kBoxThreadIntOps = 10, kBoxRowIntOps = 2;
+
+// The rows of y a thread of the box launch over `box` takes.
+STRATA_HD inline int box_rows_per_thread(const Box& box) {
+  int rows = kBoxRowsPerThread;
+  while (rows > 1 && box.size() / rows < kBoxLaunchThreads) rows /= 2;
+  return rows;
+}
+
+// The launch over a box (engine/backend/cuda_parallel.cuh): blocks of
+// block[0] x block[1] threads, grid[0] x grid[1] x grid[2] blocks, each
+// thread `rows` rows. Blocks of 256 threads: along x the widest of 256,
+// 128, 64, 32 that wastes the fewest threads at the end of a row (384
+// cells: 3 x 128), the rest along y; a row shorter than 32 takes the next
+// power of two and y the rest (a face normal to x: 1 or 2 cells a row).
+// Grids beyond 65,535 blocks in y or z loop over the rest in the thread.
+struct BoxLaunchShape {
+  int block[2] = {1, 1};
+  std::int64_t grid[3] = {0, 0, 0};
+  int rows = 1;
+
+  explicit BoxLaunchShape(const Box& box) : BoxLaunchShape(box, box_rows_per_thread(box)) {}
+  BoxLaunchShape(const Box& box, int rows_per_thread) : rows(rows_per_thread) {
+    constexpr int kThreads = 256;
+    const index_t n0 = box.n[0];
+    if (n0 >= 32) {
+      index_t best = -1;
+      for (int w = kThreads; w >= 32; w /= 2) {
+        const index_t waste = (n0 + w - 1) / w * w - n0;
+        if (best < 0 || waste < best) {
+          best = waste;
+          block[0] = w;
+        }
+      }
+    } else {
+      while (block[0] < n0) block[0] *= 2;
+    }
+    block[1] = kThreads / block[0];
+    const index_t per_block_y = static_cast<index_t>(block[1]) * rows;
+    grid[0] = (n0 + block[0] - 1) / block[0];
+    grid[1] = std::min<index_t>((box.n[1] + per_block_y - 1) / per_block_y, 65535);
+    grid[2] = std::min<index_t>(box.n[2], 65535);
+  }
+  std::int64_t threads() const { return grid[0] * grid[1] * grid[2] * block[0] * block[1]; }
+  // The launch's index work a cell, with `rows` rows a thread.
+  double int_ops_per_cell() const { return kBoxThreadIntOps / rows + kBoxRowIntOps; }
+};
+
+// The cells (x, y, z) of a box that thread (tx, ty) of block (bx, by, bz)
+// of a BoxLaunchShape launch visits, in order: its x, `rows` consecutive
+// rows of y from its y, for every z of its block's z (the loops past the
+// grid's 65,535 blocks). Every cell of the box exactly once over the
+// launch (tests/unit/test_box_kernels.cpp walks every thread).
+template <class Visit>
+STRATA_HD STRATA_FORCEINLINE void box_thread_cells(const Box& box, int rows, std::int64_t x_index,
+                                                  std::int64_t y_thread, std::int64_t y_threads, std::int64_t z_block,
+                                                  std::int64_t z_blocks, Visit&& visit) {
+  const int n0 = static_cast<int>(box.n[0]), n1 = static_cast<int>(box.n[1]), n2 = static_cast<int>(box.n[2]);
+  if (x_index >= n0) return;
+  const index_t x = box.lo[0] + x_index;
+  const std::int64_t first = y_thread * rows, stride = y_threads * rows;
+  for (int k = static_cast<int>(z_block); k < n2; k += static_cast<int>(z_blocks)) {
+    const index_t z = box.lo[2] + k;
+    for (std::int64_t j0 = first; j0 < n1; j0 += stride) {
+      const int j1 = static_cast<int>(j0 + rows < n1 ? j0 + rows : n1);
+#if defined(__CUDACC__)
+#pragma unroll 1
+#endif
+      for (int j = static_cast<int>(j0); j < j1; ++j) visit(x, box.lo[1] + j, z);
+    }
+  }
+}
+
 // The device work of one cell (or cell and component) of a cell functor:
 // its own `static constexpr Work cell_work()`, plus what a CUDA thread of
-// the box launch spends finding its cell (kBoxLaunchIntOps).
+// the box launch spends finding its cell (`launch_int_ops`: kBoxLaunchIntOps
+// for a thread a cell).
 template <class F>
-constexpr Work cell_work_of() {
+constexpr Work cell_work_of(double launch_int_ops = kBoxLaunchIntOps) {
   if constexpr (requires { F::cell_work(); }) {
-    return F::cell_work() + Work{0, 0, kBoxLaunchIntOps};
+    return F::cell_work() + Work{0, 0, launch_int_ops};
   } else {
-    return Work{0, 0, kBoxLaunchIntOps};
+    return Work{0, 0, launch_int_ops};
   }
 }
 
@@ -58,8 +148,13 @@ struct BoxKernel {
 
   static constexpr bool kComponents = kPerComponent<F>;
 
-  // As launched (the box launch on CUDA): a thread per cell, every component in it.
-  Work work(std::int64_t n) const { return cell_work_of<F>() * static_cast<double>(n); }
+  // As launched (the box launch on CUDA): a thread for `rows` cells of a
+  // column, every component in them.
+  Work work(std::int64_t n) const {
+    return cell_work_of<F>(BoxLaunchShape(box).int_ops_per_cell()) * static_cast<double>(n);
+  }
+  // The CUDA threads of that launch (the shape counts' threads).
+  std::int64_t launch_threads(std::int64_t) const { return BoxLaunchShape(box).threads(); }
 
   // Cell (i, j, k) of component c (0 for a functor without components).
   STRATA_HD STRATA_FORCEINLINE void cell(index_t i, index_t j, index_t k, int c) const {

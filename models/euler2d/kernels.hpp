@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "engine/grid/grid_instantiate.hpp"
 #include "kernels/stencil/euler2d.hpp"
@@ -50,53 +51,81 @@ struct SweepStage {
     stage(p[0], p[1], p[2]);
   }
 
+  // The host: a row's (x sweep) or a chunk's face row's (z sweep) fluxes in
+  // one vectorised loop into a buffer in cache, then the updates from it in
+  // another; each face computed once, no value carried from one cell to the
+  // next (which kept the loops scalar, 25% slower on a 2-core EPYC). The
+  // same expressions, so the same bits as FusedStage.
   void host_for(std::int64_t) const {
     using kernels::grid::index_t;
     const index_t lo0 = box.lo[0], n0 = box.n[0], lo1 = box.lo[1], n1 = box.n[1];
     if (n0 <= 0 || n1 <= 0) return;
     if constexpr (Axis == 0) {
-#pragma omp parallel for schedule(static)
-      for (index_t j = lo1; j < lo1 + n1; ++j) {
-        T lo[k::kVars], hi[k::kVars];
-        stage.flux.face(lo0, j, lo);
-        for (index_t i = lo0; i < lo0 + n0; ++i) {
-          stage.flux.face(i + 1, j, hi);
-          stage.apply.update(i, j, lo, hi);
-          for (int v = 0; v < k::kVars; ++v) lo[v] = hi[v];
+#pragma omp parallel
+      {
+        const index_t faces = n0 + 1;
+        std::vector<T> buffer(static_cast<std::size_t>(k::kVars * faces));
+        T* const f = buffer.data();
+#pragma omp for schedule(static)
+        for (index_t j = lo1; j < lo1 + n1; ++j) {
+          face_row(lo0, j, faces, f, faces);
+          update_row(lo0, j, n0, f, f + 1, faces);
         }
       }
     } else {
-      // Chunks of columns, each down all the rows: a face row computed
-      // once, the forcing's rows read from cache by the next face row.
-      constexpr index_t kChunk = 64;
-      const index_t chunks = (n0 + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static)
-      for (index_t c = 0; c < chunks; ++c) {
-        const index_t first = lo0 + c * kChunk, width = n0 - c * kChunk < kChunk ? n0 - c * kChunk : kChunk;
-        T below[k::kVars][kChunk], above[k::kVars][kChunk];
-        for (index_t x = 0; x < width; ++x) {
-          T f[k::kVars];
-          stage.flux.face(first + x, lo1, f);
-          for (int v = 0; v < k::kVars; ++v) below[v][x] = f[v];
-        }
-        for (index_t j = lo1; j < lo1 + n1; ++j) {
-          for (index_t x = 0; x < width; ++x) {
-            T lo[k::kVars], hi[k::kVars];
-            stage.flux.face(first + x, j + 1, hi);
-            for (int v = 0; v < k::kVars; ++v) {
-              lo[v] = below[v][x];
-              above[v][x] = hi[v];
-            }
-            stage.apply.update(first + x, j, lo, hi);
+      // Blocks of kRowBlock rows, whole rows each, down the block: a face
+      // row computed once (one more a block), the forcing's rows read from
+      // cache by the next face row, memory walked in its own order.
+      constexpr index_t kRowBlock = 32;
+      const index_t blocks = (n1 + kRowBlock - 1) / kRowBlock;
+#pragma omp parallel
+      {
+        std::vector<T> buffer(static_cast<std::size_t>(2 * k::kVars * n0));
+        T* const rows[2] = {buffer.data(), buffer.data() + k::kVars * n0};
+#pragma omp for schedule(static)
+        for (index_t b = 0; b < blocks; ++b) {
+          const index_t first = lo1 + b * kRowBlock, last = first + kRowBlock < lo1 + n1 ? first + kRowBlock : lo1 + n1;
+          face_row(lo0, first, n0, rows[0], n0);
+          for (index_t j = first; j < last; ++j) {
+            const T* const below = rows[(j - first) % 2];
+            T* const above = rows[(j - first + 1) % 2];
+            face_row(lo0, j + 1, n0, above, n0);
+            update_row(lo0, j, n0, below, above, n0);
           }
-          for (int v = 0; v < k::kVars; ++v)
-            for (index_t x = 0; x < width; ++x) below[v][x] = above[v][x];
         }
       }
     }
   }
 
   void cuda_for(std::int64_t n, void* stream) const;   // euler2d_cuda.cu
+
+  // The host's loops: the fluxes of faces (i0 + x, j), x < count, into
+  // out[v * stride + x] (a local copy of the functor: no aliasing of its
+  // pointers with the stores), and cells (i0 + x, j) from faces lo[v *
+  // stride + x] and hi[v * stride + x].
+  void face_row(kernels::grid::index_t i0, kernels::grid::index_t j, kernels::grid::index_t count, T* out,
+                kernels::grid::index_t stride) const {
+    const k::Flux<T, Axis> flux = stage.flux;
+#pragma omp simd
+    for (kernels::grid::index_t x = 0; x < count; ++x) {
+      T f[k::kVars];
+      flux.face(i0 + x, j, f);
+      for (int v = 0; v < k::kVars; ++v) out[v * stride + x] = f[v];
+    }
+  }
+  void update_row(kernels::grid::index_t i0, kernels::grid::index_t j, kernels::grid::index_t count, const T* lo_faces,
+                  const T* hi_faces, kernels::grid::index_t stride) const {
+    const k::ApplyTendency<T> apply = stage.apply;
+#pragma omp simd
+    for (kernels::grid::index_t x = 0; x < count; ++x) {
+      T lo[k::kVars], hi[k::kVars];
+      for (int v = 0; v < k::kVars; ++v) {
+        lo[v] = lo_faces[v * stride + x];
+        hi[v] = hi_faces[v * stride + x];
+      }
+      apply.update(i0 + x, j, lo, hi);
+    }
+  }
 };
 
 }  // namespace strata::euler2d

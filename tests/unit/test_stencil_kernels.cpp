@@ -1189,6 +1189,67 @@ TEST_CASE("for_box visits each cell of a box exactly once on every backend", "[s
   }
 }
 
+TEST_CASE("a CUDA box launch's threads cover each cell once, several rows a thread", "[stencil][grid]") {
+  // Every thread of the launch as the CUDA kernel runs it
+  // (box_thread_cells), walked here: rows a thread from 1 to 8 (a tail of
+  // fewer rows where n[1] is no multiple), and grids cut below the box's
+  // extent in y and z (a launch past 65,535 blocks loops over the rest).
+  using kernels::grid::BoxLaunchShape;
+  const std::vector<Box> boxes = {Box{{-2, -1, 3}, {37, 29, 5}}, Box{{0, 0, 0}, {300, 17, 2}},
+                                  Box{{1, 2, 3}, {2, 64, 3}}, Box{{0, 0, 0}, {1, 1, 1}}};
+  for (const Box& box : boxes) {
+    for (int rows : {1, 2, 3, 8}) {
+      const BoxLaunchShape shape(box, rows);
+      for (std::int64_t gy : {shape.grid[1], std::int64_t{1}, std::int64_t{2}}) {
+        for (std::int64_t gz : {shape.grid[2], std::int64_t{1}, std::int64_t{2}}) {
+          std::vector<int> hits(static_cast<std::size_t>(box.size()), 0);
+          std::int64_t outside = 0;
+          const std::int64_t y_threads = gy * shape.block[1];
+          for (std::int64_t bz = 0; bz < gz; ++bz)
+            for (std::int64_t ty = 0; ty < y_threads; ++ty)
+              for (std::int64_t tx = 0; tx < shape.grid[0] * shape.block[0]; ++tx)
+                kernels::grid::box_thread_cells(box, rows, tx, ty, y_threads, bz, gz,
+                                                [&](index_t i, index_t j, index_t k) {
+                                                  if (!box.contains(i, j, k)) {
+                                                    ++outside;
+                                                  } else {
+                                                    ++hits[static_cast<std::size_t>(box.linear(i, j, k))];
+                                                  }
+                                                });
+          INFO("box n (" << box.n[0] << ", " << box.n[1] << ", " << box.n[2] << "), " << rows << " rows a thread, grid y "
+                         << gy << ", z " << gz);
+          CHECK(outside == 0);
+          CHECK(std::count(hits.begin(), hits.end(), 1) == box.size());
+        }
+      }
+    }
+  }
+  // The launch's own choice: 8 rows a thread for a box of 2^23 cells or
+  // more, fewer below, down to a cell a thread under 2^21.
+  CHECK(BoxLaunchShape(Box{{0, 0, 0}, {384, 384, 384}}).rows == 8);
+  CHECK(BoxLaunchShape(Box{{0, 0, 0}, {4000, 2000, 1}}).rows == 4);
+  CHECK(BoxLaunchShape(Box{{0, 0, 0}, {64, 64, 64}}).rows == 1);
+  CHECK(BoxLaunchShape(Box{{0, 0, 0}, {384, 384, 384}}).threads() == 384 * (384 / 8) * 384);
+}
+
+TEST_CASE("for_box covers a box large enough for several rows a CUDA thread once", "[stencil][grid]") {
+  // 260 x 255 x 127 cells: 8 rows a thread on CUDA, blocks of 32 x 8
+  // threads, a tail of rows in y and of threads in x.
+  const Box box{{0, 0, 0}, {260, 255, 127}};
+  REQUIRE(kernels::grid::BoxLaunchShape(box).rows == 8);
+  const std::vector<int> zeros(static_cast<std::size_t>(box.size()), 0);
+  for (const Device& d : test::devices()) {
+    SECTION(std::string(to_string(d.backend))) {
+      Buffer<int> hits(d, zeros.size());
+      hits.copy_from_host(zeros.data(), zeros.size());
+      grid::for_box(d, box, test::CountCalls{kernels::grid::field_view(hits.data(), box)});
+      std::vector<int> got(zeros.size());
+      hits.copy_to_host(got.data(), got.size());
+      CHECK(std::count(got.begin(), got.end(), 1) == box.size());
+    }
+  }
+}
+
 TEST_CASE("for_boxes visits each cell of each box of a list exactly once on every backend", "[stencil][grid]") {
   // Disjoint boxes of the same storage as above, with halos (negative
   // indices), one-cell rows, a single cell and empty boxes (left out of
