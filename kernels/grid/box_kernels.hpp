@@ -111,7 +111,7 @@ STRATA_HD STRATA_FORCEINLINE void box_thread_cells(const Box& box, int rows, std
     const index_t z = box.lo[2] + k;
     for (std::int64_t j0 = first; j0 < n1; j0 += stride) {
       const int j1 = static_cast<int>(j0 + rows < n1 ? j0 + rows : n1);
-#if defined(__CUDACC__)
+#if defined(__CUDA_ARCH__)
 #pragma unroll 1
 #endif
       for (int j = static_cast<int>(j0); j < j1; ++j) visit(x, box.lo[1] + j, z);

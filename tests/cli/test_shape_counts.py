@@ -65,10 +65,12 @@ class ShapeCounts(sc.StrataTestCase):
         np.testing.assert_allclose(2 * ca["size_device_bytes"], cb["size_device_bytes"])
         for key in ("launches", "waits", "bytes_to_host", "bytes_to_device", "size_threads", "size_launches"):
             np.testing.assert_array_equal(slow["compute"][key], ca[key], err_msg=key)
-        # The heat step's declared traffic: u read once, out written, 8 bytes a value.
+        # The heat step's declared traffic: u read once, out written, 8 bytes
+        # a value; its box launch's threads: rows of 24 cells in blocks 32
+        # wide (8 rows a block, 3 blocks along y), a thread a cell at this size.
         cells = 24 ** 3
-        self.assertIn(cells, list(ca["size_threads"]))
-        k = list(ca["size_threads"]).index(cells)
+        self.assertIn(32 * 24 * 24, list(ca["size_threads"]))
+        k = list(ca["size_threads"]).index(32 * 24 * 24)
         self.assertEqual(ca["size_device_bytes"][k], 16.0 * cells * ca["size_launches"][k])
 
     def test_a_phase_without_launches_writes_empty_sizes(self):
