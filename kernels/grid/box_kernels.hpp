@@ -94,11 +94,12 @@ struct BoxLaunchShape {
   double int_ops_per_cell() const { return kBoxThreadIntOps / rows + kBoxRowIntOps; }
 };
 
-// The cells (x, y, z) of a box that thread (tx, ty) of block (bx, by, bz)
-// of a BoxLaunchShape launch visits, in order: its x, `rows` consecutive
-// rows of y from its y, for every z of its block's z (the loops past the
-// grid's 65,535 blocks). Every cell of the box exactly once over the
-// launch (tests/unit/test_box_kernels.cpp walks every thread).
+// The cells (x, y, z) of a box that one thread of a BoxLaunchShape launch
+// visits, in order: x_index (its x in the launch), `rows` consecutive rows
+// of y from y_thread * rows (y_threads threads along y), for z from its
+// block's z_block in steps of z_blocks (the loops past the grid's 65,535
+// blocks). Every cell of the box exactly once over the launch
+// (tests/unit/test_stencil_kernels.cpp walks every thread).
 template <class Visit>
 STRATA_HD STRATA_FORCEINLINE void box_thread_cells(const Box& box, int rows, std::int64_t x_index,
                                                   std::int64_t y_thread, std::int64_t y_threads, std::int64_t z_block,

@@ -51,10 +51,11 @@ struct SweepStage {
     stage(p[0], p[1], p[2]);
   }
 
-  // The host: a row's (x sweep) or a chunk's face row's (z sweep) fluxes in
-  // one vectorised loop into a buffer in cache, then the updates from it in
-  // another; each face computed once, no value carried from one cell to the
-  // next (which kept the loops scalar, 25% slower on a 2-core EPYC). The
+  // The host: a row's face fluxes (the faces along x, or the row of faces
+  // above it in z) in one vectorised loop into a buffer in cache, then the
+  // row's updates from it in another; each face computed once (z: once
+  // more a block of rows), no value carried from one cell to the next
+  // (which kept the loops scalar: 12% to 29% slower on a 2-core EPYC). The
   // same expressions, so the same bits as FusedStage.
   void host_for(std::int64_t) const {
     using kernels::grid::index_t;
