@@ -140,7 +140,7 @@ inline constexpr std::int64_t kReduceTile = 4096;
 template <class F>
 void parallel_for(const Device& device, std::int64_t n, const F& f, const Stream& stream = {}) {
   static_assert(declared_for<F>::value, STRATA_UNDECLARED_KERNEL);
-  if (n > 0) shape::launch(threads_of(f, n), work_of(f, n));
+  if (n > 0) shape::launch(threads_of(f, n), work_of(f, n), shape::kernel_name<F>());
   if (device.on_cuda()) {
     if constexpr (build::kHaveCuda) {
       cuda::parallel_for(n, f, stream.handle());   // f.cuda_for where F has one
@@ -158,7 +158,7 @@ template <class T, class F, class Op>
 T parallel_reduce(const Device& device, std::int64_t n, const F& f, T init, Op op, const Stream& stream = {}) {
   static_assert(declared_reduce<T, F, Op>::value, STRATA_UNDECLARED_KERNEL);
   if (n > 0) {
-    shape::launch(n, work_of(f, n));
+    shape::launch(n, work_of(f, n), shape::kernel_name<F>());
     if (n > kReduceTile) shape::launch(256);
     shape::wait();   // the result, read back on the host
     shape::to_host(sizeof(T));

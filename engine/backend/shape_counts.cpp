@@ -1,15 +1,20 @@
 #include "engine/backend/shape_counts.hpp"
 
+#include <cxxabi.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <utility>
 
 namespace strata::shape {
 namespace {
 
 struct Phase {
   PhaseCounts counts;
-  std::map<std::int64_t, LaunchSize> sizes;
+  std::map<std::pair<std::int64_t, std::string>, LaunchSize, std::less<>> sizes;
 };
 
 struct Registry {
@@ -48,11 +53,19 @@ void count(F&& add) {
 
 }  // namespace
 
-void launch(std::int64_t threads, Work work) {
+std::string demangled(const char* mangled) {
+  int status = 0;
+  const std::unique_ptr<char, void (*)(void*)> name(abi::__cxa_demangle(mangled, nullptr, nullptr, &status),
+                                                    std::free);
+  return status == 0 && name ? std::string(name.get()) : std::string(mangled);
+}
+
+void launch(std::int64_t threads, Work work, std::string_view kernel) {
   count([&](Phase& p) {
     ++p.counts.launches;
-    LaunchSize& s = p.sizes[threads];
+    LaunchSize& s = p.sizes[{threads, std::string(kernel)}];
     s.threads = threads;
+    s.kernel = kernel;
     ++s.launches;
     s.bytes += work.bytes;
     s.flops += work.flops;

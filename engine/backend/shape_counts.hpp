@@ -25,6 +25,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <typeinfo>
 #include <vector>
 
 #include "kernels/core/work.hpp"
@@ -35,24 +37,37 @@ namespace strata::shape {
 // (kernels/core/work.hpp: bytes, flops, integer instructions).
 using Work = kernels::Work;
 
-void launch(std::int64_t threads, Work work = {});
+// kernel: what the launch runs (kernel_name<F>() for a functor's launch;
+// empty where none is named), so the cost model can hold a launch's
+// threads against what its own kernel's occupancy lets the device hold.
+void launch(std::int64_t threads, Work work = {}, std::string_view kernel = {});
 void wait();
 void to_device(std::size_t bytes);
 void to_host(std::size_t bytes);
 void allocation();
 
-// Launches of one size in one phase.
+// A functor type's name as the C++ ABI demangles it
+// ("strata::kernels::pricing::PathGroupKernel<double>"), made once per type.
+std::string demangled(const char* mangled);
+template <class F>
+const std::string& kernel_name() {
+  static const std::string name = demangled(typeid(F).name());
+  return name;
+}
+
+// Launches of one size of one kernel in one phase.
 struct LaunchSize {
   std::int64_t threads = 0;
   std::int64_t launches = 0;
   double bytes = 0, flops = 0, int_ops = 0;   // their work, summed
+  std::string kernel{};
 };
 
 struct PhaseCounts {
   std::string phase;
   std::int64_t launches = 0, waits = 0, allocations = 0;
   std::int64_t bytes_to_device = 0, bytes_to_host = 0;
-  std::vector<LaunchSize> sizes;   // ascending threads
+  std::vector<LaunchSize> sizes;   // ascending threads, then kernel
 
   std::int64_t threads_min() const;
   std::int64_t threads_median() const;   // of launches (the lower median)

@@ -1,7 +1,9 @@
 #include "engine/runtime/shape_report.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <sstream>
+#include <string>
 
 #include "engine/io/h5_output.hpp"
 #include "engine/runtime/mpi_context.hpp"
@@ -9,7 +11,8 @@
 namespace strata {
 namespace {
 
-// One line a phase, then one a launch size: tab-separated numbers.
+// One line a phase, then one a launch size: tab-separated numbers, then the
+// kernel's name (which has no tab or newline) to the end of the line.
 std::string to_text(const std::vector<shape::PhaseCounts>& phases) {
   std::ostringstream s;
   s.precision(17);
@@ -17,7 +20,8 @@ std::string to_text(const std::vector<shape::PhaseCounts>& phases) {
     s << p.phase << '\t' << p.launches << '\t' << p.waits << '\t' << p.allocations << '\t' << p.bytes_to_device
       << '\t' << p.bytes_to_host << '\t' << p.sizes.size() << '\n';
     for (const auto& z : p.sizes)
-      s << z.threads << '\t' << z.launches << '\t' << z.bytes << '\t' << z.flops << '\t' << z.int_ops << '\n';
+      s << z.threads << '\t' << z.launches << '\t' << z.bytes << '\t' << z.flops << '\t' << z.int_ops << '\t'
+        << z.kernel << '\n';
   }
   return s.str();
 }
@@ -29,9 +33,13 @@ std::vector<shape::PhaseCounts> from_text(const std::string& text) {
   std::size_t sizes = 0;
   while (std::getline(s, p.phase, '\t') &&
          s >> p.launches >> p.waits >> p.allocations >> p.bytes_to_device >> p.bytes_to_host >> sizes) {
-    p.sizes.resize(sizes);
-    for (auto& z : p.sizes) s >> z.threads >> z.launches >> z.bytes >> z.flops >> z.int_ops;
     s.ignore(1);   // the newline
+    p.sizes.resize(sizes);
+    for (auto& z : p.sizes) {
+      s >> z.threads >> z.launches >> z.bytes >> z.flops >> z.int_ops;
+      s.ignore(1);   // the tab
+      std::getline(s, z.kernel);
+    }
     phases.push_back(p);
   }
   return phases;
@@ -60,9 +68,13 @@ void write_shape_counts(H5Output& h5, const std::vector<shape::PhaseCounts>& pha
     h5.scalar(g + "/bytes_to_host", p.bytes_to_host, "byte");
     h5.scalar(g + "/threads_min", p.threads_min());
     h5.scalar(g + "/threads_median", p.threads_median());
-    std::vector<std::int64_t> threads, launches;
+    std::vector<std::int64_t> threads, launches, kernel;
     std::vector<double> bytes, flops, int_ops;
+    std::vector<std::string> names;
     for (const auto& z : p.sizes) {
+      const auto at = std::find(names.begin(), names.end(), z.kernel);
+      kernel.push_back(at - names.begin());
+      if (at == names.end()) names.push_back(z.kernel);
       threads.push_back(z.threads);
       launches.push_back(z.launches);
       bytes.push_back(z.bytes);
@@ -75,6 +87,9 @@ void write_shape_counts(H5Output& h5, const std::vector<shape::PhaseCounts>& pha
     h5.array(g + "/size_device_bytes", bytes, "byte");
     h5.array(g + "/size_flops", flops);
     h5.array(g + "/size_int_ops", int_ops);
+    // Which kernel: an index into the dataset's `names` ("" where none is named).
+    h5.array(g + "/size_kernel", kernel);
+    if (!names.empty()) h5.attribute(g + "/size_kernel", "names", names);
   }
 }
 

@@ -1,6 +1,7 @@
 // The regression pass of Longstaff-Schwartz: simulate a group's paths in the
-// fixed block/lane shape (sample_blocks.hpp) and keep, per sample, only the
-// underlying of each American instrument at each of its exercise dates.
+// fixed block/lane shape (sample_blocks.hpp), or a thread a sample, and keep,
+// per sample, only the underlying of each American instrument at each of
+// its exercise dates.
 // The fit (models/pricing/longstaff_schwartz.cpp) reads these states.
 #pragma once
 
@@ -26,19 +27,28 @@ struct ExerciseStates {
     return group.paths.per_scenario * (group.paths.samples(n) / (group.paths.antithetic ? 2.0 : 1.0));
   }
 
+  // Lane i's samples, or (paths.per_sample) thread i's one.
   STRATA_HD void operator()(std::int64_t i) const {
     const GroupPaths<Real>& paths = group.paths;
+    if (paths.per_sample) {
+      const std::int64_t s = paths.sample_of(paths.thread_begin + i);
+      if (s < paths.n_samples) states(s, i);
+      return;
+    }
     const SampleWindow w = slice_window(paths.first_block + i / kLanes, paths.n_samples, paths.slice_begin,
                                         paths.slice_end);
-    for (std::int64_t s = w.first(i % kLanes); s < w.hi; s += kLanes) {
-      group.template simulate<1, rng::ScalarMath>(s, i, 1, 0, 0);
-      const PathView<Real> v = group.template view<1>(i, 0, 0);
-      double* o = out + (s - first_sample) * row;
-      for (int a = 0; a < n_americans; ++a) {
-        const PayoffSpec<Real>& p = group.payoffs.specs[americans[a]];
-        for (int f = 0; f < p.fixings; ++f)
-          *o++ = static_cast<double>(average_underlying(p, v, v.fix_steps[p.fix_begin + f]));
-      }
+    for (std::int64_t s = w.first(i % kLanes); s < w.hi; s += kLanes) states(s, i);
+  }
+
+  // Sample s's states, its path in column i.
+  STRATA_HD void states(std::int64_t s, std::int64_t i) const {
+    group.template simulate<1, rng::ScalarMath>(s, i, 1, 0, 0);
+    const PathView<Real> v = group.template view<1>(i, 0, 0);
+    double* o = out + (s - first_sample) * row;
+    for (int a = 0; a < n_americans; ++a) {
+      const PayoffSpec<Real>& p = group.payoffs.specs[americans[a]];
+      for (int f = 0; f < p.fixings; ++f)
+        *o++ = static_cast<double>(average_underlying(p, v, v.fix_steps[p.fix_begin + f]));
     }
   }
 };

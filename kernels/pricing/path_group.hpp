@@ -111,13 +111,28 @@ struct GroupPaths {
   int slice_begin = 0, slice_end = kSlicesPerBlock;   // sample_blocks.hpp
   Real* paths = nullptr;          // [copy][k = 0..steps][asset][lane]
   Real* variance = nullptr;       // [copy][k = 0..steps-1][asset][lane]
+  // A thread a sample instead of a thread a lane (a launch whose lanes
+  // would leave the device idle): thread t is sample thread_begin + t of
+  // the launch's window (sample_of), and n_lanes counts the launch's
+  // threads, each with its own path column.
+  bool per_sample = false;
+  std::int64_t thread_begin = 0;
   // The device work of one sample of one scenario (its paths and payoffs),
   // worked out on the host for the cost model; never read on the device.
   Work per_scenario{};
 
-  // The samples of a launch over n lanes: whole blocks' windows.
-  double samples(std::int64_t lanes) const {
-    return static_cast<double>(lanes / kLanes) * static_cast<double>((slice_end - slice_begin) * kSliceSamples);
+  // Samples a block contributes to the launch's window.
+  STRATA_HD std::int64_t window_samples() const { return (slice_end - slice_begin) * kSliceSamples; }
+  // Sample u of the window, numbered through its blocks in order (the last
+  // block's may lie past n_samples).
+  STRATA_HD std::int64_t sample_of(std::int64_t u) const {
+    const std::int64_t per_block = window_samples();
+    return (first_block + u / per_block) * kSamplesPerBlock + slice_begin * kSliceSamples + u % per_block;
+  }
+  // The samples of a launch of n threads: whole blocks' windows (a thread a
+  // lane), or n.
+  double samples(std::int64_t n) const {
+    return per_sample ? static_cast<double>(n) : static_cast<double>(n / kLanes) * static_cast<double>(window_samples());
   }
 };
 
@@ -144,6 +159,10 @@ struct GroupPayoffs {
   const PayoffSpec<Real>* controls = nullptr;
   const double* control_mean = nullptr;
   double* lanes = nullptr;                   // [payoff * replicates + replicate][moment][lane]
+  // A thread a sample: each sample's values, [slot][u], which SampleMoments
+  // then adds to the lanes' moments in the lanes' own order.
+  double* values = nullptr;
+  std::int64_t value_stride = 0;
 
   // Lane i's moments: zeroed (slots [0, slots)), or slot q's plus d.
   STRATA_HD void clear(int slots, std::int64_t n_lanes, std::int64_t i) const {
@@ -152,6 +171,14 @@ struct GroupPayoffs {
   STRATA_HD void add(int q, std::int64_t n_lanes, std::int64_t i, double d) const {
     lanes[(kMoments * q) * n_lanes + i] += d;
     lanes[(kMoments * q + 1) * n_lanes + i] += d * d;
+  }
+  // Slot q's value d of the sample of lane (thread) i, window sample u.
+  STRATA_HD void put(int q, std::int64_t n_lanes, std::int64_t i, std::int64_t u, double d) const {
+    if (values != nullptr) {
+      values[q * value_stride + u] = d;
+    } else {
+      add(q, n_lanes, i, d);
+    }
   }
 };
 
@@ -381,54 +408,69 @@ struct PathGroupKernel {
 
   // Lanes i0..i0 + W - 1: each sample's paths, then every payoff and Greek
   // on them added to the lane's moments (the lanes past the window's end
-  // simulate but add nothing).
+  // simulate but add nothing). A thread a sample: threads i0.. are window
+  // samples u0.. (consecutive samples of one block), whose values go to
+  // payoffs.values.
   template <int W, class Math>
   STRATA_HD void run(std::int64_t i0) const {
-    const std::int64_t n_lanes = paths.n_lanes;
-    const int n_payoffs = payoffs.n_payoffs, n_greeks = greeks.n_greeks, replicates = paths.replicates;
+    if (paths.per_sample) {
+      const std::int64_t u0 = paths.thread_begin + i0, s = paths.sample_of(u0);
+      const std::int64_t left = paths.n_samples - s;
+      sample_slots<W, Math>(s, i0, left <= 0 ? 0 : left < W ? static_cast<int>(left) : W, u0);
+      return;
+    }
     const SampleWindow win = slice_window(paths.first_block + i0 / kLanes, paths.n_samples, paths.slice_begin,
                                           paths.slice_end);
     for (int l = 0; l < W && paths.slice_begin == 0; ++l) {
-      payoffs.clear((n_payoffs + n_greeks) * replicates, n_lanes, i0 + l);
+      payoffs.clear((payoffs.n_payoffs + greeks.n_greeks) * paths.replicates, paths.n_lanes, i0 + l);
     }
-    double value[W], control[W];
     for (std::int64_t s = win.first(i0 % kLanes); s < win.hi; s += kLanes) {
-      const int live = win.hi - s < W ? static_cast<int>(win.hi - s) : W;
-      for (int r = 0; r < replicates; ++r) {
-        for (int c = 0; c <= greeks.n_scenarios; ++c) {
-          const bool moved = greeks.shifted(c);
-          if (!moved) simulate<W, Math>(s, i0, paths.antithetic ? 2 : 1, r, c);
-          for (int p = 0; p < n_payoffs && c == 0; ++p) {
-            sample_values<W, Math>(payoffs.specs[p], i0, 0, value);
-            if (payoffs.beta != nullptr && payoffs.beta[p] != 0.0) {
-              sample_values<W, Math>(payoffs.controls[p], i0, 0, control);
-              const double beta = payoffs.beta[p], mean = payoffs.control_mean[p];   // locals: no aliasing value[]
-              STRATA_LANES()
-              for (int l = 0; l < W; ++l) value[l] = value[l] - beta * (control[l] - mean);
-            }
-            for (int l = 0; l < live; ++l) {
-              payoffs.add(p * replicates + r, n_lanes, i0 + l, value[l] - payoffs.shifts[p]);
-            }
+      sample_slots<W, Math>(s, i0, win.hi - s < W ? static_cast<int>(win.hi - s) : W, -1);
+    }
+  }
+
+  // Samples s.. of lanes i0.. (W of them, the first `live` counted): their
+  // paths, then every payoff and Greek on them, put to slots (put: window
+  // sample u0 + l, or the lane's moments).
+  template <int W, class Math>
+  STRATA_HD void sample_slots(std::int64_t s, std::int64_t i0, int live, std::int64_t u0) const {
+    const std::int64_t n_lanes = paths.n_lanes;
+    const int n_payoffs = payoffs.n_payoffs, n_greeks = greeks.n_greeks, replicates = paths.replicates;
+    double value[W], control[W];
+    for (int r = 0; r < replicates; ++r) {
+      for (int c = 0; c <= greeks.n_scenarios; ++c) {
+        const bool moved = greeks.shifted(c);
+        if (!moved) simulate<W, Math>(s, i0, paths.antithetic ? 2 : 1, r, c);
+        for (int p = 0; p < n_payoffs && c == 0; ++p) {
+          sample_values<W, Math>(payoffs.specs[p], i0, 0, value);
+          if (payoffs.beta != nullptr && payoffs.beta[p] != 0.0) {
+            sample_values<W, Math>(payoffs.controls[p], i0, 0, control);
+            const double beta = payoffs.beta[p], mean = payoffs.control_mean[p];   // locals: no aliasing value[]
+            STRATA_LANES()
+            for (int l = 0; l < W; ++l) value[l] = value[l] - beta * (control[l] - mean);
           }
-          for (int g = 0; g < n_greeks && c == 0; ++g) {
-            for (int l = 0; l < W; ++l) greeks.acc[g * n_lanes + i0 + l] = 0.0;
-          }
-          // Scenario c's Greek terms on its paths.
-          for (int t = greeks.term_begin[c]; n_greeks > 0 && t < greeks.term_begin[c + 1]; ++t) {
-            const GreekTerm& term = greeks.terms[t];
-            if (moved) {
-              moved_values<W>(greeks.specs[c * n_payoffs + term.payoff], i0, c, greeks.spot_shifts[c], value);
-            } else {
-              sample_values<W, Math>(payoffs.specs[c * n_payoffs + term.payoff], i0, c, value, term.tangent);
-            }
-            for (int l = 0; l < W; ++l) greeks.acc[term.greek * n_lanes + i0 + l] += term.coef * value[l];
+          for (int l = 0; l < live; ++l) {
+            payoffs.put(p * replicates + r, n_lanes, i0 + l, u0 + l, value[l] - payoffs.shifts[p]);
           }
         }
-        for (int g = 0; g < n_greeks; ++g) {
-          for (int l = 0; l < live; ++l) {
-            payoffs.add((n_payoffs + g) * replicates + r, n_lanes, i0 + l,
-                        greeks.acc[g * n_lanes + i0 + l] - payoffs.shifts[n_payoffs + g]);
+        for (int g = 0; g < n_greeks && c == 0; ++g) {
+          for (int l = 0; l < W; ++l) greeks.acc[g * n_lanes + i0 + l] = 0.0;
+        }
+        // Scenario c's Greek terms on its paths.
+        for (int t = greeks.term_begin[c]; n_greeks > 0 && t < greeks.term_begin[c + 1]; ++t) {
+          const GreekTerm& term = greeks.terms[t];
+          if (moved) {
+            moved_values<W>(greeks.specs[c * n_payoffs + term.payoff], i0, c, greeks.spot_shifts[c], value);
+          } else {
+            sample_values<W, Math>(payoffs.specs[c * n_payoffs + term.payoff], i0, c, value, term.tangent);
           }
+          for (int l = 0; l < W; ++l) greeks.acc[term.greek * n_lanes + i0 + l] += term.coef * value[l];
+        }
+      }
+      for (int g = 0; g < n_greeks; ++g) {
+        for (int l = 0; l < live; ++l) {
+          payoffs.put((n_payoffs + g) * replicates + r, n_lanes, i0 + l, u0 + l,
+                      greeks.acc[g * n_lanes + i0 + l] - payoffs.shifts[n_payoffs + g]);
         }
       }
     }
@@ -448,6 +490,44 @@ struct GroupLaneTree {
     double* a = lanes + kMoments * (j / n_blocks) * n_lanes + (j % n_blocks) * kLanes;
     lane_tree(a, 1, n_lanes);
     for (int m = 0; m < kMoments; ++m) blocks_out[kMoments * j + m] = a[m * n_lanes];
+  }
+};
+
+// The lane moments of a thread-a-sample launch (GroupPaths::per_sample):
+// index j = slot * n_lanes + lane over the launch's blocks, each lane adding
+// its window's samples' values (values[slot * value_stride + u], u the
+// window sample) in the order and with the arithmetic that
+// PathGroupKernel's lane adds them itself, so the moments are bitwise those
+// of a thread-a-lane launch. From slice_begin > 0 it continues the lane's
+// moments.
+struct SampleMoments {
+  const double* values;
+  std::int64_t value_stride;
+  double* lanes;                 // [slot][moment][lane]
+  std::int64_t n_lanes;          // the launch's blocks * kLanes
+  std::int64_t first_block, n_samples;
+  int slice_begin, slice_end;
+
+  // Each value read once, each lane's moments read and written.
+  Work work(std::int64_t n) const {
+    const double per_lane = static_cast<double>((slice_end - slice_begin) * kSliceSamples) / kLanes;
+    return Work{static_cast<double>(n) * (per_lane + 2 * kMoments) * sizeof(double),
+                static_cast<double>(n) * per_lane * 3, 0};
+  }
+
+  STRATA_HD void operator()(std::int64_t j) const {
+    const std::int64_t q = j / n_lanes, i = j % n_lanes, b = i / kLanes;
+    const SampleWindow win = slice_window(first_block + b, n_samples, slice_begin, slice_end);
+    const std::int64_t u0 = q * value_stride + b * (slice_end - slice_begin) * kSliceSamples - win.lo;
+    double* m = lanes + kMoments * q * n_lanes + i;
+    double s1 = slice_begin > 0 ? m[0] : 0.0, s2 = slice_begin > 0 ? m[n_lanes] : 0.0;
+    for (std::int64_t s = win.first(i % kLanes); s < win.hi; s += kLanes) {
+      const double d = values[u0 + s];
+      s1 += d;
+      s2 += d * d;
+    }
+    m[0] = s1;
+    m[n_lanes] = s2;
   }
 };
 

@@ -13,5 +13,6 @@
   STRATA_FOR(M, strata::kernels::pricing::PathGroupKernel<Real>)                                            \
   STRATA_FOR(M, strata::kernels::pricing::ExerciseStates<Real>)                                             \
   STRATA_ONCE(Real, STRATA_FOR(M, strata::kernels::pricing::LaneTree)                                       \
-                        STRATA_FOR(M, strata::kernels::pricing::GroupLaneTree))
+                        STRATA_FOR(M, strata::kernels::pricing::GroupLaneTree)                             \
+                        STRATA_FOR(M, strata::kernels::pricing::SampleMoments))
 STRATA_DECLARE_KERNELS(STRATA_PRICING_KERNELS)

@@ -11,6 +11,7 @@
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/simulation.hpp"
+#include "engine/runtime/timers.hpp"
 #include "engine/runtime/tree_sum.hpp"
 #include "kernels/pricing/european.hpp"
 #include "kernels/pricing/sample_blocks.hpp"
@@ -48,7 +49,7 @@ SamplePlan plan_samples(const Portfolio& p, const Device& device, const MpiConte
   std::size_t groups = 0;
   for (const PathGroup& g : path_groups(p)) {
     const std::int64_t nb = PathGroupRun::launch_blocks(p, g, Precision::fp64, device, plan.chunk_blocks);
-    groups = std::max(groups, static_cast<std::size_t>(nb) * PathGroupRun::bytes_per_block(p, g, Precision::fp64));
+    groups = std::max(groups, PathGroupRun::launch_bytes(p, g, Precision::fp64, device, nb));
   }
   plan.device_bytes += groups;
   return plan;
@@ -119,8 +120,8 @@ double shift_for(const Portfolio& p, const Instrument& in) {
 }  // namespace
 
 PortfolioRun::PortfolioRun(const Portfolio& p, const SamplePlan& plan, const Device& device, Precision precision,
-                           const MpiContext& mpi)
-    : p_(p), plan_(plan), device_(device), precision_(precision), mpi_(mpi) {
+                           const MpiContext& mpi, Timers* timers)
+    : p_(p), plan_(plan), device_(device), precision_(precision), mpi_(mpi), timers_(timers) {
   shifts_.assign(p.instruments.size(), 0.0);
   control_beta_.assign(p.instruments.size(), std::numeric_limits<double>::quiet_NaN());
   terminal_ = lone_europeans(p);
@@ -199,7 +200,12 @@ void PortfolioRun::prepare_pricing() {
 void PortfolioRun::finish_regression() {
   const std::size_t gi = regressions_[regression_];
   const PathGroup& g = groups_[gi];
-  tables_[gi] = pass_->fit(mpi_);
+  {
+    // The fit is host work between two device passes (docs/gpu.md).
+    std::optional<Timers::Scope> scope;
+    if (timers_ != nullptr) scope.emplace(*timers_, "regression_fit");
+    tables_[gi] = pass_->fit(mpi_);
+  }
   regression_done_ += static_cast<double>(pass_->samples());
   pass_done_ = 0;
   const std::vector<int> offsets = exercise_offsets(p_, g);

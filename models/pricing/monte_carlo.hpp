@@ -17,6 +17,7 @@
 
 namespace strata {
 class MpiContext;
+class Timers;
 class StateReader;
 class StateWriter;
 }  // namespace strata
@@ -77,8 +78,10 @@ inline constexpr double kStepSeconds = 0.25;
 class PortfolioRun {
  public:
   // Collective (agrees on the step count).
+  // timers: where the Longstaff-Schwartz fits' host time goes (phase
+  // "regression_fit", inside the step's "compute"); none: not timed apart.
   PortfolioRun(const Portfolio& p, const SamplePlan& plan, const Device& device, Precision precision,
-               const MpiContext& mpi);
+               const MpiContext& mpi, Timers* timers = nullptr);
   ~PortfolioRun();
 
   // Steps of the whole run: an estimate while steps are sized by time,
@@ -125,6 +128,7 @@ class PortfolioRun {
   Device device_;
   Precision precision_;
   const MpiContext& mpi_;
+  Timers* timers_ = nullptr;
   std::vector<double> shifts_;
   std::vector<double> control_beta_;            // per instrument; NaN: none
   std::vector<std::size_t> terminal_;           // instruments sampled at maturity only (European GBM)

@@ -409,23 +409,76 @@ struct PathGroupRun::Data {
   std::int64_t max_blocks = 0;
 };
 
+namespace {
+
+// Bytes of one path column (log prices and step variances of every asset,
+// each Greek's value of the column's sample, the path moved by a spot
+// bump) and of one sample's values in a thread-a-sample launch.
+struct ColumnBytes {
+  std::size_t column, sample;
+};
+
+ColumnBytes column_bytes(const Portfolio& p, const PathGroup& g, const GreekPlan& plan, Precision precision,
+                         std::size_t slots) {
+  const std::size_t real = precision == Precision::fp32 ? sizeof(float) : sizeof(double);
+  return {2 * (g.grid.size() + 1) * g.assets.size() * (p.antithetic ? 2 : 1) * real +
+              (plan.slots.size() + moved_doubles(plan, g)) * sizeof(double),
+          slots * sizeof(double)};
+}
+
+// A launch's shape: a thread a lane (max_blocks * kLanes path columns), or,
+// where those lanes would leave a GPU mostly idle, a thread a sample, with
+// as many columns as the launch memory holds (a multiple of the host's
+// batch), at least twice the lanes' (else the lanes' shape, which makes one
+// launch of a piece rather than several). A thread-a-sample piece covers
+// at most the blocks one launch's columns reach, so that the samples'
+// values stay within a launch's columns' worth.
+struct Shape {
+  bool per_sample = false;
+  std::int64_t columns = 0, blocks = 0;
+};
+
+Shape launch_shape(const Device& device, std::int64_t max_blocks, const ColumnBytes& bytes) {
+  const std::int64_t lanes = max_blocks * kLanes;
+  Shape shape{false, lanes, max_blocks};
+  if (!device.gpu_launches() || lanes >= device.resident_threads) return shape;
+  const auto fit = static_cast<std::int64_t>(device.launch_bytes() / (bytes.column + bytes.sample));
+  const std::int64_t columns = std::min(fit, max_blocks * kSamplesPerBlock) / kBatch * kBatch;
+  if (columns < 2 * lanes) return shape;
+  return {true, columns, std::min(max_blocks, (columns + kSamplesPerBlock - 1) / kSamplesPerBlock)};
+}
+
+std::size_t shape_bytes(const Shape& shape, const ColumnBytes& bytes, std::size_t slots) {
+  const std::size_t moments = slots * kMoments * sizeof(double);
+  const auto blocks = static_cast<std::size_t>(shape.blocks);
+  const std::size_t values = shape.per_sample ? blocks * kSamplesPerBlock * bytes.sample : 0;
+  return static_cast<std::size_t>(shape.columns) * bytes.column + values + blocks * (kLanes + 1) * moments;
+}
+
+}  // namespace
+
 std::size_t PathGroupRun::bytes_per_block(const Portfolio& p, const PathGroup& g, Precision precision) {
   const GreekPlan plan = plan_greeks(p, g, precision);
-  const std::size_t greek_slots = plan.slots.size();
-  const std::size_t real = precision == Precision::fp32 ? sizeof(float) : sizeof(double);
-  // Log prices and step variances of every asset, each Greek's value of the
-  // lane's sample, and the path moved by a spot bump.
-  const std::size_t path = 2 * (g.grid.size() + 1) * g.assets.size() * (p.antithetic ? 2 : 1) * real +
-                           (greek_slots + moved_doubles(plan, g)) * sizeof(double);
-  const std::size_t moments =
-      (g.instruments.size() + greek_slots) * static_cast<std::size_t>(p.replicates) * kMoments * sizeof(double);
-  return static_cast<std::size_t>(kLanes) * (path + moments) + moments;
+  const std::size_t slots = (g.instruments.size() + plan.slots.size()) * static_cast<std::size_t>(p.replicates);
+  const ColumnBytes bytes = column_bytes(p, g, plan, precision, slots);
+  return static_cast<std::size_t>(kLanes) * (bytes.column + slots * kMoments * sizeof(double)) +
+         slots * kMoments * sizeof(double);
 }
 
 std::int64_t PathGroupRun::launch_blocks(const Portfolio& p, const PathGroup& g, Precision precision,
                                          const Device& device, std::int64_t chunk_blocks) {
   const auto fit = static_cast<std::int64_t>(device.launch_bytes() / bytes_per_block(p, g, precision));
   return std::clamp<std::int64_t>(fit, 1, std::max<std::int64_t>(1, chunk_blocks));
+}
+
+std::size_t PathGroupRun::launch_bytes(const Portfolio& p, const PathGroup& g, Precision precision,
+                                       const Device& device, std::int64_t max_blocks, bool* per_sample) {
+  const GreekPlan plan = plan_greeks(p, g, precision);
+  const std::size_t slots = (g.instruments.size() + plan.slots.size()) * static_cast<std::size_t>(p.replicates);
+  const ColumnBytes bytes = column_bytes(p, g, plan, precision, slots);
+  const Shape shape = launch_shape(device, max_blocks, bytes);
+  if (per_sample != nullptr) *per_sample = shape.per_sample;
+  return shape_bytes(shape, bytes, slots);
 }
 
 PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device& device, Precision precision,
@@ -441,23 +494,30 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
   exercise_row_ = payoffs.exercise_row;
   controlled_ = payoffs.controlled;
 
-  const std::size_t lanes = static_cast<std::size_t>(max_blocks * kLanes);
+  const std::size_t slots = (payoffs.beta.size() + greeks_.slots.size()) * static_cast<std::size_t>(p.replicates);
+  const Shape shape = launch_shape(device, max_blocks, column_bytes(p, g, greeks_, precision, slots));
+  per_sample_ = shape.per_sample;
+  columns_ = shape.columns;
+  const auto columns = static_cast<std::size_t>(shape.columns);
   const std::size_t real = precision == Precision::fp32 ? sizeof(float) : sizeof(double);
-  cells_ = lanes * (static_cast<std::size_t>(paths.steps) + 1) * static_cast<std::size_t>(paths.n_assets) *
+  cells_ = columns * (static_cast<std::size_t>(paths.steps) + 1) * static_cast<std::size_t>(paths.n_assets) *
            (p.antithetic ? 2 : 1);
   path_doubles_ = (2 * cells_ * real + sizeof(double) - 1) / sizeof(double);
-  work_doubles_ = path_doubles_ + lanes * (greeks_.slots.size() + moved_doubles(greeks_, g));
-  const std::size_t slots = (payoffs.beta.size() + greeks_.slots.size()) * static_cast<std::size_t>(p.replicates);
+  work_doubles_ = path_doubles_ + columns * (greeks_.slots.size() + moved_doubles(greeks_, g));
+  values_offset_ = work_doubles_;
+  if (per_sample_) work_doubles_ += static_cast<std::size_t>(shape.blocks * kSamplesPerBlock) * slots;
+  const std::size_t lanes = static_cast<std::size_t>(shape.blocks * kLanes);
   lane_doubles_ = lanes * slots * kMoments;
   block_lane_doubles_ = static_cast<std::size_t>(kLanes) * slots * kMoments;
-  block_doubles_ = static_cast<std::size_t>(max_blocks) * slots * kMoments;
+  block_doubles_ = static_cast<std::size_t>(shape.blocks) * slots * kMoments;
 
   auto build = [&](auto& data) {
     data = std::make_unique<typename std::remove_reference_t<decltype(data)>::element_type>();
-    data->max_blocks = max_blocks;
+    data->max_blocks = shape.blocks;
     data->kernel.paths = data->paths.build(device, paths);
     using Real = std::remove_cvref_t<decltype(*data->kernel.paths.dt)>;
     data->kernel.paths.per_scenario = scenario_work<Real>(paths, payoffs, greeks_);
+    data->kernel.paths.per_sample = per_sample_;
     data->kernel.payoffs = data->payoffs.build(device, payoffs, shifts_);
     data->kernel.greeks = data->greeks.build(device, greeks_, tangents, g.grid, payoffs);
     data->kernel.sobol = data->sobol.build(device, p, g);
@@ -469,14 +529,28 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
 PathGroupRun::~PathGroupRun() = default;
 PathGroupRun::PathGroupRun(PathGroupRun&&) noexcept = default;
 
+namespace {
+
+// The window samples of blocks [first, first + nb) (slices [begin, end) of
+// each) that lie before n_samples, rounded up to whole batches of the
+// host's (kBatch): a thread-a-sample launch's threads.
+std::int64_t live_threads(std::int64_t first, std::int64_t nb, std::int64_t n_samples, int begin, int end) {
+  const std::int64_t per_block = std::int64_t{end - begin} * kSliceSamples;
+  const SampleWindow last = slice_window(first + nb - 1, n_samples, begin, end);
+  const std::int64_t live = (nb - 1) * per_block + std::max<std::int64_t>(0, last.hi - last.lo);
+  return (live + kBatch - 1) / kBatch * kBatch;
+}
+
+}  // namespace
+
 // The regression states of slices [slice_begin, slice_end) of blocks
-// [first, first + nb), in launches of the group's size, copied to the host
-// in sample order.
+// [first, first + nb), in launches of the group's size (a thread a lane, or
+// a thread a sample), copied to the host in sample order.
 void PathGroupRun::exercise_states(std::int64_t first, std::int64_t nb, std::int64_t n_samples, int slice_begin,
                                    int slice_end, double* out, std::int64_t out_first) {
   const int row = exercise_row_;
   auto states = [&]<class Real>(Data<Real>& data) {
-    const std::int64_t per_launch = data.max_blocks * kSamplesPerBlock;
+    const std::int64_t per_launch = per_sample_ ? columns_ : data.max_blocks * kSamplesPerBlock;
     if (state_work_.size() == 0)
       state_work_ = Buffer<double>(device_, (2 * cells_ * sizeof(Real) + sizeof(double) - 1) / sizeof(double));
     if (state_rows_.size() == 0) state_rows_ = Buffer<double>(device_, static_cast<std::size_t>(per_launch * row));
@@ -488,6 +562,22 @@ void PathGroupRun::exercise_states(std::int64_t first, std::int64_t nb, std::int
     paths.n_samples = n_samples;
     paths.slice_begin = slice_begin;
     paths.slice_end = slice_end;
+    if (per_sample_) {
+      // Whole blocks (or the slices of one): the window is contiguous.
+      paths.first_block = first;
+      const std::int64_t threads = live_threads(first, nb, n_samples, slice_begin, slice_end);
+      for (std::int64_t t0 = 0; t0 < threads; t0 += columns_) {
+        const std::int64_t n = std::min(columns_, threads - t0);
+        paths.thread_begin = t0;
+        paths.n_lanes = n;
+        k.first_sample = paths.sample_of(t0);
+        const std::int64_t last = std::min(n_samples, k.first_sample + n);
+        parallel_for(device_, n, k);
+        state_rows_.copy_to_host(out + (k.first_sample - out_first) * row,
+                                 static_cast<std::size_t>((last - k.first_sample) * row));
+      }
+      return;
+    }
     for (std::int64_t off = 0; off < nb; off += data.max_blocks) {
       const std::int64_t n = std::min(data.max_blocks, nb - off);
       paths.first_block = first + off;
@@ -511,13 +601,18 @@ void PathGroupRun::compute(std::int64_t first, std::int64_t nb, std::int64_t n_s
     kernel.paths.paths = reinterpret_cast<Real*>(scratch.work.data());
     kernel.paths.variance = kernel.paths.paths + cells_;
     kernel.greeks.acc = scratch.work.data() + path_doubles_;
-    kernel.greeks.moved = kernel.greeks.acc + static_cast<std::size_t>(data.max_blocks * kLanes) * greeks_.slots.size();
+    kernel.greeks.moved = kernel.greeks.acc + static_cast<std::size_t>(columns_) * greeks_.slots.size();
     kernel.payoffs.lanes = scratch.lanes.data();
     kernel.paths.slice_begin = slices.begin;
     kernel.paths.slice_end = slices.end;
+    kernel.paths.n_samples = n_samples;
     // One moment slot per payoff (then Greek) and replicate.
     const std::int64_t n_payoffs =
         std::int64_t{kernel.payoffs.n_payoffs + kernel.greeks.n_greeks} * kernel.paths.replicates;
+    if (per_sample_) {
+      kernel.payoffs.values = scratch.work.data() + values_offset_;
+      kernel.payoffs.value_stride = data.max_blocks * kSamplesPerBlock;
+    }
     // A cut block continues the lane moments of its earlier slices.
     if (slices.lanes != nullptr && slices.begin > 0)
       scratch.lanes.copy_from_host(slices.lanes, block_lane_doubles_);
@@ -526,9 +621,22 @@ void PathGroupRun::compute(std::int64_t first, std::int64_t nb, std::int64_t n_s
     for (std::int64_t off = 0; off < nb; off += data.max_blocks) {
       const std::int64_t n = std::min(data.max_blocks, nb - off);
       kernel.paths.first_block = first + off;
-      kernel.paths.n_samples = n_samples;
-      kernel.paths.n_lanes = n * kLanes;
-      parallel_for(device_, n * kLanes, kernel);   // the host's batched kernel: PathGroupKernel::host_for
+      if (per_sample_) {
+        // A thread a sample, in launches of the columns' size; then each
+        // lane's moments from its samples' values, in its own order.
+        const std::int64_t threads = live_threads(first + off, n, n_samples, slices.begin, slices.end);
+        for (std::int64_t t0 = 0; t0 < threads; t0 += columns_) {
+          kernel.paths.thread_begin = t0;
+          kernel.paths.n_lanes = std::min(columns_, threads - t0);
+          parallel_for(device_, kernel.paths.n_lanes, kernel);
+        }
+        parallel_for(device_, n_payoffs * n * kLanes,
+                     SampleMoments{kernel.payoffs.values, kernel.payoffs.value_stride, scratch.lanes.data(),
+                                   n * kLanes, first + off, n_samples, slices.begin, slices.end});
+      } else {
+        kernel.paths.n_lanes = n * kLanes;
+        parallel_for(device_, n * kLanes, kernel);   // the host's batched kernel: PathGroupKernel::host_for
+      }
       if (!slices.last) {
         scratch.lanes.copy_to_host(slices.lanes, block_lane_doubles_);
         return;

@@ -17,7 +17,8 @@ namespace strata::pricing {
 
 // Device working memory, shared by the groups (they run one after the
 // other): paths and step variances (as doubles, or floats in the same
-// bytes), lane moments, block moments.
+// bytes) and, a thread a sample, each sample's values; lane moments, block
+// moments.
 struct GroupScratch {
   Buffer<double> work, lanes, blocks;
 };
@@ -75,6 +76,12 @@ class PathGroupRun {
   // Blocks per launch: as many as fit the backend's working-memory budget.
   static std::int64_t launch_blocks(const Portfolio& p, const PathGroup& g, Precision precision, const Device& device,
                                     std::int64_t chunk_blocks);
+  // Device bytes of a run of p's group g given max_blocks (launch_blocks):
+  // a thread a lane, or, where max_blocks' lanes would leave a GPU mostly
+  // idle, a thread a sample (*per_sample), with as many path columns as a
+  // launch's memory holds.
+  static std::size_t launch_bytes(const Portfolio& p, const PathGroup& g, Precision precision, const Device& device,
+                                  std::int64_t max_blocks, bool* per_sample = nullptr);
 
  private:
   template <class Real>
@@ -87,6 +94,9 @@ class PathGroupRun {
   int exercise_row_ = 0;         // their exercise dates, summed
   GreekPlan greeks_;
   Device device_;
+  bool per_sample_ = false;         // a thread a sample (launch_bytes)
+  std::int64_t columns_ = 0;        // path columns: a launch's threads at most
+  std::size_t values_offset_ = 0;   // of work: the samples' values (a thread a sample)
   std::size_t cells_ = 0;   // path cells of a launch (the variances follow them)
   std::size_t path_doubles_ = 0;   // of work: the paths; the Greeks' lane values follow
   std::size_t work_doubles_ = 0, lane_doubles_ = 0, block_doubles_ = 0, block_lane_doubles_ = 0;

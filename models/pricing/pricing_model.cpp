@@ -272,13 +272,13 @@ class PricingModel final : public ModelOf<Portfolio, read_portfolio, declare_sch
       const GreekPlan gp = plan_greeks(p, g, ctx.precision);
       const int greeks = static_cast<int>(gp.slots.size());
       const std::int64_t nb = PathGroupRun::launch_blocks(p, g, ctx.precision, ctx.device, plan.chunk_blocks);
+      bool per_sample = false;
+      const std::size_t launch = PathGroupRun::launch_bytes(p, g, ctx.precision, ctx.device, nb, &per_sample);
       std::snprintf(text, sizeof text,
                     "      path group on %s: %zu instrument(s), %zu steps per path to T = %g; launches of %lld "
-                    "blocks, %.1f MiB\n",
-                    names.c_str(), g.instruments.size(), g.grid.size(),
-                    g.grid.back(), static_cast<long long>(nb),
-                    static_cast<double>(nb) * static_cast<double>(PathGroupRun::bytes_per_block(p, g, ctx.precision)) /
-                        (1 << 20));
+                    "blocks%s, %.1f MiB\n",
+                    names.c_str(), g.instruments.size(), g.grid.size(), g.grid.back(), static_cast<long long>(nb),
+                    per_sample ? " (a thread a sample)" : "", static_cast<double>(launch) / (1 << 20));
       ctx.out << text;
       const std::size_t bytes = regression_bytes(p, g, ctx.mpi.size());
       if (bytes > 0) {
@@ -446,7 +446,7 @@ class PricingSimulation final : public Simulation {
       : ctx_(ctx),
         portfolio_(portfolio),
         plan_(plan_samples(portfolio_, ctx.device, ctx.mpi)),
-        run_(portfolio_, plan_, ctx.device, ctx.precision, ctx.mpi),
+        run_(portfolio_, plan_, ctx.device, ctx.precision, ctx.mpi, &ctx.timers),
         references_(references_of(portfolio_)) {
     if (portfolio_.antithetic && portfolio_.paths % 2 == 1) {
       ctx.out << "note: pricing.paths = " << portfolio_.paths << " is odd; antithetic pairs need " << plan_.paths
@@ -507,7 +507,8 @@ class PricingSimulation final : public Simulation {
         write_results(*ctx_.output, portfolio_, est, run_.greeks(), references_, ctx_.mpi.root());
     }
     ctx_.out << "\n" << format_table(portfolio_, est, references_) << format_greeks(portfolio_, run_.greeks());
-    const double seconds = ctx_.mpi.max(ctx_.timers.seconds("compute"));
+    // The steps' time: the device passes and the fits between them on the host.
+    const double seconds = ctx_.mpi.max(ctx_.timers.seconds("compute") + ctx_.timers.seconds("regression_fit"));
     // Paths computed by this process (a restart computes only what its
     // checkpoint lacked), over all ranks.
     const double blocks = ctx_.mpi.sum(static_cast<double>(run_.blocks_computed()));

@@ -10,12 +10,19 @@ an H200's 132 x 2,048 resident threads):
 - the sizes do not move a bit of any result: the prices, errors and Greeks
   are those of the same run with the host's sizes;
 - an American price's pricing pass after its regression pass starts again
-  at the device's size, not at one slice: each phase is one step.
+  at the device's size, not at one slice: each phase is one step;
+- a price whose blocks' lanes would leave the device idle (a few blocks of
+  long paths, Greeks, an American: the STAC-A2 shape) runs a thread a
+  sample, its values then added up lane by lane in the lanes' own order:
+  the same bits as a thread a lane.
 
 The counts are the run's structure, not its speed (test_shape_counts.py).
 """
 
 import os
+import re
+import subprocess
+import sys
 
 import h5py
 import numpy as np
@@ -24,13 +31,24 @@ import strata_cli as sc
 
 EUROPEAN = os.path.join(sc.SOURCE_DIR, "inputs", "pricing", "european_bench.toml")
 AMERICAN = os.path.join(sc.SOURCE_DIR, "inputs", "pricing", "american.toml")
+COST_MODEL = os.path.join(sc.SOURCE_DIR, "scripts", "gpu", "cost-model")
 GPU = {"STRATA_LAUNCH_AS": "cuda"}
 HOST = {"STRATA_LAUNCH_AS": "host"}
 
 
 def compute_counts(path):
     with h5py.File(path, "r") as f:
-        return {k: np.asarray(v[()]) for k, v in f["performance/shape/compute"].items()}
+        g = f["performance/shape/compute"]
+        counts = {k: np.asarray(v[()]) for k, v in g.items()}
+        names = [n.decode() if isinstance(n, bytes) else str(n) for n in g["size_kernel"].attrs.get("names", [])]
+        # Each launch size's kernel, without its namespaces.
+        counts["kernels"] = [names[int(k)].split("::")[-1] for k in counts["size_kernel"]]
+        return counts
+
+
+def by_kernel(c):
+    """{(kernel, threads): launches}"""
+    return {(k, int(t)): int(n) for k, t, n in zip(c["kernels"], c["size_threads"], c["size_launches"])}
 
 
 def same_results(test, a, b):
@@ -74,12 +92,57 @@ class PricingShape(sc.StrataTestCase):
         host = self.run_input("am_host.h5", AMERICAN, HOST)
         c = compute_counts(gpu)
         # american.toml: 65,536 regression paths (4 blocks of 256 lanes),
-        # 131,072 priced (8 blocks): each phase in one step, every block in
-        # its launches; the reductions are the launches of fewer threads.
-        lanes = sorted(t for t in c["size_threads"].tolist() if t >= 256)
-        self.assertEqual(lanes, [4 * 256, 8 * 256])
+        # 131,072 priced (8 blocks), in three path groups: each phase in one
+        # step, a thread a sample (its lanes would hold 1,024 and 2,048 of
+        # the device's 270,336 threads); the lane sums and reductions are
+        # the launches of fewer threads.
+        sampling = {k: n for k, n in by_kernel(c).items() if k[1] >= 2 ** 16}
+        self.assertEqual(sampling, {("ExerciseStates<double>", 65536): 3, ("PathGroupKernel<double>", 131072): 3},
+                         by_kernel(c))
         self.assertLess(int(c["launches"]), int(compute_counts(host)["launches"]))
         same_results(self, gpu, host)
+
+    def test_a_stac_a2_like_price_runs_a_thread_a_sample(self):
+        # Five Heston assets, 252 daily steps, an American basket put with
+        # delta, gamma and vega per asset (16 slots, 5 re-simulations a
+        # path), shrunk to 2,000 regression and 2,000 priced paths: one block
+        # each, 256 threads a launch a thread a lane.
+        stac = os.path.join(sc.SOURCE_DIR, "inputs", "pricing", "stac_a2.toml")
+        sets = ["pricing.paths=2000", "pricing.regression_paths=2000"]
+        gpu = self.run_input("stac_gpu.h5", stac, GPU, *sets)
+        host = self.run_input("stac_host.h5", stac, HOST, *sets)
+        c = compute_counts(gpu)
+        # The regression pass and the pricing pass: a launch of 2,000
+        # threads each; then the lane sums (16 slots x 256 lanes) and the
+        # lane tree (16 slots x 1 block).
+        self.assertEqual(by_kernel(c), {("ExerciseStates<double>", 2000): 1, ("PathGroupKernel<double>", 2000): 1,
+                                        ("SampleMoments", 16 * 256): 1, ("GroupLaneTree", 16): 1})
+        self.assertEqual(int(c["launches"]), 4)
+        self.assertEqual(int(compute_counts(host)["threads_median"]), 256)
+        same_results(self, gpu, host)
+        # The cost model with each kernel's occupancy and a saturation of
+        # 0.5: 2,000 threads fill twice the share of the device they fill by
+        # default (the full rate at half the device's threads), and no more
+        # because the path kernels' occupancy (a quarter) is above what they
+        # hold; the sampling work is predicted twice as fast. A kernel that
+        # holds fewer threads than the launch has is capped at its occupancy:
+        # at 0.001, 2,000 threads (0.0074 of the device) run at 0.001 of it.
+        work = []
+        for occupancy, saturation in ((None, "1"), (0.25, "0.5"), (0.001, "1")):
+            args = ["--kernels", "none"]
+            if occupancy:
+                table = self.path(f"kernels{occupancy}.tsv")
+                with open(table, "w") as f:
+                    f.write("# occupancy\tregisters\tfunctor\n")
+                    f.write(f"{occupancy}\t128\tPathGroupKernel<double>\n{occupancy}\t82\tExerciseStates<double>\n")
+                args = ["--kernels", table]
+            r = subprocess.run([sys.executable, COST_MODEL, gpu, *args, "--saturation", saturation],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            work.append(float(re.search(r"work ([0-9.]+)", r.stdout).group(1)))
+        self.assertAlmostEqual(work[0] / work[1], 2.0, delta=0.05, msg=work)
+        self.assertGreater(work[2] / work[0], 7.0, work)
+        self.assertLess(work[2] / work[0], 2000 / 270336 / 0.001, work)
 
     def test_an_unknown_launch_shape_is_refused(self):
         res = self.strata("run", EUROPEAN, "-o", "bad.h5", env={"STRATA_LAUNCH_AS": "tpu"})

@@ -99,6 +99,29 @@ TEST_CASE("launches, reductions and copies count as the CUDA backend makes them,
     CHECK(c->bytes_to_device == 80);
     CHECK(c->bytes_to_host == 2 * 80 + 2 * 8);
     CHECK(c->threads_min() == 10);
+    // Each launch names its functor, as the C++ ABI demangles it, so the
+    // cost model can hold it against its own kernel's occupancy; the
+    // reduction's second (single-tile) launch names none.
+    std::vector<std::string> kernels;
+    for (const auto& z : c->sizes) kernels.push_back(z.kernel);
+    CHECK(kernels == std::vector<std::string>{"strata::test::Harmonic", "", "strata::test::Harmonic"});
   }
+  shape::reset();
+}
+
+TEST_CASE("launches of one size by different kernels are counted apart", "[shape]") {
+  shape::reset();
+  shape::enter("compute");
+  shape::launch(64, {8, 0}, "A");
+  shape::launch(64, {8, 0}, "B");
+  shape::launch(64, {8, 0}, "A");
+  shape::leave();
+  const auto all = shape::snapshot();
+  REQUIRE(all.size() == 1);
+  REQUIRE(all[0].sizes.size() == 2);
+  CHECK(all[0].sizes[0].kernel == "A");
+  CHECK(all[0].sizes[0].launches == 2);
+  CHECK(all[0].sizes[1].kernel == "B");
+  CHECK(all[0].threads_median() == 64);
   shape::reset();
 }
