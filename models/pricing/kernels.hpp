@@ -3,6 +3,7 @@
 
 #include "engine/backend/parallel.hpp"
 #include "kernels/pricing/european.hpp"
+#include "kernels/pricing/exercise_fit.hpp"
 #include "kernels/pricing/exercise_states.hpp"
 #include "kernels/pricing/path_group.hpp"
 #include "kernels/pricing/sample_blocks.hpp"
@@ -14,5 +15,7 @@
   STRATA_FOR(M, strata::kernels::pricing::ExerciseStates<Real>)                                             \
   STRATA_ONCE(Real, STRATA_FOR(M, strata::kernels::pricing::LaneTree)                                       \
                         STRATA_FOR(M, strata::kernels::pricing::GroupLaneTree)                             \
-                        STRATA_FOR(M, strata::kernels::pricing::SampleMoments))
+                        STRATA_FOR(M, strata::kernels::pricing::SampleMoments)                             \
+                        STRATA_FOR(M, strata::kernels::pricing::FitDate)                                   \
+                        STRATA_FOR(M, strata::kernels::pricing::FitLaneTree))
 STRATA_DECLARE_KERNELS(STRATA_PRICING_KERNELS)

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/backend/buffer.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/tree_sum.hpp"
-#include "kernels/pricing/exercise_basis.hpp"
+#include "kernels/pricing/exercise_fit.hpp"
 #include "kernels/pricing/sample_blocks.hpp"
+#include "models/pricing/kernels.hpp"
 #include "models/pricing/least_squares.hpp"
 #include "models/pricing/path_group_run.hpp"
 
@@ -38,55 +40,51 @@ std::size_t state_row(const Portfolio& p, const PathGroup& g) {
 }
 
 
-// Backward induction for one American over this rank's regression paths:
-// u[s * row + f] is its underlying at exercise date f on local path s.
-void fit_one(const Portfolio& p, const Instrument& in, const std::vector<double>& grid, const double* u,
-             std::size_t row, std::int64_t local, BlockRange mine, std::int64_t blocks, const MpiContext& mpi,
-             double* beta_out) {
+// Backward induction for one American over this rank's regression paths,
+// on the device where their states are (exercise_fit.hpp): states[s * row +
+// column + f] is its underlying at exercise date f on local path s. Per
+// date two launches and the blocks' sums read back; the blocks are added
+// over ranks and the system solved on the host, in double.
+void fit_one(const Device& device, const Portfolio& p, const Instrument& in, const std::vector<double>& grid,
+             const double* states, std::size_t row, int column, std::int64_t local, BlockRange mine,
+             std::int64_t blocks, const MpiContext& mpi, double* beta_out) {
   const int m = in.degree + 1;
   const int width = m * m + m;  // normal matrix, right-hand side
   const std::vector<int> steps = fixing_steps(in, grid);
   auto discount = [&](int f) {
     return std::exp(-p.rate * grid[static_cast<std::size_t>(steps[static_cast<std::size_t>(f)] - 1)]);
   };
-  auto intrinsic = [&](double s) { return std::max(in.call ? s - in.strike : in.strike - s, 0.0); };
   const int last = in.fixings - 1;
+  const std::int64_t lanes = mine.size() * kLanes;
   // Realised cash flow of each path under the policy fitted so far,
-  // discounted to time 0.
-  std::vector<double> cash(static_cast<std::size_t>(local));
-  for (std::int64_t s = 0; s < local; ++s)
-    cash[static_cast<std::size_t>(s)] =
-        discount(last) * intrinsic(u[static_cast<std::size_t>(s) * row + static_cast<std::size_t>(last)]);
+  // discounted to time 0; the lanes' and blocks' sums of a date.
+  Buffer<double> cash, lane_sums, block_sums;
+  mpi.collective([&] {   // any rank's allocation failure is every rank's, before the sums' collectives
+    cash = Buffer<double>(device, static_cast<std::size_t>(std::max<std::int64_t>(1, local)));
+    lane_sums = Buffer<double>(device, static_cast<std::size_t>(std::max<std::int64_t>(1, lanes * width)));
+    block_sums = Buffer<double>(device, static_cast<std::size_t>(std::max<std::int64_t>(1, mine.size() * width)));
+  });
   std::vector<double> sums(static_cast<std::size_t>(mine.size() * width));
-  double phi[kMaxExerciseDegree + 1];
+  FitDate date{.states = states, .row = static_cast<std::int64_t>(row), .column = column, .local = local,
+               .cash = cash.data(), .lanes = lane_sums.data(), .call = in.call, .laguerre = in.laguerre,
+               .degree = in.degree, .strike = in.strike};
   for (int f = last - 1; f >= 0; --f) {
-    const double d = discount(f);
-    std::fill(sums.begin(), sums.end(), 0.0);
-    for (std::int64_t s = 0; s < local; ++s) {
-      const double us = u[static_cast<std::size_t>(s) * row + static_cast<std::size_t>(f)];
-      if (!(intrinsic(us) > 0.0)) continue;
-      exercise_basis(in.laguerre, in.degree, us / in.strike, phi);
-      const double y = cash[static_cast<std::size_t>(s)] / d;  // continuation realised, in date-f money
-      double* block = sums.data() + (s / kSamplesPerBlock) * width;
-      for (int i = 0; i < m; ++i) {
-        for (int j = 0; j < m; ++j) block[i * m + j] += phi[i] * phi[j];
-        block[m * m + i] += phi[i] * y;
-      }
+    date.date = f;
+    date.discount_next = discount(f + 1);
+    date.discount = discount(f);
+    date.first = f == last - 1;
+    if (local > 0) {
+      parallel_for(device, lanes, date);
+      parallel_for(device, mine.size() * width, FitLaneTree{lane_sums.data(), block_sums.data(), width});
+      block_sums.copy_to_host(sums.data(), sums.size());
     }
     TreeSum tree(blocks, mine, width);
     tree.add(sums.data(), mine.size());
     const std::vector<double> total = tree.finish(mpi);
     const LeastSquaresFit fit = solve_normal_equations(std::vector<double>(total.begin(), total.begin() + m * m),
                                                        std::vector<double>(total.begin() + m * m, total.end()), m);
-    double* beta = beta_out + f * m;
-    std::copy(fit.beta.begin(), fit.beta.end(), beta);
-    for (std::int64_t s = 0; s < local; ++s) {
-      const double us = u[static_cast<std::size_t>(s) * row + static_cast<std::size_t>(f)];
-      const double value = intrinsic(us);
-      if (value > 0.0 && value >= continuation_value(in.laguerre, in.degree, beta, us / in.strike)) {
-        cash[static_cast<std::size_t>(s)] = d * value;
-      }
-    }
+    std::copy(fit.beta.begin(), fit.beta.end(), beta_out + f * m);
+    std::copy(fit.beta.begin(), fit.beta.end(), date.beta);   // the next date's policy at f + 1
   }
 }
 
@@ -102,7 +100,7 @@ std::size_t regression_bytes(const Portfolio& p, const PathGroup& g, int ranks) 
 
 RegressionPass::RegressionPass(const Portfolio& p, const PathGroup& g, const Device& device, Precision precision,
                                const MpiContext& mpi)
-    : p_(p), g_(g), q_(p), offsets_(exercise_offsets(p, g)), row_(state_row(p, g)) {
+    : p_(p), g_(g), q_(p), device_(device), offsets_(exercise_offsets(p, g)), row_(state_row(p, g)) {
   if (offsets_.back() == 0) return;
   // The regression paths: plain (no antithetic pair, one Sobol' scrambling)
   // from another seed.
@@ -122,8 +120,8 @@ RegressionPass::RegressionPass(const Portfolio& p, const PathGroup& g, const Dev
     const std::int64_t nb =
         PathGroupRun::launch_blocks(q_, g, precision, device, std::max<std::int64_t>(1, mine_.size()));
     run_ = std::make_unique<PathGroupRun>(q_, g_, device, precision, nb);
-    states_.assign(static_cast<std::size_t>(std::max<std::int64_t>(0, end - mine_.first * kSamplesPerBlock)) * row_,
-                   0.0);
+    local_ = std::max<std::int64_t>(0, end - mine_.first * kSamplesPerBlock);
+    states_ = Buffer<double>(device, std::max<std::size_t>(1, static_cast<std::size_t>(local_) * row_));
   });
 }
 
@@ -160,12 +158,12 @@ void RegressionPass::simulate(std::int64_t slices) {
 std::vector<double> RegressionPass::fit(const MpiContext& mpi) const {
   std::vector<double> table(static_cast<std::size_t>(offsets_.back()), 0.0);
   if (table.empty()) return table;
-  const auto local = static_cast<std::int64_t>(states_.size() / row_);
   std::size_t column = 0;
   for (std::size_t j = 0; j < g_.instruments.size(); ++j) {
     if (offsets_[j] < 0) continue;
     const Instrument& in = p_.instruments[g_.instruments[j]];
-    fit_one(p_, in, g_.grid, states_.data() + column, row_, local, mine_, blocks_, mpi, table.data() + offsets_[j]);
+    fit_one(device_, p_, in, g_.grid, states_.data(), row_, static_cast<int>(column), local_, mine_, blocks_, mpi,
+            table.data() + offsets_[j]);
     column += static_cast<std::size_t>(in.fixings);
   }
   return table;

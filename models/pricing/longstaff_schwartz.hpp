@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "engine/backend/backend.hpp"
+#include "engine/backend/buffer.hpp"
 #include "engine/runtime/tree_sum.hpp"
 #include "models/pricing/path_group_run.hpp"
 #include "models/pricing/portfolio.hpp"
@@ -71,12 +72,14 @@ class RegressionPass {
   const Portfolio& p_;
   PathGroup g_;
   Portfolio q_;   // the regression paths' portfolio (another seed, plain paths)
+  Device device_;
   std::vector<int> offsets_;
   std::size_t row_ = 0;
   std::int64_t samples_ = 0, blocks_ = 0;
   BlockRange mine_;
   std::unique_ptr<PathGroupRun> run_;
-  std::vector<double> states_;   // this rank's samples x row
+  std::int64_t local_ = 0;       // this rank's regression samples
+  Buffer<double> states_;        // on the device: this rank's samples x row
   std::int64_t block_ = 0;       // cursor: the next block and slice
   int slice_ = 0;
   std::int64_t samples_done_ = 0;

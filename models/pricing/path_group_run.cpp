@@ -545,17 +545,15 @@ std::int64_t live_threads(std::int64_t first, std::int64_t nb, std::int64_t n_sa
 
 // The regression states of slices [slice_begin, slice_end) of blocks
 // [first, first + nb), in launches of the group's size (a thread a lane, or
-// a thread a sample), copied to the host in sample order.
+// a thread a sample), written on the device into out's rows.
 void PathGroupRun::exercise_states(std::int64_t first, std::int64_t nb, std::int64_t n_samples, int slice_begin,
                                    int slice_end, double* out, std::int64_t out_first) {
   const int row = exercise_row_;
   auto states = [&]<class Real>(Data<Real>& data) {
-    const std::int64_t per_launch = per_sample_ ? columns_ : data.max_blocks * kSamplesPerBlock;
     if (state_work_.size() == 0)
       state_work_ = Buffer<double>(device_, (2 * cells_ * sizeof(Real) + sizeof(double) - 1) / sizeof(double));
-    if (state_rows_.size() == 0) state_rows_ = Buffer<double>(device_, static_cast<std::size_t>(per_launch * row));
-    ExerciseStates<Real> k{data.kernel, data.americans.data(), static_cast<int>(americans_.size()), row, 0,
-                           state_rows_.data()};
+    ExerciseStates<Real> k{data.kernel, data.americans.data(), static_cast<int>(americans_.size()), row, out_first,
+                           out};
     GroupPaths<Real>& paths = k.group.paths;
     paths.paths = reinterpret_cast<Real*>(state_work_.data());
     paths.variance = paths.paths + cells_;
@@ -563,18 +561,12 @@ void PathGroupRun::exercise_states(std::int64_t first, std::int64_t nb, std::int
     paths.slice_begin = slice_begin;
     paths.slice_end = slice_end;
     if (per_sample_) {
-      // Whole blocks (or the slices of one): the window is contiguous.
       paths.first_block = first;
       const std::int64_t threads = live_threads(first, nb, n_samples, slice_begin, slice_end);
       for (std::int64_t t0 = 0; t0 < threads; t0 += columns_) {
-        const std::int64_t n = std::min(columns_, threads - t0);
         paths.thread_begin = t0;
-        paths.n_lanes = n;
-        k.first_sample = paths.sample_of(t0);
-        const std::int64_t last = std::min(n_samples, k.first_sample + n);
-        parallel_for(device_, n, k);
-        state_rows_.copy_to_host(out + (k.first_sample - out_first) * row,
-                                 static_cast<std::size_t>((last - k.first_sample) * row));
+        paths.n_lanes = std::min(columns_, threads - t0);
+        parallel_for(device_, paths.n_lanes, k);
       }
       return;
     }
@@ -582,13 +574,7 @@ void PathGroupRun::exercise_states(std::int64_t first, std::int64_t nb, std::int
       const std::int64_t n = std::min(data.max_blocks, nb - off);
       paths.first_block = first + off;
       paths.n_lanes = n * kLanes;
-      // Whole blocks (or the slices of one): their samples are contiguous.
-      k.first_sample = slice_window(first + off, n_samples, slice_begin, slice_end).lo;
-      const std::int64_t last = slice_window(first + off + n - 1, n_samples, slice_begin, slice_end).hi;
-      if (last <= k.first_sample) continue;
       parallel_for(device_, n * kLanes, k);
-      state_rows_.copy_to_host(out + (k.first_sample - out_first) * row,
-                               static_cast<std::size_t>((last - k.first_sample) * row));
     }
   };
   fp32_ ? states(*fp32_) : states(*fp64_);

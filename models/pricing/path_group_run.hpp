@@ -56,9 +56,9 @@ class PathGroupRun {
                std::vector<double>& out, const GroupSlices& slices = GroupSlices{});
   // The Longstaff-Schwartz regression states (exercise_states.hpp) of
   // slices [slice_begin, slice_end) of blocks [first, first + nb) (nb = 1
-  // unless the slices are whole blocks), on the host: per sample, the
+  // unless the slices are whole blocks), on the device: per sample, the
   // underlying of each American at each of its exercise dates, written to
-  // out's rows from sample out_first on.
+  // out's rows (device memory) from sample out_first on.
   void exercise_states(std::int64_t first, std::int64_t nb, std::int64_t n_samples, int slice_begin, int slice_end,
                        double* out, std::int64_t out_first);
   // Doubles of each scratch buffer a launch of this group needs.
@@ -100,7 +100,7 @@ class PathGroupRun {
   std::size_t cells_ = 0;   // path cells of a launch (the variances follow them)
   std::size_t path_doubles_ = 0;   // of work: the paths; the Greeks' lane values follow
   std::size_t work_doubles_ = 0, lane_doubles_ = 0, block_doubles_ = 0, block_lane_doubles_ = 0;
-  Buffer<double> state_work_, state_rows_;   // the regression states' launches, kept between calls
+  Buffer<double> state_work_;   // the regression states' launches' paths, kept between calls
 };
 
 }  // namespace strata::pricing

@@ -305,12 +305,11 @@ class PricingModel final : public ModelOf<Portfolio, read_portfolio, declare_sch
     MemoryPlan m;
     const std::size_t moments = static_cast<std::size_t>(plan.chunk_blocks) * kernels::pricing::kMoments * sizeof(double);
     m.host_bytes = moments;   // the chunk's block moments, copied back
-    // The largest group's Longstaff-Schwartz regression states (groups fit
-    // one after the other).
+    // The largest group's Longstaff-Schwartz regression states and cash
+    // flows, where the kernels fit them (groups fit one after the other).
     std::size_t regression = 0;
     for (const PathGroup& g : path_groups(p)) regression = std::max(regression, regression_bytes(p, g, ctx.mpi.size()));
-    m.host_bytes += regression;
-    m.add(ctx.device, plan.device_bytes);
+    m.add(ctx.device, plan.device_bytes + regression);
     m.hint = "lower pricing.chunk_paths (now " + std::to_string(p.chunk_paths) +
              (p.chunk_paths == 0 ? ", chosen by the backend" : "") +
              ") or run on more ranks: memory per rank grows with the chunk, never with pricing.paths";

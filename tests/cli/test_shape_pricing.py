@@ -14,7 +14,8 @@ an H200's 132 x 2,048 resident threads):
 - a price whose blocks' lanes would leave the device idle (a few blocks of
   long paths, Greeks, an American: the STAC-A2 shape) runs a thread a
   sample, its values then added up lane by lane in the lanes' own order:
-  the same bits as a thread a lane.
+  the same bits as a thread a lane; its Longstaff-Schwartz fit runs on the
+  device, two launches and a read-back a date.
 
 The counts are the run's structure, not its speed (test_shape_counts.py).
 """
@@ -36,9 +37,9 @@ GPU = {"STRATA_LAUNCH_AS": "cuda"}
 HOST = {"STRATA_LAUNCH_AS": "host"}
 
 
-def compute_counts(path):
+def compute_counts(path, phase="compute"):
     with h5py.File(path, "r") as f:
-        g = f["performance/shape/compute"]
+        g = f["performance/shape/" + phase]
         counts = {k: np.asarray(v[()]) for k, v in g.items()}
         names = [n.decode() if isinstance(n, bytes) else str(n) for n in g["size_kernel"].attrs.get("names", [])]
         # Each launch size's kernel, without its namespaces.
@@ -120,6 +121,14 @@ class PricingShape(sc.StrataTestCase):
         self.assertEqual(int(c["launches"]), 4)
         self.assertEqual(int(compute_counts(host)["threads_median"]), 256)
         same_results(self, gpu, host)
+        # The Longstaff-Schwartz fit runs where the states are: each of the
+        # 251 dates before the last a launch of a thread a lane (one block:
+        # 256) and a lane tree of one thread per block and sum (the default
+        # degree 3: 4 x 4 + 4 = 20), and one read-back; three more waits
+        # free its buffers.
+        fit = compute_counts(gpu, "regression_fit")
+        self.assertEqual(by_kernel(fit), {("FitDate", 256): 251, ("FitLaneTree", 20): 251})
+        self.assertLessEqual(int(fit["waits"]), 251 + 3)
         # The cost model with each kernel's occupancy and a saturation of
         # 0.5: 2,000 threads fill twice the share of the device they fill by
         # default (the full rate at half the device's threads), and no more

@@ -3,8 +3,10 @@
 // how the work is cut.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "engine/backend/buffer.hpp"
 #include "models/pricing/kernels.hpp"
@@ -379,6 +381,92 @@ TEST_CASE("the gamma of a price linear in the spot is 0 to double rounding in ei
       INFO("gamma " << gamma.price << " +- " << gamma.standard_error << ", rounding bound " << bound);
       CHECK(std::fabs(gamma.price) <= bound);
       CHECK(gamma.standard_error <= bound);
+    }
+  }
+}
+
+TEST_CASE("a Longstaff-Schwartz date's sums on the device equal the documented order, and its cash flows",
+          "[pricing][reproducible]") {
+  // Synthetic states of a put (strike 100) on one block and a short second
+  // one, two dates and two padding columns, degree 2 (monomials): FitDate
+  // brings every sample's cash flow to date 1 (the last: the intrinsic
+  // value), then sums date 0's normal equations lane by lane; FitLaneTree
+  // folds each block's lanes by the pairwise tree. Recomputed here by the
+  // definition, bit for bit; then date 0 again as a later date, with a
+  // policy that exercises where the continuation is below 3.
+  using namespace strata::kernels::pricing;
+  const std::int64_t local = kSamplesPerBlock + 700, row = 4;
+  const int column = 1, degree = 2, m = degree + 1, width = m * m + m;
+  std::vector<double> states(static_cast<std::size_t>(local * row));
+  for (std::int64_t s = 0; s < local; ++s) {
+    for (int c = 0; c < row; ++c)
+      states[static_cast<std::size_t>(s * row + c)] = 80.0 + 40.0 * std::fmod(0.618034 * double(s * row + c + 1), 1.0);
+  }
+  const double d1 = std::exp(-0.05), d0 = std::exp(-0.025);
+  auto intrinsic = [](double u) { return std::max(100.0 - u, 0.0); };
+  for (const Device& dev : test::devices()) {
+    INFO(to_string(dev.backend));
+    const std::int64_t blocks = 2, lanes = blocks * kLanes;
+    Buffer<double> st(dev, states.size()), cash(dev, static_cast<std::size_t>(local)),
+        lane_sums(dev, static_cast<std::size_t>(lanes * width)), block_sums(dev, static_cast<std::size_t>(blocks * width));
+    st.copy_from_host(states.data(), states.size());
+    FitDate k{.states = st.data(), .row = row, .column = column, .date = 0, .local = local, .cash = cash.data(),
+              .lanes = lane_sums.data(), .call = false, .laguerre = false, .degree = degree, .strike = 100.0,
+              .discount_next = d1, .discount = d0, .first = true};
+    for (int policy = 0; policy < 2; ++policy) {
+      if (policy == 1) {
+        // Date 0 again as if it were date 1's successor: exercise where
+        // 3 + 0 x + 0 x^2 (the continuation) is at most the intrinsic value.
+        k.first = false;
+        k.beta[0] = 3.0;
+      }
+      std::vector<double> expect_cash(static_cast<std::size_t>(local));
+      cash.copy_to_host(expect_cash.data(), expect_cash.size());
+      parallel_for(dev, lanes, k);
+      parallel_for(dev, blocks * width, FitLaneTree{lane_sums.data(), block_sums.data(), width});
+      std::vector<double> got(static_cast<std::size_t>(blocks * width)), got_cash(static_cast<std::size_t>(local));
+      block_sums.copy_to_host(got.data(), got.size());
+      cash.copy_to_host(got_cash.data(), got_cash.size());
+      std::vector<double> lane(static_cast<std::size_t>(lanes * width), 0.0);
+      for (std::int64_t i = 0; i < lanes; ++i) {
+        const std::int64_t b = i / kLanes;
+        for (std::int64_t s = b * kSamplesPerBlock + i % kLanes; s < std::min(local, (b + 1) * kSamplesPerBlock);
+             s += kLanes) {
+          const double next = states[static_cast<std::size_t>(s * row + column + 1)], v = intrinsic(next);
+          auto& c = expect_cash[static_cast<std::size_t>(s)];
+          if (policy == 0 || (v > 0.0 && v >= 3.0)) c = d1 * v;
+          const double u = states[static_cast<std::size_t>(s * row + column)];
+          if (!(intrinsic(u) > 0.0)) continue;
+          const double x = u / 100.0, phi[3] = {1.0, x, x * x}, y = c / d0;
+          double* sum = lane.data() + i * width;
+          for (int a = 0; a < m; ++a) {
+            for (int bb = 0; bb < m; ++bb) sum[a * m + bb] += phi[a] * phi[bb];
+            sum[m * m + a] += phi[a] * y;
+          }
+        }
+      }
+      // The host's bits; on CUDA, whose compiler contracts a * b + c into
+      // one rounding, to that rounding.
+      auto same = [&](double got_value, double want) {
+        return dev.backend == Backend::host ? same_bits(got_value, want)
+                                            : std::abs(got_value - want) <= 1e-13 * std::abs(want);
+      };
+      for (std::int64_t s = 0; s < local; ++s) {
+        REQUIRE(same_bits(got_cash[static_cast<std::size_t>(s)], expect_cash[static_cast<std::size_t>(s)]));
+      }
+      for (std::int64_t b = 0; b < blocks; ++b) {
+        for (int c = 0; c < width; ++c) {
+          for (std::int64_t half = kLanes / 2; half > 0; half /= 2) {
+            for (std::int64_t l = 0; l < half; ++l)
+              lane[static_cast<std::size_t>((b * kLanes + l) * width + c)] +=
+                  lane[static_cast<std::size_t>((b * kLanes + l + half) * width + c)];
+          }
+          INFO("block " << b << " component " << c);
+          CHECK(same(got[static_cast<std::size_t>(b * width + c)], lane[static_cast<std::size_t>(b * kLanes * width + c)]));
+        }
+      }
+      // The sums are not empty: block 0's count of paths in the money.
+      CHECK(got[0] > 1000.0);
     }
   }
 }

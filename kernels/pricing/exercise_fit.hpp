@@ -1,0 +1,113 @@
+// The Longstaff-Schwartz fit of one American on the run's device: the
+// backward induction over its exercise dates, where the regression paths'
+// states (exercise_states.hpp) already are. Per date f, from the last but
+// one down to the first:
+//
+//   FitDate       lane by lane over the rank's blocks (sample_blocks.hpp's
+//                 lanes: lane l of block b takes samples b*kSamplesPerBlock
+//                 + l, + kLanes, ...), first each sample's realised cash flow
+//                 brought up to date f + 1 (the intrinsic value at the last
+//                 date; later, exercise where the policy fitted at f + 1
+//                 says so), then the date's normal equations summed over the
+//                 lane's samples in the money at f, in order;
+//   FitLaneTree   each block's lanes by the fixed pairwise tree, so a
+//                 block's sums depend on its samples alone, never on ranks
+//                 or launches.
+//
+// The host then adds the blocks over ranks (TreeSum) and solves the small
+// system (least_squares.hpp) for the date's coefficients, which the next
+// date's FitDate takes by value. A date is two launches and one read-back
+// of the blocks' sums; the states and cash flows never leave the device.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/core/hd.hpp"
+#include "kernels/core/work.hpp"
+#include "kernels/pricing/exercise_basis.hpp"
+#include "kernels/pricing/sample_blocks.hpp"
+
+namespace strata::kernels::pricing {
+
+// The American's policy and what a date reads and writes.
+struct FitDate {
+  const double* states;        // [local sample][row]: column `column` + f is date f's underlying
+  std::int64_t row = 0;
+  int column = 0;
+  int date = 0;                // f: the date whose sums this launch makes
+  std::int64_t local = 0;      // this rank's regression samples (its blocks from the first)
+  double* cash = nullptr;      // [local sample]: realised cash flow, discounted to time 0
+  double* lanes = nullptr;     // [lane][width] over the rank's blocks' lanes
+  bool call = false;
+  bool laguerre = false;
+  int degree = 0;
+  double strike = 0;
+  double discount_next = 0;    // e^{-r t} at date f + 1
+  double discount = 0;         // at date f
+  bool first = false;          // f + 1 is the last date: its cash flow is the intrinsic value
+  double beta[kMaxExerciseDegree + 1] = {};   // date f + 1's policy (unless first)
+
+  STRATA_HD int width() const { return (degree + 1) * (degree + 2); }
+  STRATA_HD double intrinsic(double s) const {
+    const double v = call ? s - strike : strike - s;
+    return v > 0.0 ? v : 0.0;
+  }
+
+  // Each lane's samples: their state at f + 1 and f read, their cash flow
+  // read and written once.
+  Work work(std::int64_t n) const {
+    const double samples = static_cast<double>(local) * static_cast<double>(n) /
+                           static_cast<double>(((local + kSamplesPerBlock - 1) / kSamplesPerBlock) * kLanes);
+    const double m = degree + 1;
+    return Work{samples * 4 * sizeof(double) + static_cast<double>(n) * width() * sizeof(double),
+                samples * (2 * (m * m + m) + 4 * m + 12), 0};
+  }
+
+  STRATA_HD void operator()(std::int64_t i) const {
+    const int m = degree + 1, w = width();
+    double* sum = lanes + i * w;
+    for (int k = 0; k < w; ++k) sum[k] = 0.0;
+    const std::int64_t block = i / kLanes;
+    std::int64_t end = (block + 1) * kSamplesPerBlock;
+    if (end > local) end = local;
+    double phi[kMaxExerciseDegree + 1];
+    for (std::int64_t s = block * kSamplesPerBlock + i % kLanes; s < end; s += kLanes) {
+      const double* u = states + s * row + column;
+      // Date f + 1's exercise under its policy (the last date: always).
+      const double next = u[date + 1], value = intrinsic(next);
+      if (first) {
+        cash[s] = discount_next * value;
+      } else if (value > 0.0 && value >= continuation_value(laguerre, degree, beta, next / strike)) {
+        cash[s] = discount_next * value;
+      }
+      // Date f's normal equations over the paths in the money there.
+      const double us = u[date];
+      if (!(intrinsic(us) > 0.0)) continue;
+      exercise_basis(laguerre, degree, us / strike, phi);
+      const double y = cash[s] / discount;   // continuation realised, in date-f money
+      for (int a = 0; a < m; ++a) {
+        for (int b = 0; b < m; ++b) sum[a * m + b] += phi[a] * phi[b];
+        sum[m * m + a] += phi[a] * y;
+      }
+    }
+  }
+};
+
+// Each block's lane sums ([lane][width]) by the pairwise tree of
+// sample_blocks.hpp, into blocks[block][width]: index j = block * width + k.
+struct FitLaneTree {
+  double* lanes;
+  double* blocks;
+  int width;
+
+  STRATA_HD void operator()(std::int64_t j) const {
+    const std::int64_t block = j / width, k = j % width;
+    double* a = lanes + block * kLanes * width + k;
+    for (std::int64_t half = kLanes / 2; half > 0; half /= 2) {
+      for (std::int64_t l = 0; l < half; ++l) a[l * width] += a[(l + half) * width];
+    }
+    blocks[j] = a[0];
+  }
+};
+
+}  // namespace strata::kernels::pricing
