@@ -3,21 +3,24 @@
 // states (exercise_states.hpp) already are. Per date f, from the last but
 // one down to the first:
 //
-//   FitDate       lane by lane over the rank's blocks (sample_blocks.hpp's
-//                 lanes: lane l of block b takes samples b*kSamplesPerBlock
-//                 + l, + kLanes, ...), first each sample's realised cash flow
-//                 brought up to date f + 1 (the intrinsic value at the last
-//                 date; later, exercise where the policy fitted at f + 1
-//                 says so), then the date's normal equations summed over the
-//                 lane's samples in the money at f, in order;
+//   FitDate       a thread a sample: its realised cash flow brought up to
+//                 date f + 1 (the intrinsic value at the last date; later,
+//                 exercise where the policy fitted at f + 1 says so), then
+//                 its terms of date f's normal equations (basis x basis,
+//                 basis x cash flow; zeros out of the money);
+//   FitLaneSums   each lane's terms over its samples, in order
+//                 (sample_blocks.hpp's lanes: lane l of block b takes
+//                 samples b*kSamplesPerBlock + l, + kLanes, ...);
 //   FitLaneTree   each block's lanes by the fixed pairwise tree, so a
 //                 block's sums depend on its samples alone, never on ranks
 //                 or launches.
 //
 // The host then adds the blocks over ranks (TreeSum) and solves the small
 // system (least_squares.hpp) for the date's coefficients, which the next
-// date's FitDate takes by value. A date is two launches and one read-back
-// of the blocks' sums; the states and cash flows never leave the device.
+// date's FitDate takes by value. A date is three launches and one
+// read-back of the blocks' sums; the states and cash flows never leave the
+// device. A term is stored, so rounded on its own before it is added (never
+// contracted into the sum): the host and a GPU add the same terms.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +32,8 @@
 
 namespace strata::kernels::pricing {
 
-// The American's policy and what a date reads and writes.
+// The American's policy and what a date reads and writes: sample s's term
+// k at terms[k * local + s].
 struct FitDate {
   const double* states;        // [local sample][row]: column `column` + f is date f's underlying
   std::int64_t row = 0;
@@ -37,7 +41,7 @@ struct FitDate {
   int date = 0;                // f: the date whose sums this launch makes
   std::int64_t local = 0;      // this rank's regression samples (its blocks from the first)
   double* cash = nullptr;      // [local sample]: realised cash flow, discounted to time 0
-  double* lanes = nullptr;     // [lane][width] over the rank's blocks' lanes
+  double* terms = nullptr;     // [term][local sample]
   bool call = false;
   bool laguerre = false;
   int degree = 0;
@@ -53,43 +57,66 @@ struct FitDate {
     return v > 0.0 ? v : 0.0;
   }
 
-  // Each lane's samples: their state at f + 1 and f read, their cash flow
-  // read and written once.
+  // A sample's states at f + 1 and f read (a sector each: rows are
+  // strided), its cash flow read and written, its terms written.
   Work work(std::int64_t n) const {
-    const double samples = static_cast<double>(local) * static_cast<double>(n) /
-                           static_cast<double>(((local + kSamplesPerBlock - 1) / kSamplesPerBlock) * kLanes);
     const double m = degree + 1;
-    return Work{samples * 4 * sizeof(double) + static_cast<double>(n) * width() * sizeof(double),
-                samples * (2 * (m * m + m) + 4 * m + 12), 0};
+    return Work{static_cast<double>(n) * (2 * 32 + 2 * sizeof(double) + width() * sizeof(double)),
+                static_cast<double>(n) * (2 * (m * m + m) + 4 * m + 12), 0};
   }
 
-  STRATA_HD void operator()(std::int64_t i) const {
+  STRATA_HD void operator()(std::int64_t s) const {
     const int m = degree + 1, w = width();
-    double* sum = lanes + i * w;
-    for (int k = 0; k < w; ++k) sum[k] = 0.0;
-    const std::int64_t block = i / kLanes;
+    const double* u = states + s * row + column;
+    // Date f + 1's exercise under its policy (the last date: always).
+    const double next = u[date + 1], value = intrinsic(next);
+    if (first) {
+      cash[s] = discount_next * value;
+    } else if (value > 0.0 && value >= continuation_value(laguerre, degree, beta, next / strike)) {
+      cash[s] = discount_next * value;
+    }
+    // Date f's terms over the paths in the money there.
+    const double us = u[date];
+    if (!(intrinsic(us) > 0.0)) {
+      for (int k = 0; k < w; ++k) terms[k * local + s] = 0.0;
+      return;
+    }
+    double phi[kMaxExerciseDegree + 1];
+    exercise_basis(laguerre, degree, us / strike, phi);
+    const double y = cash[s] / discount;   // continuation realised, in date-f money
+    for (int a = 0; a < m; ++a) {
+      for (int b = 0; b < m; ++b) terms[(a * m + b) * local + s] = phi[a] * phi[b];
+      terms[(m * m + a) * local + s] = phi[a] * y;
+    }
+  }
+};
+
+// Each lane's terms of a date over its samples, in order: index j = term *
+// n_lanes + lane (consecutive lanes read consecutive samples), into
+// lanes[lane][width]. A sample out of the money adds its zeros, which
+// leaves a sum as it was.
+struct FitLaneSums {
+  const double* terms;         // [term][local sample]
+  double* lanes;               // [lane][width]
+  std::int64_t local = 0;
+  std::int64_t n_lanes = 0;    // the rank's blocks * kLanes
+  int width = 0;
+
+  Work work(std::int64_t n) const {
+    return Work{static_cast<double>(local) * static_cast<double>(n) / static_cast<double>(n_lanes * width) *
+                        static_cast<double>(width) * sizeof(double) +
+                    static_cast<double>(n) * sizeof(double),
+                static_cast<double>(local) * width, 0};
+  }
+
+  STRATA_HD void operator()(std::int64_t j) const {
+    const std::int64_t k = j / n_lanes, i = j % n_lanes, block = i / kLanes;
     std::int64_t end = (block + 1) * kSamplesPerBlock;
     if (end > local) end = local;
-    double phi[kMaxExerciseDegree + 1];
-    for (std::int64_t s = block * kSamplesPerBlock + i % kLanes; s < end; s += kLanes) {
-      const double* u = states + s * row + column;
-      // Date f + 1's exercise under its policy (the last date: always).
-      const double next = u[date + 1], value = intrinsic(next);
-      if (first) {
-        cash[s] = discount_next * value;
-      } else if (value > 0.0 && value >= continuation_value(laguerre, degree, beta, next / strike)) {
-        cash[s] = discount_next * value;
-      }
-      // Date f's normal equations over the paths in the money there.
-      const double us = u[date];
-      if (!(intrinsic(us) > 0.0)) continue;
-      exercise_basis(laguerre, degree, us / strike, phi);
-      const double y = cash[s] / discount;   // continuation realised, in date-f money
-      for (int a = 0; a < m; ++a) {
-        for (int b = 0; b < m; ++b) sum[a * m + b] += phi[a] * phi[b];
-        sum[m * m + a] += phi[a] * y;
-      }
-    }
+    const double* t = terms + k * local;
+    double sum = 0.0;
+    for (std::int64_t s = block * kSamplesPerBlock + i % kLanes; s < end; s += kLanes) sum += t[s];
+    lanes[i * width + k] = sum;
   }
 };
 

@@ -17,5 +17,6 @@
                         STRATA_FOR(M, strata::kernels::pricing::GroupLaneTree)                             \
                         STRATA_FOR(M, strata::kernels::pricing::SampleMoments)                             \
                         STRATA_FOR(M, strata::kernels::pricing::FitDate)                                   \
+                        STRATA_FOR(M, strata::kernels::pricing::FitLaneSums)                               \
                         STRATA_FOR(M, strata::kernels::pricing::FitLaneTree))
 STRATA_DECLARE_KERNELS(STRATA_PRICING_KERNELS)

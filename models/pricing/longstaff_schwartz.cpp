@@ -43,7 +43,7 @@ std::size_t state_row(const Portfolio& p, const PathGroup& g) {
 // Backward induction for one American over this rank's regression paths,
 // on the device where their states are (exercise_fit.hpp): states[s * row +
 // column + f] is its underlying at exercise date f on local path s. Per
-// date two launches and the blocks' sums read back; the blocks are added
+// date three launches and the blocks' sums read back; the blocks are added
 // over ranks and the system solved on the host, in double.
 void fit_one(const Device& device, const Portfolio& p, const Instrument& in, const std::vector<double>& grid,
              const double* states, std::size_t row, int column, std::int64_t local, BlockRange mine,
@@ -57,16 +57,17 @@ void fit_one(const Device& device, const Portfolio& p, const Instrument& in, con
   const int last = in.fixings - 1;
   const std::int64_t lanes = mine.size() * kLanes;
   // Realised cash flow of each path under the policy fitted so far,
-  // discounted to time 0; the lanes' and blocks' sums of a date.
-  Buffer<double> cash, lane_sums, block_sums;
+  // discounted to time 0; a date's terms, lanes' and blocks' sums.
+  Buffer<double> cash, terms, lane_sums, block_sums;
   mpi.collective([&] {   // any rank's allocation failure is every rank's, before the sums' collectives
     cash = Buffer<double>(device, static_cast<std::size_t>(std::max<std::int64_t>(1, local)));
+    terms = Buffer<double>(device, static_cast<std::size_t>(std::max<std::int64_t>(1, local * width)));
     lane_sums = Buffer<double>(device, static_cast<std::size_t>(std::max<std::int64_t>(1, lanes * width)));
     block_sums = Buffer<double>(device, static_cast<std::size_t>(std::max<std::int64_t>(1, mine.size() * width)));
   });
   std::vector<double> sums(static_cast<std::size_t>(mine.size() * width));
   FitDate date{.states = states, .row = static_cast<std::int64_t>(row), .column = column, .local = local,
-               .cash = cash.data(), .lanes = lane_sums.data(), .call = in.call, .laguerre = in.laguerre,
+               .cash = cash.data(), .terms = terms.data(), .call = in.call, .laguerre = in.laguerre,
                .degree = in.degree, .strike = in.strike};
   for (int f = last - 1; f >= 0; --f) {
     date.date = f;
@@ -74,7 +75,8 @@ void fit_one(const Device& device, const Portfolio& p, const Instrument& in, con
     date.discount = discount(f);
     date.first = f == last - 1;
     if (local > 0) {
-      parallel_for(device, lanes, date);
+      parallel_for(device, local, date);
+      parallel_for(device, width * lanes, FitLaneSums{terms.data(), lane_sums.data(), local, lanes, width});
       parallel_for(device, mine.size() * width, FitLaneTree{lane_sums.data(), block_sums.data(), width});
       block_sums.copy_to_host(sums.data(), sums.size());
     }
@@ -95,7 +97,15 @@ std::size_t regression_bytes(const Portfolio& p, const PathGroup& g, int ranks) 
   if (row == 0) return 0;
   const std::int64_t blocks = (p.regression_paths + kSamplesPerBlock - 1) / kSamplesPerBlock;
   const std::int64_t mine = (blocks + ranks - 1) / ranks;
-  return static_cast<std::size_t>(mine * kSamplesPerBlock) * (row + 1) * sizeof(double);
+  // Per sample its states, its cash flow and a date's terms (the widest
+  // American's), per lane its sums.
+  std::size_t width = 0;
+  for (std::size_t i : g.instruments) {
+    const Instrument& in = p.instruments[i];
+    if (in.type == "american") width = std::max(width, static_cast<std::size_t>((in.degree + 1) * (in.degree + 2)));
+  }
+  return static_cast<std::size_t>(mine * kSamplesPerBlock) * (row + 1 + width) * sizeof(double) +
+         static_cast<std::size_t>(mine * kLanes) * width * sizeof(double);
 }
 
 RegressionPass::RegressionPass(const Portfolio& p, const PathGroup& g, const Device& device, Precision precision,

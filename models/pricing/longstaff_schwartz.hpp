@@ -43,8 +43,9 @@ inline constexpr std::uint64_t kRegressionSeedXor = 0x4c534d2d72656772ULL;
 // exercise dates x (degree + 1) coefficients, in group order.
 std::vector<int> exercise_offsets(const Portfolio& p, const PathGroup& g);
 
-// Host bytes the regression pass holds on one of `ranks` ranks: its
-// paths' states at the exercise dates and their cash flows.
+// Device bytes the regression pass holds on one of `ranks` ranks: its
+// paths' states at the exercise dates, their cash flows and a date's terms
+// and lane sums of the fit.
 std::size_t regression_bytes(const Portfolio& p, const PathGroup& g, int ranks);
 
 // One group's regression pass, cut so that a run can stop or report

@@ -15,7 +15,7 @@ an H200's 132 x 2,048 resident threads):
   long paths, Greeks, an American: the STAC-A2 shape) runs a thread a
   sample, its values then added up lane by lane in the lanes' own order:
   the same bits as a thread a lane; its Longstaff-Schwartz fit runs on the
-  device, two launches and a read-back a date.
+  device, three launches and a read-back a date.
 
 The counts are the run's structure, not its speed (test_shape_counts.py).
 """
@@ -122,13 +122,14 @@ class PricingShape(sc.StrataTestCase):
         self.assertEqual(int(compute_counts(host)["threads_median"]), 256)
         same_results(self, gpu, host)
         # The Longstaff-Schwartz fit runs where the states are: each of the
-        # 251 dates before the last a launch of a thread a lane (one block:
-        # 256) and a lane tree of one thread per block and sum (the default
-        # degree 3: 4 x 4 + 4 = 20), and one read-back; three more waits
-        # free its buffers.
+        # 251 dates before the last a launch of a thread a sample (2,000),
+        # a lane sum of one thread per lane and term (the default degree 3:
+        # 4 x 4 + 4 = 20 terms, 256 lanes) and a lane tree of one per block
+        # and term, and one read-back; four more waits free its buffers.
         fit = compute_counts(gpu, "regression_fit")
-        self.assertEqual(by_kernel(fit), {("FitDate", 256): 251, ("FitLaneTree", 20): 251})
-        self.assertLessEqual(int(fit["waits"]), 251 + 3)
+        self.assertEqual(by_kernel(fit), {("FitDate", 2000): 251, ("FitLaneSums", 20 * 256): 251,
+                                          ("FitLaneTree", 20): 251})
+        self.assertLessEqual(int(fit["waits"]), 251 + 4)
         # The cost model with each kernel's occupancy and a saturation of
         # 0.5: 2,000 threads fill twice the share of the device they fill by
         # default (the full rate at half the device's threads), and no more

@@ -390,10 +390,11 @@ TEST_CASE("a Longstaff-Schwartz date's sums on the device equal the documented o
   // Synthetic states of a put (strike 100) on one block and a short second
   // one, two dates and two padding columns, degree 2 (monomials): FitDate
   // brings every sample's cash flow to date 1 (the last: the intrinsic
-  // value), then sums date 0's normal equations lane by lane; FitLaneTree
-  // folds each block's lanes by the pairwise tree. Recomputed here by the
-  // definition, bit for bit; then date 0 again as a later date, with a
-  // policy that exercises where the continuation is below 3.
+  // value) and makes its terms of date 0's normal equations, FitLaneSums
+  // adds them lane by lane and FitLaneTree folds each block's lanes by the
+  // pairwise tree. Recomputed here by the definition, bit for bit; then
+  // date 0 again as a later date, with a policy that exercises where the
+  // continuation is below 3.
   using namespace strata::kernels::pricing;
   const std::int64_t local = kSamplesPerBlock + 700, row = 4;
   const int column = 1, degree = 2, m = degree + 1, width = m * m + m;
@@ -408,10 +409,11 @@ TEST_CASE("a Longstaff-Schwartz date's sums on the device equal the documented o
     INFO(to_string(dev.backend));
     const std::int64_t blocks = 2, lanes = blocks * kLanes;
     Buffer<double> st(dev, states.size()), cash(dev, static_cast<std::size_t>(local)),
-        lane_sums(dev, static_cast<std::size_t>(lanes * width)), block_sums(dev, static_cast<std::size_t>(blocks * width));
+        terms(dev, static_cast<std::size_t>(local * width)), lane_sums(dev, static_cast<std::size_t>(lanes * width)),
+        block_sums(dev, static_cast<std::size_t>(blocks * width));
     st.copy_from_host(states.data(), states.size());
     FitDate k{.states = st.data(), .row = row, .column = column, .date = 0, .local = local, .cash = cash.data(),
-              .lanes = lane_sums.data(), .call = false, .laguerre = false, .degree = degree, .strike = 100.0,
+              .terms = terms.data(), .call = false, .laguerre = false, .degree = degree, .strike = 100.0,
               .discount_next = d1, .discount = d0, .first = true};
     for (int policy = 0; policy < 2; ++policy) {
       if (policy == 1) {
@@ -422,7 +424,8 @@ TEST_CASE("a Longstaff-Schwartz date's sums on the device equal the documented o
       }
       std::vector<double> expect_cash(static_cast<std::size_t>(local));
       cash.copy_to_host(expect_cash.data(), expect_cash.size());
-      parallel_for(dev, lanes, k);
+      parallel_for(dev, local, k);
+      parallel_for(dev, width * lanes, FitLaneSums{terms.data(), lane_sums.data(), local, lanes, width});
       parallel_for(dev, blocks * width, FitLaneTree{lane_sums.data(), block_sums.data(), width});
       std::vector<double> got(static_cast<std::size_t>(blocks * width)), got_cash(static_cast<std::size_t>(local));
       block_sums.copy_to_host(got.data(), got.size());
@@ -445,12 +448,6 @@ TEST_CASE("a Longstaff-Schwartz date's sums on the device equal the documented o
           }
         }
       }
-      // The host's bits; on CUDA, whose compiler contracts a * b + c into
-      // one rounding, to that rounding.
-      auto same = [&](double got_value, double want) {
-        return dev.backend == Backend::host ? same_bits(got_value, want)
-                                            : std::abs(got_value - want) <= 1e-13 * std::abs(want);
-      };
       for (std::int64_t s = 0; s < local; ++s) {
         REQUIRE(same_bits(got_cash[static_cast<std::size_t>(s)], expect_cash[static_cast<std::size_t>(s)]));
       }
@@ -462,7 +459,9 @@ TEST_CASE("a Longstaff-Schwartz date's sums on the device equal the documented o
                   lane[static_cast<std::size_t>((b * kLanes + l + half) * width + c)];
           }
           INFO("block " << b << " component " << c);
-          CHECK(same(got[static_cast<std::size_t>(b * width + c)], lane[static_cast<std::size_t>(b * kLanes * width + c)]));
+          // Every term is stored, so rounded, before it is added, on either backend: the same bits.
+          CHECK(same_bits(got[static_cast<std::size_t>(b * width + c)],
+                          lane[static_cast<std::size_t>(b * kLanes * width + c)]));
         }
       }
       // The sums are not empty: block 0's count of paths in the money.
