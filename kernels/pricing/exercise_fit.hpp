@@ -60,8 +60,8 @@ struct FitDate {
   // A sample's states at f + 1 and f read (a sector each: rows are
   // strided), its cash flow read and written, its terms written.
   Work work(std::int64_t n) const {
-    const double m = degree + 1;
-    return Work{static_cast<double>(n) * (2 * 32 + 2 * sizeof(double) + width() * sizeof(double)),
+    const double m = degree + 1, real = sizeof(double);
+    return Work{static_cast<double>(n) * (2 * 32 + 2 * real + width() * real),
                 static_cast<double>(n) * (2 * (m * m + m) + 4 * m + 12), 0};
   }
 
