@@ -58,6 +58,7 @@ Device select_device(std::string_view request, const MpiContext& mpi) {
     const cuda::DeviceInfo info = cuda::device_info(d.ordinal);
     d.name = info.name + " (cuda:" + std::to_string(d.ordinal) + ")";
     d.resident_threads = std::int64_t{info.multiprocessors} * info.max_threads_per_multiprocessor;
+    d.memory_bytes = info.total_memory;
   } else {
     d.backend = Backend::host;
     d.name = "host (" + std::to_string(d.host_threads) + " OpenMP thread" + (d.host_threads == 1 ? "" : "s") + ")";
@@ -67,6 +68,7 @@ Device select_device(std::string_view request, const MpiContext& mpi) {
       // The card the cost model's figures come from (docs/gpu.md): an H200.
       d.gpu_sized = true;
       d.resident_threads = std::int64_t{132} * 2048;
+      d.memory_bytes = std::size_t{141} * 1000 * 1000 * 1000;
       d.name += ", launches sized as on a GPU";
     } else if (as != nullptr && *as != '\0' && std::string_view(as) != "host") {
       throw InputError("STRATA_LAUNCH_AS=\"" + std::string(as) + "\": must be cuda or host");

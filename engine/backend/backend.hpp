@@ -2,6 +2,7 @@
 // Chosen once per run; models pass the Device to parallel_for/_reduce.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -27,6 +28,9 @@ struct Device {
   // the threads each holds (an H200: 132 x 2,048); on the host its OpenMP
   // threads.
   std::int64_t resident_threads = 1;
+  // The device's memory in bytes (CUDA's total global memory; 0 on the
+  // host, whose launches stay within launch_bytes()).
+  std::size_t memory_bytes = 0;
   // Launches sized as on a GPU while running on the host
   // (STRATA_LAUNCH_AS=cuda): the host then makes the launches, waits and
   // transfers a CUDA run of the same input would, for the shape counts and
@@ -47,6 +51,10 @@ struct Device {
   // host; about 1M threads in flight on a GPU).
   std::size_t launch_bytes() const { return gpu_launches() ? std::size_t{1} << 30 : std::size_t{64} << 20; }
   std::int64_t chunk_items() const { return gpu_launches() ? std::int64_t{1} << 28 : std::int64_t{1} << 22; }
+  // The working memory of a launch whose threads each keep a whole path of
+  // their own (pricing's thread a sample): an eighth of the device's memory,
+  // so that a GPU's threads fit, and never less than launch_bytes().
+  std::size_t wide_launch_bytes() const { return std::max(launch_bytes(), memory_bytes / 8); }
 };
 
 // An ordered queue of launches and copies on a Device, so that a copy can

@@ -102,11 +102,10 @@ struct FitLaneSums {
   std::int64_t n_lanes = 0;    // the rank's blocks * kLanes
   int width = 0;
 
+  // Each term of each sample read and added once, each lane's sum written.
   Work work(std::int64_t n) const {
-    return Work{static_cast<double>(local) * static_cast<double>(n) / static_cast<double>(n_lanes * width) *
-                        static_cast<double>(width) * sizeof(double) +
-                    static_cast<double>(n) * sizeof(double),
-                static_cast<double>(local) * width, 0};
+    const double terms_read = static_cast<double>(local) * width;
+    return Work{(terms_read + static_cast<double>(n)) * static_cast<double>(sizeof(double)), terms_read, 0};
   }
 
   STRATA_HD void operator()(std::int64_t j) const {
@@ -129,11 +128,7 @@ struct FitLaneTree {
 
   STRATA_HD void operator()(std::int64_t j) const {
     const std::int64_t block = j / width, k = j % width;
-    double* a = lanes + block * kLanes * width + k;
-    for (std::int64_t half = kLanes / 2; half > 0; half /= 2) {
-      for (std::int64_t l = 0; l < half; ++l) a[l * width] += a[(l + half) * width];
-    }
-    blocks[j] = a[0];
+    lane_tree(lanes + block * kLanes * width + k, width, 0, blocks + j, 1);
   }
 };
 

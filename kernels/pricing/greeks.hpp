@@ -15,6 +15,8 @@
 // the Greeks").
 #pragma once
 
+#include "kernels/core/hd.hpp"
+
 namespace strata::kernels::pricing {
 
 struct GreekTerm {
@@ -24,6 +26,16 @@ struct GreekTerm {
   double coef;    // e.g. +-1 / (2 h) of a central difference
   int tangent;    // >= 0: the pathwise derivative along tangent `tangent` (scenario 0); -1: none
 };
+
+// Whether a scenario's term values the same payoff as the term before it
+// (first: the scenario's first term), so its values are those already at
+// hand; payoff and tangent follow the terms walked.
+STRATA_HD inline bool same_values(const GreekTerm& term, bool first, int& payoff, int& tangent) {
+  const bool same = !first && term.payoff == payoff && term.tangent == tangent;
+  payoff = term.payoff;
+  tangent = term.tangent;
+  return same;
+}
 
 // How a scenario's paths come about: asset < 0, re-simulated with its
 // bumped inputs; else the base path with that asset's log prices moved by

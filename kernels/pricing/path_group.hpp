@@ -112,14 +112,18 @@ struct GroupPaths {
   Real* paths = nullptr;          // [copy][k = 0..steps][asset][lane]
   Real* variance = nullptr;       // [copy][k = 0..steps-1][asset][lane]
   // A thread a sample instead of a thread a lane (a launch whose lanes
-  // would leave the device idle): thread t is sample thread_begin + t of
-  // the launch's window (sample_of), and n_lanes counts the launch's
-  // threads, each with its own path column.
+  // would leave the device idle): thread t is sample thread_begin + t % m
+  // of the launch's window (sample_of), m = group_threads, in thread group
+  // t / m (GroupGreeks::thread_of: which scenarios it simulates); n_lanes
+  // counts the launch's threads, each with its own path column.
   bool per_sample = false;
   std::int64_t thread_begin = 0;
+  std::int64_t group_threads = 0;
+  int thread_groups = 1;
   // The device work of one sample of one scenario (its paths and payoffs),
-  // worked out on the host for the cost model; never read on the device.
-  Work per_scenario{};
+  // and of the busiest thread group's thread (thread_groups > 1), worked
+  // out on the host for the cost model; never read on the device.
+  Work per_scenario{}, per_thread{};
 
   // Samples a block contributes to the launch's window.
   STRATA_HD std::int64_t window_samples() const { return (slice_end - slice_begin) * kSliceSamples; }
@@ -132,7 +136,8 @@ struct GroupPaths {
   // The samples of a launch of n threads: whole blocks' windows (a thread a
   // lane), or n.
   double samples(std::int64_t n) const {
-    return per_sample ? static_cast<double>(n) : static_cast<double>(n / kLanes) * static_cast<double>(window_samples());
+    return per_sample ? static_cast<double>(n / thread_groups)
+                      : static_cast<double>(n / kLanes) * static_cast<double>(window_samples());
   }
 };
 
@@ -193,12 +198,17 @@ struct GroupGreeks {
   const Real* times = nullptr;               // t_k of the base grid at [k - 1]
   double* acc = nullptr;                     // [greek][lane]: the sample's value so far
   // Spot bumps: per scenario (the base's first) how its paths come about;
-  // the payoffs and weights in double for the moved paths; one copy of a
-  // lane's moved path, [cell][lane] log prices then step variances.
+  // the payoffs and weights in double for the moved paths.
   const SpotShift* spot_shifts = nullptr;    // [scenario]
   const PayoffSpec<double>* specs = nullptr;   // [scenario][payoff]
   const double* weights = nullptr;
-  double* moved = nullptr;
+  // A thread a sample: the thread group that simulates scenario c
+  // (thread_of[c]; the base and the spot bumps, which move its path, are
+  // group 0), and each term's value coef * payoff per sample,
+  // term_values[(term * replicates + r) * value_stride + u], which
+  // SampleMoments adds up per Greek in term order, as acc does.
+  const int* thread_of = nullptr;
+  double* term_values = nullptr;
 
   STRATA_HD bool shifted(int scenario) const { return scenario > 0 && spot_shifts[scenario].asset >= 0; }
 };
@@ -358,29 +368,24 @@ struct PathGroupKernel {
   }
 
   // A spot bump's payoff (spec in double) on the lanes' base paths, asset
-  // shift.asset's log prices moved by shift.log_offset: each lane's path
-  // copied to double, moved, and valued there, the pair's mean with
-  // antithetic as in sample_values. The offset is a multiple of the
-  // start's ulp (greeks.cpp), so the move is exact and the scenarios of a
-  // sample differ by the bump alone, not by roundings of their own.
+  // shift.asset's log prices moved by shift.log_offset: each lane's base
+  // path read in double and moved as it is read (PathView::moved_asset),
+  // the pair's mean with antithetic as in sample_values. The offset is a
+  // multiple of the start's ulp (greeks.cpp), so the move is exact and the
+  // scenarios of a sample differ by the bump alone, not by roundings of
+  // their own.
   template <int W>
   STRATA_HD void moved_values(const PayoffSpec<double>& spec, std::int64_t i0, int scenario, const SpotShift& shift,
                               double* out) const {
-    const int n = paths.n_assets;
-    const std::int64_t cells = static_cast<std::int64_t>(paths.steps + 1) * n, lanes = paths.n_lanes;
     for (int l = 0; l < W; ++l) {
-      double* x = greeks.moved + i0 + l;
-      double* var = x + cells * lanes;
       double value[2] = {0.0, 0.0};
       for (int copy = 0; copy < (paths.antithetic ? 2 : 1); ++copy) {
-        const PathView<Real> base = view<W>(i0, copy, 0);
-        for (std::int64_t j = 0; j < cells; ++j) {
-          const double xj = static_cast<double>(base.x[j * base.stride + l]);
-          x[j * lanes] = j % n == shift.asset ? xj + shift.log_offset : xj;
-        }
-        for (std::int64_t j = 0; j < cells - n; ++j) var[j * lanes] = static_cast<double>(base.variance[j * base.stride + l]);
-        const PathView<double> v{x, var, lanes, n, paths.steps, payoffs.fix_steps, greeks.weights,
-                                 paths.discount_at + scenario * paths.steps, payoffs.exercise};
+        const PathView<Real> base = view<W>(i0, copy, scenario);
+        const PathView<double, Real> v{.x = base.x + l, .variance = base.variance + l, .stride = base.stride,
+                                       .assets = base.assets, .steps = base.steps, .fix_steps = base.fix_steps,
+                                       .weights = greeks.weights, .discount_at = base.discount_at,
+                                       .exercise = base.exercise, .moved_asset = shift.asset,
+                                       .moved_offset = shift.log_offset};
         value[copy] = path_payoff(spec, v);
       }
       out[l] = paths.antithetic ? 0.5 * (value[0] + value[1]) : value[0];
@@ -402,7 +407,12 @@ struct PathGroupKernel {
   STRATA_HD void operator()(std::int64_t i) const { run<1, rng::ScalarMath>(i); }
 
   // Every sample simulated once per scenario and replicate (the cost model).
+  // A thread a sample with thread groups: every thread as long as the
+  // busiest group's.
   Work work(std::int64_t n) const {
+    if (paths.per_sample && paths.thread_groups > 1) {
+      return paths.per_thread * (static_cast<double>(n) * paths.replicates);
+    }
     return paths.per_scenario * (paths.samples(n) * paths.replicates * (1 + greeks.n_scenarios));
   }
 
@@ -414,9 +424,10 @@ struct PathGroupKernel {
   template <int W, class Math>
   STRATA_HD void run(std::int64_t i0) const {
     if (paths.per_sample) {
-      const std::int64_t u0 = paths.thread_begin + i0, s = paths.sample_of(u0);
+      const std::int64_t m = paths.group_threads;
+      const std::int64_t u0 = paths.thread_begin + i0 % m, s = paths.sample_of(u0);
       const std::int64_t left = paths.n_samples - s;
-      sample_slots<W, Math>(s, i0, left <= 0 ? 0 : left < W ? static_cast<int>(left) : W, u0);
+      sample_slots<W, Math>(s, i0, left <= 0 ? 0 : left < W ? static_cast<int>(left) : W, u0, static_cast<int>(i0 / m));
       return;
     }
     const SampleWindow win = slice_window(paths.first_block + i0 / kLanes, paths.n_samples, paths.slice_begin,
@@ -425,20 +436,24 @@ struct PathGroupKernel {
       payoffs.clear((payoffs.n_payoffs + greeks.n_greeks) * paths.replicates, paths.n_lanes, i0 + l);
     }
     for (std::int64_t s = win.first(i0 % kLanes); s < win.hi; s += kLanes) {
-      sample_slots<W, Math>(s, i0, win.hi - s < W ? static_cast<int>(win.hi - s) : W, -1);
+      sample_slots<W, Math>(s, i0, win.hi - s < W ? static_cast<int>(win.hi - s) : W, -1, 0);
     }
   }
 
   // Samples s.. of lanes i0.. (W of them, the first `live` counted): their
   // paths, then every payoff and Greek on them, put to slots (put: window
-  // sample u0 + l, or the lane's moments).
+  // sample u0 + l, or the lane's moments). A thread a sample runs the
+  // scenarios of its thread group (GroupGreeks::thread_of) and keeps each
+  // Greek term's value apart (term_values).
   template <int W, class Math>
-  STRATA_HD void sample_slots(std::int64_t s, std::int64_t i0, int live, std::int64_t u0) const {
+  STRATA_HD void sample_slots(std::int64_t s, std::int64_t i0, int live, std::int64_t u0, int group) const {
     const std::int64_t n_lanes = paths.n_lanes;
     const int n_payoffs = payoffs.n_payoffs, n_greeks = greeks.n_greeks, replicates = paths.replicates;
+    double* const terms_out = greeks.term_values;
     double value[W], control[W];
     for (int r = 0; r < replicates; ++r) {
       for (int c = 0; c <= greeks.n_scenarios; ++c) {
+        if (greeks.thread_of != nullptr && greeks.thread_of[c] != group) continue;
         const bool moved = greeks.shifted(c);
         if (!moved) simulate<W, Math>(s, i0, paths.antithetic ? 2 : 1, r, c);
         for (int p = 0; p < n_payoffs && c == 0; ++p) {
@@ -453,21 +468,33 @@ struct PathGroupKernel {
             payoffs.put(p * replicates + r, n_lanes, i0 + l, u0 + l, value[l] - payoffs.shifts[p]);
           }
         }
-        for (int g = 0; g < n_greeks && c == 0; ++g) {
+        for (int g = 0; g < n_greeks && c == 0 && terms_out == nullptr; ++g) {
           for (int l = 0; l < W; ++l) greeks.acc[g * n_lanes + i0 + l] = 0.0;
         }
-        // Scenario c's Greek terms on its paths.
-        for (int t = greeks.term_begin[c]; n_greeks > 0 && t < greeks.term_begin[c + 1]; ++t) {
+        // Scenario c's Greek terms on its paths; a term whose payoff and
+        // tangent are the previous term's (a delta's and a gamma's on the
+        // same bump, a gamma's base terms) reuses its values.
+        int payoff = -1, tangent = -1;
+        const int t_begin = n_greeks > 0 ? greeks.term_begin[c] : 0,
+                  t_end = n_greeks > 0 ? greeks.term_begin[c + 1] : 0;
+        for (int t = t_begin; t < t_end; ++t) {
           const GreekTerm& term = greeks.terms[t];
-          if (moved) {
-            moved_values<W>(greeks.specs[c * n_payoffs + term.payoff], i0, c, greeks.spot_shifts[c], value);
-          } else {
-            sample_values<W, Math>(payoffs.specs[c * n_payoffs + term.payoff], i0, c, value, term.tangent);
+          if (!same_values(term, t == t_begin, payoff, tangent)) {
+            if (moved) {
+              moved_values<W>(greeks.specs[c * n_payoffs + term.payoff], i0, c, greeks.spot_shifts[c], value);
+            } else {
+              sample_values<W, Math>(payoffs.specs[c * n_payoffs + term.payoff], i0, c, value, term.tangent);
+            }
+          }
+          if (terms_out != nullptr) {
+            double* const out = terms_out + (t * replicates + r) * payoffs.value_stride + u0;
+            for (int l = 0; l < live; ++l) out[l] = term.coef * value[l];
+            continue;
           }
           for (int l = 0; l < W; ++l) greeks.acc[term.greek * n_lanes + i0 + l] += term.coef * value[l];
         }
       }
-      for (int g = 0; g < n_greeks; ++g) {
+      for (int g = 0; g < n_greeks && terms_out == nullptr; ++g) {
         for (int l = 0; l < live; ++l) {
           payoffs.put((n_payoffs + g) * replicates + r, n_lanes, i0 + l, u0 + l,
                       greeks.acc[g * n_lanes + i0 + l] - payoffs.shifts[n_payoffs + g]);
@@ -487,19 +514,20 @@ struct GroupLaneTree {
   std::int64_t n_blocks;
 
   STRATA_HD void operator()(std::int64_t j) const {
-    double* a = lanes + kMoments * (j / n_blocks) * n_lanes + (j % n_blocks) * kLanes;
-    lane_tree(a, 1, n_lanes);
-    for (int m = 0; m < kMoments; ++m) blocks_out[kMoments * j + m] = a[m * n_lanes];
+    lane_tree(lanes + kMoments * (j / n_blocks) * n_lanes + (j % n_blocks) * kLanes, 1, n_lanes,
+              blocks_out + kMoments * j);
   }
 };
 
 // The lane moments of a thread-a-sample launch (GroupPaths::per_sample):
 // index j = slot * n_lanes + lane over the launch's blocks, each lane adding
-// its window's samples' values (values[slot * value_stride + u], u the
-// window sample) in the order and with the arithmetic that
+// its window's samples' values in the order and with the arithmetic that
 // PathGroupKernel's lane adds them itself, so the moments are bitwise those
-// of a thread-a-lane launch. From slice_begin > 0 it continues the lane's
-// moments.
+// of a thread-a-lane launch. A payoff slot's value is values[slot *
+// value_stride + u] (u the window sample); a Greek slot's is its terms'
+// values (GroupGreeks::term_values) added in term order from 0, less its
+// shift, as the lane's acc adds them. From slice_begin > 0 it continues the
+// lane's moments.
 struct SampleMoments {
   const double* values;
   std::int64_t value_stride;
@@ -507,22 +535,42 @@ struct SampleMoments {
   std::int64_t n_lanes;          // the launch's blocks * kLanes
   std::int64_t first_block, n_samples;
   int slice_begin, slice_end;
+  // The Greeks' slots, after the payoffs' (payoff_slots of them).
+  int payoff_slots = 0, replicates = 1, n_terms = 0;
+  const GreekTerm* terms = nullptr;
+  const double* term_values = nullptr;
+  const double* shifts = nullptr;  // [payoff, then Greek]
 
-  // Each value read once, each lane's moments read and written.
+  // Each value (a Greek's: each of its terms) read once, each lane's
+  // moments read and written.
   Work work(std::int64_t n) const {
     const double per_lane = static_cast<double>((slice_end - slice_begin) * kSliceSamples) / kLanes;
-    return Work{static_cast<double>(n) * (per_lane + 2 * kMoments) * sizeof(double),
-                static_cast<double>(n) * per_lane * 3, 0};
+    const double slots = static_cast<double>(n / n_lanes), greeks = slots - payoff_slots;
+    const double reads = payoff_slots + (greeks > 0 ? static_cast<double>(n_terms * replicates) : 0.0);
+    const double lanes_reads = static_cast<double>(n_lanes) * per_lane * reads;
+    return Work{(lanes_reads + static_cast<double>(n) * 2 * kMoments) * sizeof(double),
+                lanes_reads + static_cast<double>(n) * per_lane * 2, 0};
   }
 
   STRATA_HD void operator()(std::int64_t j) const {
     const std::int64_t q = j / n_lanes, i = j % n_lanes, b = i / kLanes;
     const SampleWindow win = slice_window(first_block + b, n_samples, slice_begin, slice_end);
-    const std::int64_t u0 = q * value_stride + b * (slice_end - slice_begin) * kSliceSamples - win.lo;
+    const std::int64_t u0 = b * (slice_end - slice_begin) * kSliceSamples - win.lo;
     double* m = lanes + kMoments * q * n_lanes + i;
     double s1 = slice_begin > 0 ? m[0] : 0.0, s2 = slice_begin > 0 ? m[n_lanes] : 0.0;
+    const int greek = q < payoff_slots ? -1 : static_cast<int>(q / replicates) - payoff_slots / replicates;
+    const std::int64_t r = q % replicates;
     for (std::int64_t s = win.first(i % kLanes); s < win.hi; s += kLanes) {
-      const double d = values[u0 + s];
+      double d;
+      if (greek < 0) {
+        d = values[q * value_stride + u0 + s];
+      } else {
+        d = 0.0;
+        for (int t = 0; t < n_terms; ++t) {
+          if (terms[t].greek == greek) d += term_values[(t * replicates + r) * value_stride + u0 + s];
+        }
+        d -= shifts[payoff_slots / replicates + greek];
+      }
       s1 += d;
       s2 += d * d;
     }

@@ -51,11 +51,15 @@ struct PayoffSpec {
   }
 };
 
-// The path of one lane, and what the group knows about its grid.
-template <class Real>
+// The path of one lane, and what the group knows about its grid, read in
+// Real from a path stored in Stored (a spot bump values an fp32 path in
+// double). A spot bump's view also moves asset moved_asset's log prices by
+// moved_offset as it reads them (x + moved_offset, the number a moved copy
+// of the path would hold).
+template <class Real, class Stored = Real>
 struct PathView {
-  const Real* x;            // x(k, a) at x[(k * assets + a) * stride]
-  const Real* variance;     // per step k: the variance of x over it (sigma^2 dt), same layout
+  const Stored* x;          // x(k, a) at x[(k * assets + a) * stride]
+  const Stored* variance;   // per step k: the variance of x over it (sigma^2 dt), same layout
   std::int64_t stride;
   int assets;
   int steps;
@@ -63,9 +67,16 @@ struct PathView {
   const Real* weights;
   const double* discount_at;   // e^{-r t_k}, k = 1..n at [k - 1]
   const double* exercise;      // american: continuation coefficients (PayoffSpec::coef_begin)
+  int moved_asset = -1;        // none
+  Real moved_offset = 0;
 
-  STRATA_HD Real at(int k, int a) const { return x[(static_cast<std::int64_t>(k) * assets + a) * stride]; }
-  STRATA_HD Real var(int k, int a) const { return variance[(static_cast<std::int64_t>(k) * assets + a) * stride]; }
+  STRATA_HD Real at(int k, int a) const {
+    const Real xk = static_cast<Real>(x[(static_cast<std::int64_t>(k) * assets + a) * stride]);
+    return a == moved_asset ? xk + moved_offset : xk;
+  }
+  STRATA_HD Real var(int k, int a) const {
+    return static_cast<Real>(variance[(static_cast<std::int64_t>(k) * assets + a) * stride]);
+  }
 };
 
 template <class Real>
@@ -99,8 +110,8 @@ STRATA_HD inline Real bridge_crossing(Real a, Real b, Real h, Real w, bool up) {
 //   out: prod(1 - P_k) * vanilla + rebate * sum_k prod_{j<k}(1 - P_j) P_k e^{-r t_{k+1}}
 //   in:  (1 - prod(1 - P_k)) * vanilla + prod(1 - P_k) * rebate e^{-rT}.
 // Discrete monitoring checks the fixings only (hit: at or beyond the level).
-template <class Real>
-STRATA_HD inline double barrier_value(const PayoffSpec<Real>& p, const PathView<Real>& v) {
+template <class Real, class Stored>
+STRATA_HD inline double barrier_value(const PayoffSpec<Real>& p, const PathView<Real, Stored>& v) {
   const Real h = p.log_barrier;
   double survive = 1.0, rebate_paid = 0.0;
   if (p.continuous) {
@@ -131,8 +142,8 @@ STRATA_HD inline double barrier_value(const PayoffSpec<Real>& p, const PathView<
 // Continuous monitoring shifts the grid extreme outward by
 // exp(beta sigma sqrt(dt)) (Broadie, Glasserman and Kou 1999, "Connecting
 // discrete and continuous path-dependent options", Finance Stoch. 3).
-template <class Real>
-STRATA_HD inline double lookback_value(const PayoffSpec<Real>& p, const PathView<Real>& v) {
+template <class Real, class Stored>
+STRATA_HD inline double lookback_value(const PayoffSpec<Real>& p, const PathView<Real, Stored>& v) {
   Real hi = v.at(0, p.asset), lo = hi;
   const int n = p.continuous ? v.steps : p.fixings;
   for (int j = 1; j <= n; ++j) {
@@ -153,8 +164,8 @@ STRATA_HD inline double lookback_value(const PayoffSpec<Real>& p, const PathView
 
 // Basket at maturity: weighted average (arithmetic, or geometric: exp of
 // the weighted mean log), maximum or minimum of the group's assets.
-template <class Real>
-STRATA_HD inline double basket_value(const PayoffSpec<Real>& p, const PathView<Real>& v) {
+template <class Real, class Stored>
+STRATA_HD inline double basket_value(const PayoffSpec<Real>& p, const PathView<Real, Stored>& v) {
   Real b = p.basket == BasketKind::average ? Real(0) : std::exp(v.at(v.steps, 0));
   for (int a = 0; a < v.assets; ++a) {
     const Real xa = v.at(v.steps, a);
@@ -171,8 +182,8 @@ STRATA_HD inline double basket_value(const PayoffSpec<Real>& p, const PathView<R
 
 // The underlying of a basket average or an American at grid index k: the
 // asset, or the weighted arithmetic average of the group's assets.
-template <class Real>
-STRATA_HD inline Real average_underlying(const PayoffSpec<Real>& p, const PathView<Real>& v, int k) {
+template <class Real, class Stored>
+STRATA_HD inline Real average_underlying(const PayoffSpec<Real>& p, const PathView<Real, Stored>& v, int k) {
   if (v.assets == 1) return std::exp(v.at(k, 0));
   Real b = Real(0);
   for (int a = 0; a < v.assets; ++a) b += v.weights[p.weight_begin + a] * std::exp(v.at(k, a));
@@ -183,8 +194,8 @@ STRATA_HD inline Real average_underlying(const PayoffSpec<Real>& p, const PathVi
 // 2001): at the first exercise date where the intrinsic value is positive
 // and at least the fitted continuation value, the intrinsic value,
 // discounted from that date; at the last date, the intrinsic value.
-template <class Real>
-STRATA_HD inline double american_value(const PayoffSpec<Real>& p, const PathView<Real>& v) {
+template <class Real, class Stored>
+STRATA_HD inline double american_value(const PayoffSpec<Real>& p, const PathView<Real, Stored>& v) {
   for (int f = 0; f < p.fixings; ++f) {
     const int k = v.fix_steps[p.fix_begin + f];
     const Real u = average_underlying(p, v, k);
@@ -203,23 +214,30 @@ STRATA_HD inline double american_value(const PayoffSpec<Real>& p, const PathView
 // host's hot kinds, in loops over the lanes: S_T, or the mean of S at the
 // fixings (geometric: exp of the mean log). A put's strike - S is written
 // -(S - strike), the same number.
-template <int W, class Math, class Real>
-STRATA_HD inline void average_payoffs(const PayoffSpec<Real>& p, const PathView<Real>& v, double* out) {
+template <int W, class Math, class Real, class Stored>
+STRATA_HD inline void average_payoffs(const PayoffSpec<Real>& p, const PathView<Real, Stored>& v, double* out) {
   const bool asian = p.kind == PayoffKind::asian, geometric = asian && p.geometric;
   const int n = asian ? p.fixings : 1;
   const Real sign = p.call ? Real(1) : Real(-1);
   Real value[W];
   STRATA_LANES()
   for (int l = 0; l < W; ++l) value[l] = Real(0);
-  for (int f = 0; f < n; ++f) {
-    const Real* xf = &v.x[(static_cast<std::int64_t>(asian ? v.fix_steps[p.fix_begin + f] : v.steps) * v.assets +
+  if (v.moved_asset >= 0) {
+    // A spot bump's moved view (one lane): its reads through at().
+    for (int f = 0; f < n; ++f) {
+      const Real xf = v.at(asian ? v.fix_steps[p.fix_begin + f] : v.steps, p.asset);
+      value[0] += geometric ? xf : Math::exp(xf);
+    }
+  }
+  for (int f = 0; f < n && v.moved_asset < 0; ++f) {
+    const Stored* xf = &v.x[(static_cast<std::int64_t>(asian ? v.fix_steps[p.fix_begin + f] : v.steps) * v.assets +
                            p.asset) * v.stride];
     if (geometric) {
       STRATA_LANES()
-      for (int l = 0; l < W; ++l) value[l] += xf[l];
+      for (int l = 0; l < W; ++l) value[l] += static_cast<Real>(xf[l]);
     } else {
       STRATA_LANES()
-      for (int l = 0; l < W; ++l) value[l] += Math::exp(xf[l]);
+      for (int l = 0; l < W; ++l) value[l] += Math::exp(static_cast<Real>(xf[l]));
     }
   }
   const Real rn = static_cast<Real>(n);
@@ -236,8 +254,8 @@ STRATA_HD inline void average_payoffs(const PayoffSpec<Real>& p, const PathView<
 }
 
 // Discounted payoff of instrument p on path v.
-template <class Real>
-STRATA_HD inline double path_payoff(const PayoffSpec<Real>& p, const PathView<Real>& v) {
+template <class Real, class Stored>
+STRATA_HD inline double path_payoff(const PayoffSpec<Real>& p, const PathView<Real, Stored>& v) {
   double out = 0.0;
   switch (p.kind) {
     case PayoffKind::european:

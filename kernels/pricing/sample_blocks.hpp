@@ -121,14 +121,23 @@ struct LaneMomentsBatched {
   }
 };
 
-// The pairwise tree over one block's kLanes lane moments, in place: lane
-// l's moment m at a[l * lane_stride + m * moment_stride]; lane 0 ends with
-// the block's sums.
-STRATA_HD inline void lane_tree(double* a, std::int64_t lane_stride, std::int64_t moment_stride) {
-  for (std::int64_t half = kLanes / 2; half > 0; half /= 2) {
-    for (std::int64_t l = 0; l < half; ++l) {
-      for (int m = 0; m < kMoments; ++m) a[l * lane_stride + m * moment_stride] += a[(l + half) * lane_stride + m * moment_stride];
+// The pairwise tree over one block's kLanes lane sums: lane l's component
+// m (a moment, or a term of a regression's sums) at a[l * lane_stride + m *
+// component_stride]; out[m] gets the block's sum, ((lane 0 + lane 128) +
+// (lane 64 + lane 192)) + ... (level by level, lane l adds lane l + half).
+// The first level reads memory in loads independent of each other, the
+// rest add in the thread's own array: no level waits on a store to memory.
+STRATA_HD inline void lane_tree(const double* a, std::int64_t lane_stride, std::int64_t component_stride, double* out,
+                                int components = kMoments) {
+  constexpr int kHalf = kLanes / 2;
+  for (int m = 0; m < components; ++m) {
+    const double* c = a + m * component_stride;
+    double v[kHalf];
+    for (int l = 0; l < kHalf; ++l) v[l] = c[l * lane_stride] + c[(l + kHalf) * lane_stride];
+    for (int half = kHalf / 2; half > 0; half /= 2) {
+      for (int l = 0; l < half; ++l) v[l] += v[l + half];
     }
+    out[m] = v[0];
   }
 }
 
@@ -139,9 +148,7 @@ struct LaneTree {
   double* blocks;
 
   STRATA_HD void operator()(std::int64_t b) const {
-    double* a = lanes + b * kLanes * kMoments;
-    lane_tree(a, kMoments, 1);
-    for (int m = 0; m < kMoments; ++m) blocks[kMoments * b + m] = a[m];
+    lane_tree(lanes + b * kLanes * kMoments, kMoments, 1, blocks + kMoments * b);
   }
 };
 

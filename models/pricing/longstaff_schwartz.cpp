@@ -119,6 +119,7 @@ RegressionPass::RegressionPass(const Portfolio& p, const PathGroup& g, const Dev
   q_.replicates = 1;
   q_.control_variate = false;
   q_.greeks.clear();   // the fit needs the base paths only
+  q_.paths = p.regression_paths;  // what a launch's path columns are sized for
   samples_ = p.regression_paths;
   blocks_ = (samples_ + kSamplesPerBlock - 1) / kSamplesPerBlock;
   mine_ = block_range(blocks_, mpi.rank(), mpi.size());

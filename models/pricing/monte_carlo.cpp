@@ -29,7 +29,7 @@ constexpr int kNodeWidth = kMoments + 2;
 SamplePlan plan_samples(const Portfolio& p, const Device& device, const MpiContext& mpi) {
   SamplePlan plan;
   // Sobol': a sample is one point, simulated once per replicate.
-  plan.samples = (p.antithetic ? (p.paths + 1) / 2 : p.paths) / p.replicates;
+  plan.samples = p.samples();
   plan.paths_per_sample = (p.antithetic ? 2 : 1) * p.replicates;
   plan.paths = plan.paths_per_sample * plan.samples;
   plan.blocks = (plan.samples + kSamplesPerBlock - 1) / kSamplesPerBlock;

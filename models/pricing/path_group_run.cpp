@@ -304,9 +304,11 @@ struct DeviceGreeks {
   Buffer<SpotShift> spot_shifts;
   Buffer<PayoffSpec<double>> specs;
   Buffer<double> weights;
+  Buffer<int> thread_of;
 
+  // thread_of: per scenario its thread group (a thread a sample), or empty.
   GroupGreeks<Real> build(const Device& d, const GreekPlan& plan, const std::vector<PathTangent<double>>& host,
-                          const std::vector<double>& grid, const HostPayoffs& payoffs) {
+                          const std::vector<double>& grid, const HostPayoffs& payoffs, const std::vector<int>& groups) {
     // Scenario c's terms are [term_begin[c], term_begin[c + 1]).
     std::vector<int> begin(plan.scenarios.size() + 2, 0);
     for (const GreekTerm& t : plan.terms) ++begin[static_cast<std::size_t>(t.scenario) + 1];
@@ -323,19 +325,19 @@ struct DeviceGreeks {
     spot_shifts = upload(d, shifts);
     specs = upload(d, payoffs.specs);
     weights = upload(d, payoffs.weights);
-    return {.n_scenarios = static_cast<int>(plan.scenarios.size()), .n_greeks = static_cast<int>(plan.slots.size()),
-            .terms = terms.data(), .term_begin = term_begin.data(), .tangents = tangents.data(), .times = times.data(),
-            .spot_shifts = spot_shifts.data(), .specs = specs.data(), .weights = weights.data()};
+    thread_of = upload(d, groups);
+    return {.n_scenarios = static_cast<int>(plan.scenarios.size()),
+            .n_greeks = static_cast<int>(plan.slots.size()),
+            .terms = terms.data(),
+            .term_begin = term_begin.data(),
+            .tangents = tangents.data(),
+            .times = times.data(),
+            .spot_shifts = spot_shifts.data(),
+            .specs = specs.data(),
+            .weights = weights.data(),
+            .thread_of = groups.empty() ? nullptr : thread_of.data()};
   }
 };
-
-// Doubles per lane of the moved copy of a path (log prices and step
-// variances) where a group has spot bumps, else none.
-std::size_t moved_doubles(const GreekPlan& plan, const PathGroup& g) {
-  const bool spot = std::any_of(plan.scenarios.begin(), plan.scenarios.end(),
-                                [](const Bump& b) { return b.input == BumpedInput::spot; });
-  return spot ? 2 * (g.grid.size() + 1) * g.assets.size() : 0;
-}
 
 // Sobol': direction numbers, each replicate's Owen seeds, the bridge plan.
 struct DeviceSobol {
@@ -361,13 +363,20 @@ struct DeviceSobol {
 
 }  // namespace
 
-// The device work of one sample of one scenario, for the cost model
-// (kernels/core/work.hpp; op costs from kernels/core/op_costs.hpp): per step
+// The device work of one sample of one scenario (the average over the base
+// and the Greeks' scenarios), for the cost model (kernels/core/work.hpp;
+// op costs from kernels/core/op_costs.hpp): per step
 // and asset its normals (Philox and Box-Muller, shared by the antithetic
 // copies) and each copy's step, the path written and read back once, and
 // each payoff's reads and functions on each copy.
+//
+// Also, where a thread a sample splits a sample's scenarios into thread
+// groups (thread_of, or empty), the work of the busiest group's thread for
+// one sample (*busiest): all of a launch's threads are resident at once,
+// so the launch lasts as long as its longest thread.
 template <class Real>
-kernels::Work scenario_work(const HostPaths& paths, const HostPayoffs& payoffs, const GreekPlan& greeks) {
+kernels::Work scenario_work(const HostPaths& paths, const HostPayoffs& payoffs, const GreekPlan& greeks,
+                            const std::vector<int>& thread_of, kernels::Work* busiest) {
   using C = kernels::OpCost<Real>;
   const double copies = paths.antithetic ? 2 : 1, steps = paths.steps, n = paths.n_assets;
   double normals = n, step_slots = 0;
@@ -391,10 +400,39 @@ kernels::Work scenario_work(const HostPaths& paths, const HostPayoffs& payoffs, 
     payoff_slots += every_step ? steps * (s.continuous ? C::exp + 6 : 4) : fixings * (C::exp + 4 + 2 * s.degree);
   }
   const double per_payoff = payoffs.specs.empty() ? 0 : payoff_slots / static_cast<double>(payoffs.specs.size());
-  // The base's payoffs and every scenario's Greek terms, over the scenarios.
-  const double evaluated = (static_cast<double>(payoffs.beta.size()) + static_cast<double>(greeks.terms.size())) /
-                           static_cast<double>(1 + greeks.scenarios.size());
-  return per_step * steps + kernels::Work{0, 2 * copies * evaluated * per_payoff, 0};
+  // Per scenario: its simulation (a re-simulated one and the base; a spot
+  // bump reads the base path moved instead), and its valuations, the base's
+  // payoffs and the Greek terms but those that reuse the term before
+  // (same_values).
+  const kernels::Work simulated = per_step * steps, valuation{0, 2 * copies * per_payoff, 0};
+  std::vector<kernels::Work> scenario(greeks.scenarios.size() + 1);
+  scenario[0] = simulated + valuation * static_cast<double>(payoffs.beta.size());
+  for (std::size_t c = 1; c < scenario.size(); ++c) {
+    if (greeks.scenarios[c - 1].input != BumpedInput::spot) scenario[c] = simulated;
+  }
+  int payoff = -1, tangent = -1;
+  for (std::size_t t = 0; t < greeks.terms.size(); ++t) {
+    const kernels::pricing::GreekTerm& term = greeks.terms[t];
+    const bool first = t == 0 || greeks.terms[t - 1].scenario != term.scenario;
+    if (same_values(term, first, payoff, tangent)) continue;
+    const auto c = static_cast<std::size_t>(term.scenario);
+    scenario[c] = scenario[c] + valuation;
+  }
+  if (busiest != nullptr && !thread_of.empty()) {
+    std::vector<kernels::Work> group(static_cast<std::size_t>(*std::max_element(thread_of.begin(), thread_of.end())) +
+                                     1);
+    for (std::size_t c = 0; c < scenario.size(); ++c) {
+      group[static_cast<std::size_t>(thread_of[c])] = group[static_cast<std::size_t>(thread_of[c])] + scenario[c];
+    }
+    // The busiest by its instructions and bytes at the H200's rates alike
+    // (33.3 FP64 TFLOP/s against 3.9 TB/s: a byte weighs about 8 flops).
+    auto weight = [](const kernels::Work& w) { return w.flops + 8 * w.bytes + w.int_ops; };
+    *busiest = *std::max_element(group.begin(), group.end(),
+                                 [&](const kernels::Work& x, const kernels::Work& y) { return weight(x) < weight(y); });
+  }
+  kernels::Work total{};
+  for (const kernels::Work& w : scenario) total = total + w;
+  return total * (1.0 / static_cast<double>(scenario.size()));
 }
 
 // The group on the run's device in Real.
@@ -411,58 +449,94 @@ struct PathGroupRun::Data {
 
 namespace {
 
-// Bytes of one path column (log prices and step variances of every asset,
-// each Greek's value of the column's sample, the path moved by a spot
-// bump) and of one sample's values in a thread-a-sample launch.
-struct ColumnBytes {
-  std::size_t column, sample;
+// Per scenario, the thread group that simulates it where a thread a sample
+// splits a sample's scenarios: the base and the spot bumps (which move the
+// base path) in group 0, each re-simulated scenario in a group of its own.
+std::vector<int> thread_groups(const GreekPlan& plan) {
+  std::vector<int> of{0};
+  int next = 0;
+  for (const Bump& b : plan.scenarios) of.push_back(b.input == BumpedInput::spot ? 0 : ++next);
+  return of;
+}
+
+// What a launch of a group needs: its moment slots (the payoffs', then the
+// Greeks', each times the replicates), the thread groups of a sample, the
+// bytes of one path column (log prices and step variances of every asset,
+// each Greek's value of the column's sample) and of one sample's values in a thread-a-sample launch (each payoff's,
+// each Greek term's).
+struct GroupSizes {
+  std::size_t slots = 0, payoff_slots = 0;
+  std::int64_t groups = 1;
+  std::size_t column = 0, sample = 0;
 };
 
-ColumnBytes column_bytes(const Portfolio& p, const PathGroup& g, const GreekPlan& plan, Precision precision,
-                         std::size_t slots) {
+GroupSizes group_sizes(const Portfolio& p, const PathGroup& g, const GreekPlan& plan, Precision precision,
+                       std::size_t payoffs) {
+  const auto replicates = static_cast<std::size_t>(p.replicates);
   const std::size_t real = precision == Precision::fp32 ? sizeof(float) : sizeof(double);
-  return {2 * (g.grid.size() + 1) * g.assets.size() * (p.antithetic ? 2 : 1) * real +
-              (plan.slots.size() + moved_doubles(plan, g)) * sizeof(double),
-          slots * sizeof(double)};
+  const std::vector<int> groups = thread_groups(plan);
+  return {.slots = (payoffs + plan.slots.size()) * replicates,
+          .payoff_slots = payoffs * replicates,
+          .groups = *std::max_element(groups.begin(), groups.end()) + 1,
+          .column = 2 * (g.grid.size() + 1) * g.assets.size() * (p.antithetic ? 2 : 1) * real +
+                    plan.slots.size() * sizeof(double),
+          .sample = (payoffs + plan.terms.size()) * replicates * sizeof(double)};
 }
 
 // A launch's shape: a thread a lane (max_blocks * kLanes path columns), or,
-// where those lanes would leave a GPU mostly idle, a thread a sample, with
-// as many columns as the launch memory holds (a multiple of the host's
-// batch), at least twice the lanes' (else the lanes' shape, which makes one
-// launch of a piece rather than several). A thread-a-sample piece covers
-// at most the blocks one launch's columns reach, so that the samples'
-// values stay within a launch's columns' worth.
+// where those lanes would leave a GPU mostly idle, a thread a sample and
+// thread group, with as many columns as the launch memory holds
+// (wide_launch_bytes), each group's a multiple of the host's batch, at
+// least twice the lanes' (else the lanes' shape, which makes one launch of
+// a piece rather than several), and no more than the run's samples need. A
+// thread-a-sample piece covers at most the blocks one launch's columns
+// reach, so that the samples' values stay within a launch's columns' worth.
 struct Shape {
   bool per_sample = false;
   std::int64_t columns = 0, blocks = 0;
 };
 
-Shape launch_shape(const Device& device, std::int64_t max_blocks, const ColumnBytes& bytes) {
+Shape launch_shape(const Device& device, std::int64_t max_blocks, const GroupSizes& sizes, std::int64_t samples) {
   const std::int64_t lanes = max_blocks * kLanes;
-  Shape shape{false, lanes, max_blocks};
+  const Shape shape{false, lanes, max_blocks};
   if (!device.gpu_launches() || lanes >= device.resident_threads) return shape;
-  const auto fit = static_cast<std::int64_t>(device.launch_bytes() / (bytes.column + bytes.sample));
-  const std::int64_t columns = std::min(fit, max_blocks * kSamplesPerBlock) / kBatch * kBatch;
-  if (columns < 2 * lanes) return shape;
-  return {true, columns, std::min(max_blocks, (columns + kSamplesPerBlock - 1) / kSamplesPerBlock)};
+  const std::int64_t groups = sizes.groups;
+  const auto fit = static_cast<std::int64_t>(device.wide_launch_bytes() /
+                                             (static_cast<std::size_t>(groups) * sizes.column + sizes.sample));
+  const std::int64_t most = std::min(max_blocks * kSamplesPerBlock, (samples + kBatch - 1) / kBatch * kBatch);
+  const std::int64_t per_launch = std::min(fit, most) / kBatch * kBatch;
+  if (per_launch * groups < 2 * lanes) return shape;
+  return {true, per_launch * groups, std::min(max_blocks, (per_launch + kSamplesPerBlock - 1) / kSamplesPerBlock)};
 }
 
-std::size_t shape_bytes(const Shape& shape, const ColumnBytes& bytes, std::size_t slots) {
-  const std::size_t moments = slots * kMoments * sizeof(double);
+std::size_t shape_bytes(const Shape& shape, const GroupSizes& sizes) {
+  const std::size_t moments = sizes.slots * kMoments * sizeof(double);
   const auto blocks = static_cast<std::size_t>(shape.blocks);
-  const std::size_t values = shape.per_sample ? blocks * kSamplesPerBlock * bytes.sample : 0;
-  return static_cast<std::size_t>(shape.columns) * bytes.column + values + blocks * (kLanes + 1) * moments;
+  const std::size_t values = shape.per_sample ? blocks * kSamplesPerBlock * sizes.sample : 0;
+  return static_cast<std::size_t>(shape.columns) * sizes.column + values + blocks * (kLanes + 1) * moments;
+}
+
+// A launch's threads over [0, threads) of a thread-a-sample pass (paths,
+// the kernel's own): a launch per columns' worth of samples, the thread
+// groups of each sample side by side.
+template <class Real, class Kernel>
+void sample_launches(const Device& device, const Kernel& kernel, GroupPaths<Real>& paths, std::int64_t threads,
+                     std::int64_t columns) {
+  const std::int64_t per_launch = columns / paths.thread_groups;
+  for (std::int64_t t0 = 0; t0 < threads; t0 += per_launch) {
+    paths.thread_begin = t0;
+    paths.group_threads = std::min(per_launch, threads - t0);
+    paths.n_lanes = paths.group_threads * paths.thread_groups;
+    parallel_for(device, paths.n_lanes, kernel);
+  }
 }
 
 }  // namespace
 
 std::size_t PathGroupRun::bytes_per_block(const Portfolio& p, const PathGroup& g, Precision precision) {
-  const GreekPlan plan = plan_greeks(p, g, precision);
-  const std::size_t slots = (g.instruments.size() + plan.slots.size()) * static_cast<std::size_t>(p.replicates);
-  const ColumnBytes bytes = column_bytes(p, g, plan, precision, slots);
-  return static_cast<std::size_t>(kLanes) * (bytes.column + slots * kMoments * sizeof(double)) +
-         slots * kMoments * sizeof(double);
+  const GroupSizes sizes = group_sizes(p, g, plan_greeks(p, g, precision), precision, g.instruments.size());
+  const std::size_t moments = sizes.slots * kMoments * sizeof(double);
+  return static_cast<std::size_t>(kLanes) * (sizes.column + moments) + moments;
 }
 
 std::int64_t PathGroupRun::launch_blocks(const Portfolio& p, const PathGroup& g, Precision precision,
@@ -473,12 +547,10 @@ std::int64_t PathGroupRun::launch_blocks(const Portfolio& p, const PathGroup& g,
 
 std::size_t PathGroupRun::launch_bytes(const Portfolio& p, const PathGroup& g, Precision precision,
                                        const Device& device, std::int64_t max_blocks, bool* per_sample) {
-  const GreekPlan plan = plan_greeks(p, g, precision);
-  const std::size_t slots = (g.instruments.size() + plan.slots.size()) * static_cast<std::size_t>(p.replicates);
-  const ColumnBytes bytes = column_bytes(p, g, plan, precision, slots);
-  const Shape shape = launch_shape(device, max_blocks, bytes);
+  const GroupSizes sizes = group_sizes(p, g, plan_greeks(p, g, precision), precision, g.instruments.size());
+  const Shape shape = launch_shape(device, max_blocks, sizes, p.samples());
   if (per_sample != nullptr) *per_sample = shape.per_sample;
-  return shape_bytes(shape, bytes, slots);
+  return shape_bytes(shape, sizes);
 }
 
 PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device& device, Precision precision,
@@ -494,32 +566,38 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
   exercise_row_ = payoffs.exercise_row;
   controlled_ = payoffs.controlled;
 
-  const std::size_t slots = (payoffs.beta.size() + greeks_.slots.size()) * static_cast<std::size_t>(p.replicates);
-  const Shape shape = launch_shape(device, max_blocks, column_bytes(p, g, greeks_, precision, slots));
+  const GroupSizes sizes = group_sizes(p, g, greeks_, precision, payoffs.beta.size());
+  const Shape shape = launch_shape(device, max_blocks, sizes, p.samples());
   per_sample_ = shape.per_sample;
   columns_ = shape.columns;
+  payoff_slots_ = sizes.payoff_slots;
+  const std::vector<int> groups = per_sample_ && sizes.groups > 1 ? thread_groups(greeks_) : std::vector<int>{};
   const auto columns = static_cast<std::size_t>(shape.columns);
   const std::size_t real = precision == Precision::fp32 ? sizeof(float) : sizeof(double);
   cells_ = columns * (static_cast<std::size_t>(paths.steps) + 1) * static_cast<std::size_t>(paths.n_assets) *
            (p.antithetic ? 2 : 1);
   path_doubles_ = (2 * cells_ * real + sizeof(double) - 1) / sizeof(double);
-  work_doubles_ = path_doubles_ + columns * (greeks_.slots.size() + moved_doubles(greeks_, g));
+  work_doubles_ = path_doubles_ + columns * greeks_.slots.size();
   values_offset_ = work_doubles_;
-  if (per_sample_) work_doubles_ += static_cast<std::size_t>(shape.blocks * kSamplesPerBlock) * slots;
+  if (per_sample_) {
+    work_doubles_ += static_cast<std::size_t>(shape.blocks * kSamplesPerBlock) * (sizes.sample / sizeof(double));
+  }
   const std::size_t lanes = static_cast<std::size_t>(shape.blocks * kLanes);
-  lane_doubles_ = lanes * slots * kMoments;
-  block_lane_doubles_ = static_cast<std::size_t>(kLanes) * slots * kMoments;
-  block_doubles_ = static_cast<std::size_t>(shape.blocks) * slots * kMoments;
+  lane_doubles_ = lanes * sizes.slots * kMoments;
+  block_lane_doubles_ = static_cast<std::size_t>(kLanes) * sizes.slots * kMoments;
+  block_doubles_ = static_cast<std::size_t>(shape.blocks) * sizes.slots * kMoments;
 
   auto build = [&](auto& data) {
     data = std::make_unique<typename std::remove_reference_t<decltype(data)>::element_type>();
     data->max_blocks = shape.blocks;
     data->kernel.paths = data->paths.build(device, paths);
     using Real = std::remove_cvref_t<decltype(*data->kernel.paths.dt)>;
-    data->kernel.paths.per_scenario = scenario_work<Real>(paths, payoffs, greeks_);
+    data->kernel.paths.per_scenario =
+        scenario_work<Real>(paths, payoffs, greeks_, groups, &data->kernel.paths.per_thread);
     data->kernel.paths.per_sample = per_sample_;
+    data->kernel.paths.thread_groups = per_sample_ ? static_cast<int>(sizes.groups) : 1;
     data->kernel.payoffs = data->payoffs.build(device, payoffs, shifts_);
-    data->kernel.greeks = data->greeks.build(device, greeks_, tangents, g.grid, payoffs);
+    data->kernel.greeks = data->greeks.build(device, greeks_, tangents, g.grid, payoffs, groups);
     data->kernel.sobol = data->sobol.build(device, p, g);
     data->americans = upload(device, americans_);
   };
@@ -561,13 +639,10 @@ void PathGroupRun::exercise_states(std::int64_t first, std::int64_t nb, std::int
     paths.slice_begin = slice_begin;
     paths.slice_end = slice_end;
     if (per_sample_) {
+      // The base scenario alone: a thread a sample.
       paths.first_block = first;
-      const std::int64_t threads = live_threads(first, nb, n_samples, slice_begin, slice_end);
-      for (std::int64_t t0 = 0; t0 < threads; t0 += columns_) {
-        paths.thread_begin = t0;
-        paths.n_lanes = std::min(columns_, threads - t0);
-        parallel_for(device_, paths.n_lanes, k);
-      }
+      paths.thread_groups = 1;
+      sample_launches(device_, k, paths, live_threads(first, nb, n_samples, slice_begin, slice_end), columns_);
       return;
     }
     for (std::int64_t off = 0; off < nb; off += data.max_blocks) {
@@ -587,7 +662,6 @@ void PathGroupRun::compute(std::int64_t first, std::int64_t nb, std::int64_t n_s
     kernel.paths.paths = reinterpret_cast<Real*>(scratch.work.data());
     kernel.paths.variance = kernel.paths.paths + cells_;
     kernel.greeks.acc = scratch.work.data() + path_doubles_;
-    kernel.greeks.moved = kernel.greeks.acc + static_cast<std::size_t>(columns_) * greeks_.slots.size();
     kernel.payoffs.lanes = scratch.lanes.data();
     kernel.paths.slice_begin = slices.begin;
     kernel.paths.slice_end = slices.end;
@@ -598,6 +672,8 @@ void PathGroupRun::compute(std::int64_t first, std::int64_t nb, std::int64_t n_s
     if (per_sample_) {
       kernel.payoffs.values = scratch.work.data() + values_offset_;
       kernel.payoffs.value_stride = data.max_blocks * kSamplesPerBlock;
+      kernel.greeks.term_values =
+          kernel.payoffs.values + payoff_slots_ * static_cast<std::size_t>(kernel.payoffs.value_stride);
     }
     // A cut block continues the lane moments of its earlier slices.
     if (slices.lanes != nullptr && slices.begin > 0)
@@ -610,15 +686,23 @@ void PathGroupRun::compute(std::int64_t first, std::int64_t nb, std::int64_t n_s
       if (per_sample_) {
         // A thread a sample, in launches of the columns' size; then each
         // lane's moments from its samples' values, in its own order.
-        const std::int64_t threads = live_threads(first + off, n, n_samples, slices.begin, slices.end);
-        for (std::int64_t t0 = 0; t0 < threads; t0 += columns_) {
-          kernel.paths.thread_begin = t0;
-          kernel.paths.n_lanes = std::min(columns_, threads - t0);
-          parallel_for(device_, kernel.paths.n_lanes, kernel);
-        }
+        sample_launches(device_, kernel, kernel.paths,
+                        live_threads(first + off, n, n_samples, slices.begin, slices.end), columns_);
         parallel_for(device_, n_payoffs * n * kLanes,
-                     SampleMoments{kernel.payoffs.values, kernel.payoffs.value_stride, scratch.lanes.data(),
-                                   n * kLanes, first + off, n_samples, slices.begin, slices.end});
+                     SampleMoments{.values = kernel.payoffs.values,
+                                   .value_stride = kernel.payoffs.value_stride,
+                                   .lanes = scratch.lanes.data(),
+                                   .n_lanes = n * kLanes,
+                                   .first_block = first + off,
+                                   .n_samples = n_samples,
+                                   .slice_begin = slices.begin,
+                                   .slice_end = slices.end,
+                                   .payoff_slots = static_cast<int>(payoff_slots_),
+                                   .replicates = kernel.paths.replicates,
+                                   .n_terms = static_cast<int>(greeks_.terms.size()),
+                                   .terms = kernel.greeks.terms,
+                                   .term_values = kernel.greeks.term_values,
+                                   .shifts = kernel.payoffs.shifts});
       } else {
         kernel.paths.n_lanes = n * kLanes;
         parallel_for(device_, n * kLanes, kernel);   // the host's batched kernel: PathGroupKernel::host_for

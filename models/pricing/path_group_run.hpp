@@ -96,6 +96,7 @@ class PathGroupRun {
   Device device_;
   bool per_sample_ = false;         // a thread a sample (launch_bytes)
   std::int64_t columns_ = 0;        // path columns: a launch's threads at most
+  std::size_t payoff_slots_ = 0;    // moment slots of the payoffs (the Greeks' follow)
   std::size_t values_offset_ = 0;   // of work: the samples' values (a thread a sample)
   std::size_t cells_ = 0;   // path cells of a launch (the variances follow them)
   std::size_t path_doubles_ = 0;   // of work: the paths; the Greeks' lane values follow

@@ -183,7 +183,7 @@ void read_correlation(const Config& c, Portfolio& p) {
 // A point index is 32 bits, and each path group needs one Sobol' dimension
 // per asset and time step.
 void check_sobol(const Config& c, const Portfolio& p) {
-  const std::int64_t per_replicate = (p.antithetic ? (p.paths + 1) / 2 : p.paths) / p.replicates;
+  const std::int64_t per_replicate = p.samples();
   // The last blocks of the 2^32 points are the control variates' pilot.
   if (per_replicate > (std::int64_t{1} << 31)) {
     c.fail("pricing.paths", "sobol: at most 2^31 points per replicate (" +

@@ -63,6 +63,9 @@ struct Portfolio {
   std::int64_t regression_paths = 0; // american: paths of the Longstaff-Schwartz regression pass
   int repeat = 1;                    // price the portfolio this many times (warm timing)
   std::vector<std::string> greeks{};   // pricing.greeks, in the order asked (greeks.hpp)
+
+  // Samples of a replicate: a path, or an antithetic pair (Sobol': a point).
+  std::int64_t samples() const { return (antithetic ? (paths + 1) / 2 : paths) / replicates; }
 };
 
 // The assets an instrument's paths need (a basket's list, else its asset).

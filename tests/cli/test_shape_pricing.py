@@ -13,9 +13,10 @@ an H200's 132 x 2,048 resident threads):
   at the device's size, not at one slice: each phase is one step;
 - a price whose blocks' lanes would leave the device idle (a few blocks of
   long paths, Greeks, an American: the STAC-A2 shape) runs a thread a
-  sample, its values then added up lane by lane in the lanes' own order:
-  the same bits as a thread a lane; its Longstaff-Schwartz fit runs on the
-  device, three launches and a read-back a date.
+  sample and re-simulated scenario, its values then added up lane by lane
+  in the lanes' own order (a Greek's terms in term order): the same bits
+  as a thread a lane; its Longstaff-Schwartz fit runs on the device, three
+  launches and a read-back a date.
 
 The counts are the run's structure, not its speed (test_shape_counts.py).
 """
@@ -105,18 +106,22 @@ class PricingShape(sc.StrataTestCase):
 
     def test_a_stac_a2_like_price_runs_a_thread_a_sample(self):
         # Five Heston assets, 252 daily steps, an American basket put with
-        # delta, gamma and vega per asset (16 slots, 5 re-simulations a
-        # path), shrunk to 2,000 regression and 2,000 priced paths: one block
-        # each, 256 threads a launch a thread a lane.
+        # delta, gamma and vega per asset (16 slots; the spot bumps move the
+        # base path, each vega's up and down bump re-simulates it: 10
+        # re-simulations a sample), shrunk to 2,000 regression and 2,000
+        # priced paths: one block each, 256 threads a launch a thread a lane.
         stac = os.path.join(sc.SOURCE_DIR, "inputs", "pricing", "stac_a2.toml")
         sets = ["pricing.paths=2000", "pricing.regression_paths=2000"]
         gpu = self.run_input("stac_gpu.h5", stac, GPU, *sets)
         host = self.run_input("stac_host.h5", stac, HOST, *sets)
         c = compute_counts(gpu)
-        # The regression pass and the pricing pass: a launch of 2,000
-        # threads each; then the lane sums (16 slots x 256 lanes) and the
-        # lane tree (16 slots x 1 block).
-        self.assertEqual(by_kernel(c), {("ExerciseStates<double>", 2000): 1, ("PathGroupKernel<double>", 2000): 1,
+        # The regression pass a launch of a thread a sample (2,000); the
+        # pricing pass a launch of 11 threads a sample (22,000: the base
+        # with its spot bumps, and each re-simulated scenario), each Greek
+        # term's value kept apart; then the lane sums (16 slots x 256
+        # lanes), which add a Greek's terms in term order, and the lane tree
+        # (16 slots x 1 block).
+        self.assertEqual(by_kernel(c), {("ExerciseStates<double>", 2000): 1, ("PathGroupKernel<double>", 11 * 2000): 1,
                                         ("SampleMoments", 16 * 256): 1, ("GroupLaneTree", 16): 1})
         self.assertEqual(int(c["launches"]), 4)
         self.assertEqual(int(compute_counts(host)["threads_median"]), 256)
@@ -136,7 +141,8 @@ class PricingShape(sc.StrataTestCase):
         # because the path kernels' occupancy (a quarter) is above what they
         # hold; the sampling work is predicted twice as fast. A kernel that
         # holds fewer threads than the launch has is capped at its occupancy:
-        # at 0.001, 2,000 threads (0.0074 of the device) run at 0.001 of it.
+        # at 0.001, the 2,000 and 22,000 threads (0.0074 and 0.081 of the
+        # device) run at 0.001 of it.
         work = []
         for occupancy, saturation in ((None, "1"), (0.25, "0.5"), (0.001, "1")):
             args = ["--kernels", "none"]
@@ -152,7 +158,7 @@ class PricingShape(sc.StrataTestCase):
             work.append(float(re.search(r"work ([0-9.]+)", r.stdout).group(1)))
         self.assertAlmostEqual(work[0] / work[1], 2.0, delta=0.05, msg=work)
         self.assertGreater(work[2] / work[0], 7.0, work)
-        self.assertLess(work[2] / work[0], 2000 / 270336 / 0.001, work)
+        self.assertLess(work[2] / work[0], 22000 / 270336 / 0.001, work)
 
     def test_an_unknown_launch_shape_is_refused(self):
         res = self.strata("run", EUROPEAN, "-o", "bad.h5", env={"STRATA_LAUNCH_AS": "tpu"})

@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/pricing/closed_forms.hpp"
@@ -124,4 +126,54 @@ TEST_CASE("pathwise derivatives equal differences of the payoff on the same norm
       }
     }
   }
+}
+
+TEST_CASE("a spot bump's moved view values a path as a moved copy of it in double would", "[greeks]") {
+  // The kernel values a spot bump on the base path read in double with the
+  // bumped asset's log prices moved as they are read (PathView<double, Real>
+  // with moved_asset); it used to copy the path to double and move the copy.
+  // Both must give the same bits for every payoff kind, from an fp32 path
+  // and an fp64 one, the asset moved or another; one continuous barrier and
+  // lookback step each read the variances too. Discount factors and
+  // exercise coefficients make the American's policy bind.
+  Paths p;
+  const PathView<double> base = p.build();
+  std::vector<float> xf(p.x.begin(), p.x.end()), varf(p.var.begin(), p.var.end());
+  std::vector<double> discount_at(kSteps), exercise(6 * 3, 0.0);
+  for (int k = 0; k < kSteps; ++k) discount_at[static_cast<std::size_t>(k)] = std::exp(-kRate * (k + 1) * kT / kSteps);
+  for (int f = 0; f < 6; ++f) exercise[static_cast<std::size_t>(3 * f)] = 2.0 + f;
+  const double offset = std::ldexp(3.0, -20);   // a spot bump's log offset: a few ulp of the start's in fp32
+  auto check = [&](const auto& stored, const auto& variance) {
+    for (int moved_asset = 0; moved_asset < kAssets; ++moved_asset) {
+      // The copy: every cell in double, the moved asset's log prices moved.
+      std::vector<double> x(p.x.size()), var(p.var.size());
+      for (std::size_t j = 0; j < x.size(); ++j) {
+        x[j] = static_cast<double>(stored[j]) + (static_cast<int>(j % kAssets) == moved_asset ? offset : 0.0);
+        var[j] = static_cast<double>(variance[j]);
+      }
+      const PathView<double> copy{x.data(), var.data(), 1, kAssets, kSteps, base.fix_steps, base.weights,
+                                  discount_at.data(), exercise.data()};
+      using Stored = std::remove_cvref_t<decltype(stored[0])>;
+      const PathView<double, Stored> view{stored.data(), variance.data(), 1, kAssets, kSteps, base.fix_steps,
+                                          base.weights, discount_at.data(), exercise.data(), moved_asset, offset};
+      for (PayoffKind kind : {PayoffKind::european, PayoffKind::digital, PayoffKind::asian, PayoffKind::barrier,
+                              PayoffKind::lookback, PayoffKind::basket, PayoffKind::american}) {
+        for (bool call : {true, false}) {
+          PayoffSpec<double> s = spec(kind, call, 100.0);
+          s.asset = kind == PayoffKind::basket || kind == PayoffKind::american ? 0 : moved_asset;
+          s.log_barrier = std::log(call ? 125.0 : 80.0);
+          s.up = call;
+          s.degree = 2;
+          s.lookback_shift = 0.01;
+          INFO("kind " << static_cast<int>(kind) << ", call " << call << ", asset " << moved_asset << ", "
+                       << sizeof(Stored) << "-byte path");
+          const double want = strata::kernels::pricing::path_payoff(s, copy);
+          const double got = strata::kernels::pricing::path_payoff(s, view);
+          CHECK(std::memcmp(&want, &got, sizeof want) == 0);
+        }
+      }
+    }
+  };
+  check(p.x, p.var);
+  check(xf, varf);
 }
