@@ -462,8 +462,8 @@ std::vector<int> thread_groups(const GreekPlan& plan) {
 // What a launch of a group needs: its moment slots (the payoffs', then the
 // Greeks', each times the replicates), the thread groups of a sample, the
 // bytes of one path column (log prices and step variances of every asset,
-// each Greek's value of the column's sample) and of one sample's values in a thread-a-sample launch (each payoff's,
-// each Greek term's).
+// each Greek's value of the column's sample) and of one sample's values in
+// a thread-a-sample launch (each payoff's, each Greek term's).
 struct GroupSizes {
   std::size_t slots = 0, payoff_slots = 0;
   std::int64_t groups = 1;
