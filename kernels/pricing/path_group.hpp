@@ -120,6 +120,9 @@ struct GroupPaths {
   std::int64_t thread_begin = 0;
   std::int64_t group_threads = 0;
   int thread_groups = 1;
+  // Whether a payoff reads the step variances (a continuously monitored
+  // barrier's crossing probability); else they are not stored.
+  bool store_variance = true;
   // The device work of one sample of one scenario (its paths and payoffs),
   // and of the busiest thread group's thread (thread_groups > 1), worked
   // out on the host for the cost model; never read on the device.
@@ -283,8 +286,12 @@ struct PathGroupKernel {
     const AssetStep<Real>* as = paths.assets + scenario * n;
     const Real* dt = paths.dt + scenario * steps;
     const Real* sqrt_dt = paths.sqrt_dt + scenario * steps;
-    Real v[2][kMaxGroupAssets][W], eps[kMaxGroupAssets][W], own[kMaxGroupAssets][2][W], w_prev[kMaxGroupAssets][W];
-    Real dw[W];
+    // The lanes' log prices at step k (xs) and Heston variances (v), kept
+    // in the thread; each step's log prices are also stored, its variances
+    // only where a payoff reads them (GroupPaths::store_variance).
+    Real v[2][kMaxGroupAssets][W], xs[2][kMaxGroupAssets][W], eps[kMaxGroupAssets][W], own[kMaxGroupAssets][2][W],
+        w_prev[kMaxGroupAssets][W];
+    Real dw[W], next[W] = {}, step_variance[W];
     if (sobol.on()) sobol_bridge<W>(sample, replicate, x[0]);
     for (int a = 0; a < n; ++a) {
       const Real spot = as[a].log_spot, v0 = as[a].v0;
@@ -292,6 +299,7 @@ struct PathGroupKernel {
         STRATA_LANES()
         for (int l = 0; l < W; ++l) {
           x[c][cell(0, a) + l] = spot;
+          xs[c][a][l] = spot;
           v[c][a][l] = v0;
           w_prev[a][l] = Real(0);
         }
@@ -328,8 +336,14 @@ struct PathGroupKernel {
           wa = dw;
         }
         for (int c = 0; c < copies; ++c) {
-          step_lanes<W, Math>(as[a], dt[k], sqrt_dt[k], wa, own[a][0], own[a][1], c == 0 ? Real(1) : Real(-1),
-                              x[c] + cell(k, a), x[c] + cell(k + 1, a), v[c][a], var[c] + cell(k, a));
+          step_lanes<W, Math>(as[a], dt[k], sqrt_dt[k], wa, own[a][0], own[a][1], c == 0 ? Real(1) : Real(-1), xs[c][a],
+                              next, v[c][a], paths.store_variance ? var[c] + cell(k, a) : step_variance);
+          Real* const stored = x[c] + cell(k + 1, a);
+          STRATA_LANES()
+          for (int l = 0; l < W; ++l) {
+            stored[l] = next[l];
+            xs[c][a][l] = next[l];
+          }
         }
       }
     }

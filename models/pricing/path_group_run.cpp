@@ -363,6 +363,14 @@ struct DeviceSobol {
 
 }  // namespace
 
+// Whether a payoff of the group reads the paths' step variances: a
+// continuously monitored barrier's crossing probability (payoffs.hpp).
+bool reads_variance(const HostPayoffs& payoffs) {
+  auto reads = [](const PayoffSpec<double>& s) { return s.kind == PayoffKind::barrier && s.continuous; };
+  return std::any_of(payoffs.specs.begin(), payoffs.specs.end(), reads) ||
+         std::any_of(payoffs.controls.begin(), payoffs.controls.end(), reads);
+}
+
 // The device work of one sample of one scenario (the average over the base
 // and the Greeks' scenarios), for the cost model (kernels/core/work.hpp;
 // op costs from kernels/core/op_costs.hpp): per step
@@ -392,19 +400,27 @@ kernels::Work scenario_work(const HostPaths& paths, const HostPayoffs& payoffs, 
   const double per_call = rng::NormalsPerCall<Real>::value;
   kernels::Work per_step{0, 2 * (normals * (C::log + C::sqrt + C::sincos) / 2 + copies * step_slots),
                 normals * kernels::kPhiloxIntOps / per_call};
-  per_step.bytes = copies * n * 3 * static_cast<double>(sizeof(Real));   // x and the variance written, x read
-  double payoff_slots = 0;
+  // x written (the thread keeps the step's own), the variance too where a
+  // payoff reads it.
+  const bool variance = reads_variance(payoffs);
+  per_step.bytes = copies * n * (variance ? 2 : 1) * static_cast<double>(sizeof(Real));
+  // A payoff's instructions, and the cells it reads: each step's, or its
+  // fixings' (a basket and an American each asset's).
+  double payoff_slots = 0, payoff_cells = 0;
   for (const PayoffSpec<double>& s : payoffs.specs) {
     const bool every_step = s.kind == PayoffKind::barrier || s.kind == PayoffKind::lookback;
     const double fixings = s.kind == PayoffKind::asian || s.kind == PayoffKind::american ? s.fixings : 1;
+    const double assets = s.kind == PayoffKind::basket || s.kind == PayoffKind::american ? n : 1;
     payoff_slots += every_step ? steps * (s.continuous ? C::exp + 6 : 4) : fixings * (C::exp + 4 + 2 * s.degree);
+    payoff_cells += every_step ? steps * (s.continuous && s.kind == PayoffKind::barrier ? 2 : 1) : fixings * assets;
   }
-  const double per_payoff = payoffs.specs.empty() ? 0 : payoff_slots / static_cast<double>(payoffs.specs.size());
+  const double specs = static_cast<double>(std::max<std::size_t>(1, payoffs.specs.size()));
+  const double per_payoff = payoff_slots / specs, per_payoff_bytes = payoff_cells / specs * sizeof(Real);
   // Per scenario: its simulation (a re-simulated one and the base; a spot
   // bump reads the base path moved instead), and its valuations, the base's
   // payoffs and the Greek terms but those that reuse the term before
   // (same_values).
-  const kernels::Work simulated = per_step * steps, valuation{0, 2 * copies * per_payoff, 0};
+  const kernels::Work simulated = per_step * steps, valuation{copies * per_payoff_bytes, 2 * copies * per_payoff, 0};
   std::vector<kernels::Work> scenario(greeks.scenarios.size() + 1);
   scenario[0] = simulated + valuation * static_cast<double>(payoffs.beta.size());
   for (std::size_t c = 1; c < scenario.size(); ++c) {
@@ -484,7 +500,7 @@ GroupSizes group_sizes(const Portfolio& p, const PathGroup& g, const GreekPlan& 
 }
 
 // A launch's shape: a thread a lane (max_blocks * kLanes path columns), or,
-// where those lanes would leave a GPU mostly idle, a thread a sample and
+// where those lanes would leave half a GPU idle, a thread a sample and
 // thread group, with as many columns as the launch memory holds
 // (wide_launch_bytes), each group's a multiple of the host's batch, at
 // least twice the lanes' (else the lanes' shape, which makes one launch of
@@ -499,11 +515,14 @@ struct Shape {
 Shape launch_shape(const Device& device, std::int64_t max_blocks, const GroupSizes& sizes, std::int64_t samples) {
   const std::int64_t lanes = max_blocks * kLanes;
   const Shape shape{false, lanes, max_blocks};
-  if (!device.gpu_launches() || lanes >= device.resident_threads) return shape;
+  if (!device.gpu_launches() || 2 * lanes > device.resident_threads) return shape;
   const std::int64_t groups = sizes.groups;
   const auto fit = static_cast<std::int64_t>(device.wide_launch_bytes() /
                                              (static_cast<std::size_t>(groups) * sizes.column + sizes.sample));
-  const std::int64_t most = std::min(max_blocks * kSamplesPerBlock, (samples + kBatch - 1) / kBatch * kBatch);
+  // No more than the run's samples, nor than four times the threads the
+  // device holds (more columns would only take memory).
+  const std::int64_t most = std::min(
+      {max_blocks * kSamplesPerBlock, (samples + kBatch - 1) / kBatch * kBatch, 4 * device.resident_threads / groups});
   const std::int64_t per_launch = std::min(fit, most) / kBatch * kBatch;
   if (per_launch * groups < 2 * lanes) return shape;
   return {true, per_launch * groups, std::min(max_blocks, (per_launch + kSamplesPerBlock - 1) / kSamplesPerBlock)};
@@ -596,6 +615,7 @@ PathGroupRun::PathGroupRun(const Portfolio& p, const PathGroup& g, const Device&
         scenario_work<Real>(paths, payoffs, greeks_, groups, &data->kernel.paths.per_thread);
     data->kernel.paths.per_sample = per_sample_;
     data->kernel.paths.thread_groups = per_sample_ ? static_cast<int>(sizes.groups) : 1;
+    data->kernel.paths.store_variance = reads_variance(payoffs);
     data->kernel.payoffs = data->payoffs.build(device, payoffs, shifts_);
     data->kernel.greeks = data->greeks.build(device, greeks_, tangents, g.grid, payoffs, groups);
     data->kernel.sobol = data->sobol.build(device, p, g);

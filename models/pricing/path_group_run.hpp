@@ -77,7 +77,7 @@ class PathGroupRun {
   static std::int64_t launch_blocks(const Portfolio& p, const PathGroup& g, Precision precision, const Device& device,
                                     std::int64_t chunk_blocks);
   // Device bytes of a run of p's group g given max_blocks (launch_blocks):
-  // a thread a lane, or, where max_blocks' lanes would leave a GPU mostly
+  // a thread a lane, or, where max_blocks' lanes would leave half a GPU
   // idle, a thread a sample (*per_sample), with as many path columns as a
   // launch's memory holds.
   static std::size_t launch_bytes(const Portfolio& p, const PathGroup& g, Precision precision, const Device& device,
