@@ -286,9 +286,12 @@ struct PathGroupKernel {
     const AssetStep<Real>* as = paths.assets + scenario * n;
     const Real* dt = paths.dt + scenario * steps;
     const Real* sqrt_dt = paths.sqrt_dt + scenario * steps;
-    // The lanes' log prices at step k (xs) and Heston variances (v), kept
-    // in the thread; each step's log prices are also stored, its variances
-    // only where a payoff reads them (GroupPaths::store_variance).
+    // One lane (a GPU thread; the host's lanes with Greeks or Sobol'
+    // points) keeps its log prices at step k (xs) in the thread and stores
+    // each step's for the payoffs, its variances only where a payoff reads
+    // them (GroupPaths::store_variance). The host's batches step in the
+    // path storage itself, which g++ vectorises best (a batch's cells are
+    // contiguous, in cache).
     Real v[2][kMaxGroupAssets][W], xs[2][kMaxGroupAssets][W], eps[kMaxGroupAssets][W], own[kMaxGroupAssets][2][W],
         w_prev[kMaxGroupAssets][W];
     Real dw[W], next[W] = {}, step_variance[W];
@@ -336,10 +339,15 @@ struct PathGroupKernel {
           wa = dw;
         }
         for (int c = 0; c < copies; ++c) {
-          step_lanes<W, Math>(as[a], dt[k], sqrt_dt[k], wa, own[a][0], own[a][1], c == 0 ? Real(1) : Real(-1), xs[c][a],
-                              next, v[c][a], paths.store_variance ? var[c] + cell(k, a) : step_variance);
+          const Real sign = c == 0 ? Real(1) : Real(-1);
+          if constexpr (W > 1) {
+            step_lanes<W, Math>(as[a], dt[k], sqrt_dt[k], wa, own[a][0], own[a][1], sign, x[c] + cell(k, a),
+                                x[c] + cell(k + 1, a), v[c][a], var[c] + cell(k, a));
+            continue;
+          }
+          step_lanes<W, Math>(as[a], dt[k], sqrt_dt[k], wa, own[a][0], own[a][1], sign, xs[c][a], next, v[c][a],
+                              paths.store_variance ? var[c] + cell(k, a) : step_variance);
           Real* const stored = x[c] + cell(k + 1, a);
-          STRATA_LANES()
           for (int l = 0; l < W; ++l) {
             stored[l] = next[l];
             xs[c][a][l] = next[l];
