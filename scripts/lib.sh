@@ -9,9 +9,12 @@ STRATA_BUILD_DIR=${STRATA_BUILD_DIR:-$STRATA_ROOT/build}
 STRATA_PYTHON=${STRATA_PYTHON:-/usr/bin/python3}
 
 # Debian packages (README.md). The CUDA toolkit is not among them: it is used
-# where /usr/local/cuda or nvcc already exists.
+# where /usr/local/cuda or nvcc already exists. help2man builds the man page
+# (skipped, with a message, where it is missing); man-db renders it in the
+# tests (tests/cli/test_install.py).
 STRATA_PACKAGES=(cmake g++ make libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools catch2
-                 libtomlplusplus-dev libcli11-dev libboost-dev python3-h5py python3-numpy python3-matplotlib)
+                 libtomlplusplus-dev libcli11-dev libboost-dev python3-h5py python3-numpy python3-matplotlib
+                 help2man man-db)
 # For the Slurm tests and scripts/slurm/ (installed by scripts/test and by the
 # test cluster, tests/slurm/slurm_cluster.py). slurm-wlm-basic-plugins holds
 # Slurm's mpi/pmix plugin (mpi_pmix_v4.so), which dlopen()s the unversioned

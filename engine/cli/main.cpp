@@ -6,9 +6,13 @@
 #include <cstdlib>
 #include <iostream>
 #include <ostream>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/cli/commands.hpp"
+#include "engine/cli/completion.hpp"
+#include "engine/cli/help_format.hpp"
 #include "engine/config/schema.hpp"
 #include "engine/io/h5_output.hpp"
 #include "engine/runtime/build_info.hpp"
@@ -48,6 +52,29 @@ std::string run_prefix(const strata::MpiContext& mpi, const char* argv0) {
   return prefix;
 }
 
+// The names of app's commands.
+std::vector<std::string> command_names(const CLI::App& app) {
+  std::vector<std::string> known;
+  for (const CLI::App* sub : app.get_subcommands({})) known.push_back(sub->get_name());
+  return known;
+}
+
+bool is_command(const CLI::App& app, const std::string& name) {
+  const std::vector<std::string> known = command_names(app);
+  return std::ranges::find(known, name) != known.end();
+}
+
+// Says that `given` is no command of app (rank 0) and returns exit code 2.
+int unknown_command(const strata::MpiContext& mpi, const CLI::App& app, const std::string& given) {
+  const std::vector<std::string> known = command_names(app);
+  const auto near = strata::nearest_word(given, known, 2);
+  if (mpi.root()) {
+    std::cerr << "strata: unknown command '" << given << "'" << (near ? "; did you mean '" + *near + "'?" : "")
+              << " (commands: " << strata::comma_list(known) << ")\n";
+  }
+  return static_cast<int>(strata::ExitCode::bad_input);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -64,33 +91,40 @@ int main(int argc, char** argv) {
   std::ostream& out = mpi.root() ? std::cout : null_stream;
 
   CLI::App app{"strata: GPU simulation engine for batch experiments (pricing, particles, stencils)", "strata"};
+  app.formatter(strata::help_formatter());
   app.set_version_flag("--version", strata::build::version_line());
+  app.set_help_all_flag("--help-all", "Print this help message and every command's options, then exit");
   app.require_subcommand(1);
 
   strata::RunArgs run_args;
   auto* run = app.add_subcommand("run", "run the model of an input file, writing one HDF5 file");
   // Not required() here: `run --restart IN.toml` gives CLI11 the input as
   // --restart's value, and the check below puts it back.
-  run->add_option("INPUT", run_args.input, "input file (TOML); required");
+  run->add_option("INPUT", run_args.input, "input file (TOML); required")->type_name("FILE.toml");
   run->add_option("--set", run_args.set, "override an input key: --set pricing.paths=1e7 (repeatable)")
-      ->allow_extra_args(false);
-  run->add_option("-o,--output", run_args.output, "output file (overrides run.output)");
-  run->add_option("--backend", run_args.backend, "auto | cuda | host (overrides run.backend)");
-  run->add_option("--precision", run_args.precision, "fp64 | fp32 (overrides run.precision)");
+      ->allow_extra_args(false)
+      ->type_name("KEY=VALUE");
+  run->add_option("-o,--output", run_args.output, "output file (overrides run.output)")->type_name("FILE.h5");
+  run->add_option("--backend", run_args.backend, "where the kernels run (overrides run.backend)")
+      ->type_name("auto|cuda|host");
+  run->add_option("--precision", run_args.precision, "floating-point precision (overrides run.precision)")
+      ->type_name("fp64|fp32");
   run->add_flag("--dry-run", run_args.dry_run, "print the resolved configuration and the plan; compute nothing");
   run->add_option("--restart", run_args.restart_file,
                   "continue from a checkpoint: the given file (.h5), or (no value) the newest valid one beside the "
                   "output")
-      ->expected(0, 1);
+      ->expected(0, 1)
+      ->type_name("FILE.h5");
   run->add_flag("--overwrite", run_args.overwrite, "replace an existing output file written by strata");
   run->add_option("--max-walltime", run_args.max_walltime,
                   "HH:MM:SS or D-HH:MM:SS: checkpoint and exit 75 before this much wall time has passed "
-                  "(overrides checkpoint.max_walltime)");
+                  "(overrides checkpoint.max_walltime)")
+      ->type_name("HH:MM:SS");
 
   std::string model_name;
   bool markdown = false;
   auto* models = app.add_subcommand("models", "list models, or every parameter of one model");
-  models->add_option("NAME", model_name, "model");
+  models->add_option("NAME", model_name, "model")->type_name("MODEL");
   models->add_flag("--markdown", markdown, "print the whole input reference (docs/inputs.md)");
 
   bool probe = false;
@@ -106,9 +140,12 @@ int main(int argc, char** argv) {
 
   strata::SweepArgs sweep_args;
   auto* sweep = app.add_subcommand("sweep", "parameter sweep of an input's [sweep] table: list, run, status, collect");
-  sweep->add_option("INPUT", sweep_args.input, "input file with a [sweep] table (TOML)")->required();
+  sweep->add_option("INPUT", sweep_args.input, "input file with a [sweep] table (TOML)")
+      ->required()
+      ->type_name("FILE.toml");
   sweep->add_option("--set", sweep_args.set, "override an input key of every point (repeatable)")
-      ->allow_extra_args(false);
+      ->allow_extra_args(false)
+      ->type_name("KEY=VALUE");
   sweep->add_flag("--list", sweep_args.list, "print the points: index, status, parameters");
   sweep->add_option("--index", sweep_args.index, "run point I on all ranks (a Slurm array task: $SLURM_ARRAY_TASK_ID)")
       ->check(CLI::NonNegativeNumber);
@@ -119,22 +156,20 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   sweep->add_flag("--retry-failed", sweep_args.retry_failed, "with --all: run failed points again");
   sweep->add_flag("--status", sweep_args.status, "done / running / failed / pending counts, and the failures");
-  sweep->add_option("--collect", sweep_args.collect, "write OUT.h5 and OUT.csv: one row per point");
+  sweep->add_option("--collect", sweep_args.collect, "write OUT.h5 and OUT.csv: one row per point")
+      ->type_name("FILE.h5");
+
+  std::string help_topic;
+  auto* help = app.add_subcommand("help", "this help, or a command's: strata help run (the same as run --help)");
+  help->add_option("COMMAND", help_topic, "the command to explain")->type_name("COMMAND");
+
+  std::string shell;
+  auto* completion =
+      app.add_subcommand("completion", "print the shell completion script: source <(strata completion bash)");
+  completion->add_option("SHELL", shell, "the shell")->required()->check(CLI::IsMember({"bash"}));
 
   // CLI11 only says "A subcommand is required" for a misspelt one; name it.
-  if (argc > 1 && argv[1][0] != '-') {
-    const std::string given = argv[1];
-    std::vector<std::string> known;
-    for (const CLI::App* sub : app.get_subcommands({})) known.push_back(sub->get_name());
-    if (std::ranges::find(known, given) == known.end()) {
-      const auto near = strata::nearest_word(given, known, 2);
-      if (mpi.root()) {
-        std::cerr << "strata: unknown command '" << given << "'" << (near ? "; did you mean '" + *near + "'?" : "")
-                  << " (commands: " << strata::comma_list(known) << ")\n";
-      }
-      return static_cast<int>(strata::ExitCode::bad_input);
-    }
-  }
+  if (argc > 1 && argv[1][0] != '-' && !is_command(app, argv[1])) return unknown_command(mpi, app, argv[1]);
 
   try {
     app.parse(argc, argv);
@@ -142,6 +177,22 @@ int main(int argc, char** argv) {
     // Help and --version exit 0; every usage error exits 2 (docs/contract.md).
     if (mpi.root()) app.exit(e);
     return e.get_exit_code() == 0 ? 0 : static_cast<int>(strata::ExitCode::bad_input);
+  }
+
+  if (*help) {
+    const CLI::App* topic = &app;
+    std::string usage = app.get_name();
+    if (!help_topic.empty()) {
+      if (!is_command(app, help_topic)) return unknown_command(mpi, app, help_topic);
+      topic = app.get_subcommand(help_topic);
+      usage += " " + help_topic;
+    }
+    out << topic->get_formatter()->make_help(topic, usage, CLI::AppFormatMode::Normal);
+    return 0;
+  }
+  if (*completion) {
+    strata::write_bash_completion(out, app);
+    return 0;
   }
 
   run_args.output_given = run->count("--output") > 0;

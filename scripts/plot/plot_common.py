@@ -25,15 +25,17 @@ except ImportError as err:  # pragma: no cover - environment problem
 matplotlib.use("Agg")  # files only: no display on cluster nodes
 
 # Which script draws which model's output: named in the error for a file of
-# another model, so the user learns the right command.
-SCRIPT_OF_MODEL = {
-    "pricing": "scripts/plot/pricing.py",
-    "nbody": "scripts/plot/particles.py",
-    "md": "scripts/plot/particles.py",
-    "shallow_water": "scripts/plot/fields.py",
-    "euler2d": "scripts/plot/fields.py",
-    "diffusion": "scripts/plot/fields.py",
-}
+# another model, so the user learns the right command. A sibling of the
+# script that runs, by the path it was started with (scripts/plot/ in a
+# checkout, PREFIX/share/strata/scripts/plot/ where strata is installed).
+SCRIPT_OF_MODEL = {model: os.path.join(os.path.dirname(sys.argv[0]), name) for model, name in {
+    "pricing": "pricing.py",
+    "nbody": "particles.py",
+    "md": "particles.py",
+    "shallow_water": "fields.py",
+    "euler2d": "fields.py",
+    "diffusion": "fields.py",
+}.items()}
 
 
 class PlotError(Exception):

@@ -12,8 +12,8 @@ x axis has a tick at each path count used. Writes
 DIR/<stem>_<instrument>_convergence.png for each instrument (or the one
 named); DIR is -o DIR, by default the folder of OUT.h5. The reruns use
 --strata BIN, by default $STRATA_BIN, else the build/strata of the
-checkout this script lives in, else strata on PATH. Needs python3-h5py,
-python3-numpy and python3-matplotlib.
+checkout this script lives in (installed: PREFIX/bin/strata), else
+strata on PATH. Needs python3-h5py, python3-numpy and python3-matplotlib.
 
 --qmc draws instead the quasi-Monte Carlo against Monte Carlo error plot:
 the stored configuration at each path count with pricing.sampler =
@@ -82,9 +82,11 @@ def config_text(path):
 
 
 def find_strata(given):
-    """--strata, $STRATA_BIN, this checkout's build/strata, or strata on PATH."""
+    """--strata, $STRATA_BIN, this checkout's build/strata (installed:
+    PREFIX/bin/strata for PREFIX/share/strata/scripts/plot), or strata on PATH."""
     for candidate in (given, os.environ.get("STRATA_BIN"),
-                      os.path.join(HERE, os.pardir, os.pardir, "build", "strata")):
+                      os.path.join(HERE, os.pardir, os.pardir, "build", "strata"),
+                      os.path.join(HERE, os.pardir, os.pardir, os.pardir, os.pardir, "bin", "strata")):
         if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return os.path.abspath(candidate)
         if candidate and candidate == given:
