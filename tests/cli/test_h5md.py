@@ -15,7 +15,8 @@
 3. The box is a time-dependent element, edges/{step, time, value}: step
    and time hard links to position's, one row per frame, each the box; a
    restart truncates the rows with the frames (restarted from step 2 of 4
-   with md.steps = 3: 4 frames, 4 rows).
+   with md.steps = 3: 4 frames, 4 rows), and gives the fixed box of an
+   output written before (a dataset edges [3]) a row per frame.
 Sizes: 256 atoms (fcc 4^3, 2 steps), 16 bodies (2 steps).
 """
 
@@ -130,16 +131,33 @@ class H5mdLetter(sc.StrataTestCase):
                     self.check_strings(f, name)
                     self.check_box(f, name)
 
-    def test_a_restart_truncates_the_box_with_the_frames(self):
+    def restart_from_step_2(self, before_restart=None, steps=4):
+        """md, 4 steps, a frame and a checkpoint each; restarted from step
+        2 with md.steps = `steps`, after before_restart(h5py file)."""
         checkpoints = "[checkpoint]\nevery_steps = 1\nevery_seconds = 0\nkeep = 10\n"
         self.write("md.toml", md_input(cells=4, steps=4, thermo_every=1, output_every=1, extra=checkpoints))
         self.run_ok("md.toml", "-o", "md.h5")
+        if before_restart is not None:
+            with h5py.File(self.path("md.h5"), "a") as f:
+                before_restart(f)
         res = self.strata("run", "md.toml", "-o", "md.h5", "--restart", os.path.join("md.chk", sc.checkpoint_name(2)),
-                          "--set", "md.steps=3")
+                          "--set", f"md.steps={steps}")
         self.assertExit(res, 0)
-        f = self.open("md.h5")
+        return self.open("md.h5")
+
+    def test_a_restart_truncates_the_box_with_the_frames(self):
+        f = self.restart_from_step_2(steps=3)
         self.assertEqual(list(f["particles/all/position/step"][()]), [0, 1, 2, 3])
         self.check_box(f, "restarted md")
+
+    def test_a_restart_gives_an_older_outputs_fixed_box_its_rows(self):
+        def fixed_box(f):
+            box = f["particles/all/box/edges/value"][0]
+            del f["particles/all/box/edges"]
+            f["particles/all/box/edges"] = box
+        f = self.restart_from_step_2(before_restart=fixed_box)
+        self.assertEqual(list(f["particles/all/position/step"][()]), [0, 1, 2, 3, 4])
+        self.check_box(f, "restarted md with a fixed box")
 
 
 if __name__ == "__main__":
