@@ -15,6 +15,9 @@ STRATA_PYTHON=${STRATA_PYTHON:-/usr/bin/python3}
 STRATA_PACKAGES=(cmake g++ make libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools catch2
                  libtomlplusplus-dev libcli11-dev libboost-dev python3-h5py python3-numpy python3-matplotlib
                  help2man man-db)
+# tests/cli/test_mdanalysis.py installs MDAnalysis from PyPI into a virtual
+# environment under the build folder (skipped where PyPI is out of reach).
+STRATA_PACKAGES+=(python3-venv)
 # For the Slurm tests and scripts/slurm/ (installed by scripts/test and by the
 # test cluster, tests/slurm/slurm_cluster.py). slurm-wlm-basic-plugins holds
 # Slurm's mpi/pmix plugin (mpi_pmix_v4.so), which dlopen()s the unversioned

@@ -93,12 +93,20 @@ hid_t dataspace(const hsize_t* length) {
   return length != nullptr ? H5Screate_simple(1, length, nullptr) : H5Screate(H5S_SCALAR);
 }
 
-hid_t fixed_string_type(std::size_t size) {
+hid_t fixed_string_type(std::size_t size, H5T_cset_t cset = H5T_CSET_UTF8) {
   hid_t t = H5Tcopy(H5T_C_S1);
   H5Tset_size(t, size == 0 ? 1 : size);
   H5Tset_strpad(t, H5T_STR_NULLTERM);
-  H5Tset_cset(t, H5T_CSET_UTF8);
+  H5Tset_cset(t, cset);
   return t;
+}
+
+// ASCII where every byte is (what H5MD asks of its strings), else UTF-8.
+H5T_cset_t charset_of(const std::vector<std::string>& values) {
+  for (const std::string& v : values)
+    for (const char c : v)
+      if (static_cast<unsigned char>(c) >= 0x80) return H5T_CSET_UTF8;
+  return H5T_CSET_ASCII;
 }
 
 }  // namespace
@@ -310,6 +318,23 @@ void H5Output::attribute(const std::string& object, const std::string& name, con
   write_attribute(object, name, type.id, ptrs.data(), &n);
 }
 
+void H5Output::fixed_attribute(const std::string& object, const std::string& name, const std::string& value) {
+  H5Id type{fixed_string_type(value.size() + 1, charset_of({value})), H5Tclose};
+  write_attribute(object, name, type.id, value.c_str());
+}
+
+void H5Output::fixed_attribute(const std::string& object, const std::string& name,
+                               const std::vector<std::string>& value) {
+  std::size_t longest = 0;
+  for (const std::string& v : value) longest = std::max(longest, v.size());
+  const std::size_t size = longest + 1;
+  std::vector<char> packed(value.size() * size, '\0');
+  for (std::size_t k = 0; k < value.size(); ++k) value[k].copy(packed.data() + k * size, value[k].size());
+  H5Id type{fixed_string_type(size, charset_of(value)), H5Tclose};
+  const hsize_t n = value.size();
+  write_attribute(object, name, type.id, packed.data(), &n);
+}
+
 void H5Output::attribute(const std::string& object, const std::string& name, std::int64_t value) {
   write_attribute(object, name, H5T_NATIVE_INT64, &value);
 }
@@ -342,6 +367,11 @@ bool H5Output::exists(const std::string& path) const {
 void H5Output::remove(const std::string& path) {
   // A restarted run rewrites its results: replace, never fail on "exists".
   if (exists(path)) check(H5Ldelete(file_, path.c_str(), H5P_DEFAULT), "replace " + path);
+}
+
+void H5Output::hard_link(const std::string& target, const std::string& link) {
+  if (exists(link)) return;
+  check(H5Lcreate_hard(file_, target.c_str(), file_, link.c_str(), lcpl_, H5P_DEFAULT), "link " + link);
 }
 
 void H5Output::rows(const std::string& path, std::span<const double> local, std::int64_t row_offset,

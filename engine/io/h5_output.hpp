@@ -83,6 +83,11 @@ class H5Output {
   void attribute(const std::string& object, const std::string& name, double value);
   void attribute(const std::string& object, const std::string& name, const std::vector<double>& value);
   void attribute(const std::string& object, const std::string& name, const std::vector<std::int64_t>& value);
+  // Fixed-length string attributes, as H5MD 1.1 has its strings: a scalar,
+  // or a 1-D array padded to its longest entry; character set ASCII where
+  // every byte is, else UTF-8.
+  void fixed_attribute(const std::string& object, const std::string& name, const std::string& value);
+  void fixed_attribute(const std::string& object, const std::string& name, const std::vector<std::string>& value);
 
   // Datasets; missing parent groups are created. `units` becomes an attribute.
   void text(const std::string& path, const std::string& value);
@@ -96,6 +101,9 @@ class H5Output {
   bool exists(const std::string& path) const;
   // Unlinks a group or dataset if it exists (collective).
   void remove(const std::string& path);
+  // A hard link `link` to the existing object `target`, unless `link`
+  // exists (collective).
+  void hard_link(const std::string& target, const std::string& link);
 
   // A distributed 2-D dataset [total_rows, width] (1-D [total_rows] when
   // width is 0): this rank writes rows [row_offset, row_offset + rows) from

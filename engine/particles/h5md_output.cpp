@@ -19,6 +19,7 @@ namespace strata::particles {
 
 namespace {
 const char* const kAll = "/particles/all";
+const char* const kEdges = "/particles/all/box/edges";
 }  // namespace
 
 std::string run_author(const Config* config) {
@@ -42,18 +43,16 @@ H5mdOutput::H5mdOutput(H5Output* out, const MpiContext& mpi, std::int64_t n, con
 
 // An H5MD time-dependent element: a group with step (int64), time and
 // value; only what does not exist yet (a restart may find some of it).
+// No H5MD `unit`: the values are in the reduced units /h5md/modules/units
+// names (CF's `units` says which, for people).
 void H5mdOutput::create_element(const std::string& path, const std::vector<std::int64_t>& frame,
                                 const std::string& units, const std::string& long_name) {
   H5Output& o = *out_;
   o.group(path);
   o.integer_series(path + "/step");
-  if (!o.exists(path + "/time")) {
-    o.series(path + "/time", {}, units_.time);
-    o.attribute(path + "/time", "unit", units_.time);
-  }
+  o.series(path + "/time", {}, units_.time);
   if (!o.exists(path + "/value")) {
     o.series(path + "/value", frame, units);
-    o.attribute(path + "/value", "unit", units);
     o.attribute(path + "/value", "long_name", long_name);
   }
 }
@@ -71,29 +70,26 @@ void H5mdOutput::write_static(const HostParticles& p) {
   H5Output& o = *out_;
   o.group("/h5md");
   o.attribute("/h5md", "version", std::vector<std::int64_t>{1, 1});
+  // H5MD 1.1's strings are fixed-length.
   o.group("/h5md/creator");
-  o.attribute("/h5md/creator", "name", std::string("strata"));
-  o.attribute("/h5md/creator", "version", build::version_line());
+  o.fixed_attribute("/h5md/creator", "name", std::string("strata"));
+  o.fixed_attribute("/h5md/creator", "version", build::version_line());
   o.group("/h5md/author");
-  o.attribute("/h5md/author", "name", author_);
+  o.fixed_attribute("/h5md/author", "name", author_);
   if (!units_.system.empty()) {
     o.group("/h5md/modules");
     o.group("/h5md/modules/units");
     o.attribute("/h5md/modules/units", "version", std::vector<std::int64_t>{1, 0});
-    o.attribute("/h5md/modules/units", "system", units_.system);
-    o.attribute("/h5md/modules/units", "description", units_.description);
+    o.fixed_attribute("/h5md/modules/units", "system", units_.system);
+    o.fixed_attribute("/h5md/modules/units", "description", units_.description);
   }
 
   const std::string box = std::string(kAll) + "/box";
   o.group(box);
   o.attribute(box, "dimension", std::int64_t{3});
   const std::string boundary = box_.periodic ? "periodic" : "none";
-  o.attribute(box, "boundary", std::vector<std::string>(3, boundary));
-  std::vector<double> edges(box_.edges.begin(), box_.edges.end());
+  o.fixed_attribute(box, "boundary", std::vector<std::string>(3, boundary));
   std::vector<double> origin(box_.origin.begin(), box_.origin.end());
-  o.rows(box + "/edges", mpi_.root() ? edges : std::vector<double>{}, 0, 3, 0);
-  o.attribute(box + "/edges", "unit", units_.length);
-  o.attribute(box + "/edges", "units", units_.length);
   // Not H5MD: where the box starts (H5MD boxes have no origin).
   o.attribute(box, "origin", origin);
 
@@ -104,22 +100,45 @@ void H5mdOutput::write_static(const HostParticles& p) {
   has_mass_ = Record::of(share).agreed(mpi_.comm()).mass;
   if (has_mass_) {
     o.rows(std::string(kAll) + "/mass", share.mass, mine.first, n_, 0);
-    o.attribute(std::string(kAll) + "/mass", "unit", units_.mass);
     o.attribute(std::string(kAll) + "/mass", "units", units_.mass);
     o.attribute(std::string(kAll) + "/mass", "long_name", std::string("particle mass"));
   }
 }
 
-void H5mdOutput::create_series() {
+bool H5mdOutput::create_series() {
   const std::vector<std::int64_t> frame{n_, 3};
-  create_element(std::string(kAll) + "/position", frame, units_.length, "position");
+  const std::string position = std::string(kAll) + "/position";
+  create_element(position, frame, units_.length, "position");
   create_element(std::string(kAll) + "/velocity", frame, units_.velocity, "velocity");
+  // The box is H5MD's time-dependent element, as readers that want a box
+  // per frame take it (MDAnalysis reads edges/value): one row per frame,
+  // at the frames' steps and times (hard links to position's, as H5MD
+  // asks). An output written before held a fixed dataset `edges` instead.
+  H5Output& o = *out_;
+  const bool fixed_box = o.exists(kEdges) && !o.exists(std::string(kEdges) + "/value");
+  if (fixed_box) o.remove(kEdges);
+  o.group(kEdges);
+  o.hard_link(position + "/step", std::string(kEdges) + "/step");
+  o.hard_link(position + "/time", std::string(kEdges) + "/time");
+  if (!o.exists(std::string(kEdges) + "/value")) {
+    o.series(std::string(kEdges) + "/value", std::vector<std::int64_t>{3}, units_.length);
+    o.attribute(std::string(kEdges) + "/value", "long_name", std::string("box edge lengths"));
+  }
   out_->group("/observables");
   for (const Observable& ob : observables_) {
     std::vector<std::int64_t> shape;
     if (ob.width > 0) shape.push_back(ob.width);
     create_element("/observables/" + ob.name, shape, ob.units, ob.long_name);
   }
+  return fixed_box;
+}
+
+void H5mdOutput::write_box(std::int64_t frame) {
+  const std::int64_t start = 0, count = 3;
+  std::span<const double> local;
+  if (mpi_.root()) local = box_.edges;
+  out_->series_write(std::string(kEdges) + "/value", frame, local, std::span<const std::int64_t>(&start, 1),
+                     std::span<const std::int64_t>(&count, 1));
 }
 
 void H5mdOutput::resume(std::int64_t frames, std::int64_t rows, const HostParticles& p) {
@@ -129,7 +148,7 @@ void H5mdOutput::resume(std::int64_t frames, std::int64_t rows, const HostPartic
   // deleted, or never flushed before a hard kill) gets it back.
   if (!o.exists(std::string(kAll) + "/id")) write_static(p);
   has_mass_ = o.exists(std::string(kAll) + "/mass");
-  create_series();
+  const bool fixed_box = create_series();
   // Exactly the checkpoint's frames and rows: what came after it is dropped
   // (it is computed again); what it counts but the file lacks is grown with
   // the fill values (NaN time and value, step -1), so every later frame
@@ -137,6 +156,10 @@ void H5mdOutput::resume(std::int64_t frames, std::int64_t rows, const HostPartic
   for (const char* e : {"position", "velocity"})
     for (const char* part : {"step", "time", "value"})
       o.series_resize(std::string(kAll) + "/" + e + "/" + part, frames);
+  o.series_resize(std::string(kEdges) + "/value", frames);  // its step and time are position's
+  // The fixed box of an older file, once per frame it kept (the box never changes).
+  if (fixed_box)
+    for (std::int64_t f = 0; f < frames; ++f) write_box(f);
   for (const Observable& ob : observables_)
     for (const char* part : {"step", "time", "value"}) o.series_resize("/observables/" + ob.name + "/" + part, rows);
   times_ = o.read(std::string(kAll) + "/position/time");
@@ -165,6 +188,7 @@ void H5mdOutput::frame(std::int64_t step, double time, const HostParticles& p) {
   const HostParticles share = to_even_share(mpi_, p, n_);
   const Share mine = even_share(n_, mpi_.rank(), mpi_.size());
   const std::int64_t start[2] = {mine.first, 0}, count[2] = {mine.count, 3};
+  write_box(frames_);
   for (const char* e : {"position", "velocity"}) {
     const std::string path = std::string(kAll) + "/" + e;
     out_->series_write(path + "/value", frames_, e[0] == 'p' ? share.position : share.velocity, start, count);

@@ -5,7 +5,8 @@
 //   /h5md                    attribute version = [1, 1]; groups creator
 //                            (name = "strata", version) and author (name)
 //   /particles/all/box       attributes dimension = 3, boundary = 3 x
-//                            "periodic" | "none"; dataset edges [3]
+//                            "periodic" | "none"; element edges {step,
+//                            time (position's, hard links), value [F, 3]}
 //   /particles/all/id        [N] int64, fixed (time-independent), row = global index
 //   /particles/all/mass      [N] float64, fixed, when the model has masses
 //   /particles/all/position  {step [F] int64, time [F], value [F, N, 3]}
@@ -14,10 +15,13 @@
 //
 // Every frame is in global-index order whatever the decomposition: rows are
 // routed to the even share of their index and each rank writes its block
-// collectively. Values are float64 in the file for FP32 runs too. Datasets
-// carry H5MD's `unit` and, as the grid output does, CF's `units` and
-// `long_name`. Output is synchronous: a frame is on disk (flushed, metadata
-// included) when frame() returns.
+// collectively. Values are float64 in the file for FP32 runs too. H5MD's
+// strings are fixed-length. The units are the reduced ones of the system
+// /h5md/modules/units names, so no dataset carries H5MD's `unit` (whose
+// grammar has no reduced units); they carry, as the grid output does, CF's
+// `units` (the reduced unit's name, for people) and `long_name`. Output
+// is synchronous: a frame is on disk (flushed, metadata included) when
+// frame() returns.
 #pragma once
 
 #include <cstdint>
@@ -35,7 +39,7 @@ class H5Output;
 namespace strata::particles {
 
 struct Units {
-  std::string length, velocity, time, mass;   // UDUNITS text, or the reduced unit's name ("sigma", "1")
+  std::string length, velocity, time, mass;  // the reduced unit's name ("sigma", "1"), CF's `units`
   // The unit system, named in /h5md/modules/units (H5MD's units module,
   // attribute `system`) with a `description` of what its units are: "lj"
   // (Lennard-Jones reduced units), "nbody" (G = M = 1).
@@ -90,7 +94,10 @@ class H5mdOutput {
 
  private:
   void write_static(const HostParticles& p);   // /h5md, box, id, mass
-  void create_series();                         // the time-dependent elements not there yet
+  // The time-dependent elements not there yet; true where it replaced an
+  // older file's fixed box, whose frames then need their rows.
+  bool create_series();
+  void write_box(std::int64_t frame);  // the box's row of a frame
   void create_element(const std::string& path, const std::vector<std::int64_t>& frame, const std::string& units,
                       const std::string& long_name);
   std::string xdmf_entry(std::size_t frame) const;

@@ -16,11 +16,15 @@ The output holds one frame, in the layout strata's reader takes
 
     /h5md                              version [1, 1], creator, author
     /particles/all/box                 dimension 3, boundary periodic x 3
-    /particles/all/box/edges           [3]   xhi - xlo, ...
+    /particles/all/box/edges/value     [1, 3] xhi - xlo, ...; step and time
+                                       hard links to position's (H5MD 1.1)
     /particles/all/id                  [N]   int64, ascending
     /particles/all/position/value      [1, N, 3] float64, minus (xlo, ylo, zlo)
     /particles/all/position/{step,time}
     /particles/all/velocity/value      [1, N, 3]
+
+Strings are fixed-length, as H5MD 1.1 has them. No `unit` attributes: the
+dump does not say which LAMMPS `units` style wrote it.
 
 Atoms are sorted by id; positions are shifted so the box starts at 0 (strata's
 boxes do), not wrapped (strata wraps them).
@@ -100,18 +104,23 @@ def convert(dump, out, wanted=0):
     with h5py.File(tmp, "w") as f:
         h5md = f.create_group("h5md")
         h5md.attrs["version"] = np.array([1, 1], dtype=np.int64)
-        h5md.create_group("creator").attrs["name"] = "scripts/convert/lammps_to_h5md.py"
-        h5md.create_group("author").attrs["name"] = os.environ.get("USER", "unknown")
+        # numpy bytes: h5py writes them as fixed-length strings.
+        h5md.create_group("creator").attrs["name"] = np.bytes_("scripts/convert/lammps_to_h5md.py")
+        author = os.environ.get("USER", "unknown")
+        h5md.create_group("author").attrs["name"] = np.bytes_(author.encode("utf-8"))
         box = f.create_group("particles/all/box")
         box.attrs["dimension"] = 3
         box.attrs["boundary"] = np.array([b"periodic"] * 3)
-        box.create_dataset("edges", data=hi - lo)
         f.create_dataset("particles/all/id", data=ids[order])
         for name, values in (("position", pos), ("velocity", vel)):
             g = f.create_group(f"particles/all/{name}")
             g.create_dataset("value", data=values[np.newaxis, :, :])
             g.create_dataset("step", data=np.array([step], dtype=np.int64))
             g.create_dataset("time", data=np.array([0.0]))
+        edges = box.create_group("edges")
+        edges["step"] = f["particles/all/position/step"]
+        edges["time"] = f["particles/all/position/time"]
+        edges.create_dataset("value", data=(hi - lo)[np.newaxis, :])
     os.replace(tmp, out)
     return len(ids)
 

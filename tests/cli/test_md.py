@@ -44,7 +44,7 @@ output_every = {output_every}
 def last_frame_as_start(src, dst):
     """The last trajectory frame of an md output as an H5MD start file."""
     with h5py.File(src, "r") as f, h5py.File(dst, "w") as g:
-        g["particles/all/box/edges"] = f["particles/all/box/edges"][()]
+        g["particles/all/box/edges"] = f["particles/all/box/edges/value"][-1]
         g["particles/all/id"] = f["particles/all/id"][()]
         for e in ("position", "velocity"):
             g[f"particles/all/{e}/value"] = f[f"particles/all/{e}/value"][-1:]
@@ -103,7 +103,7 @@ class MdTest(sc.StrataTestCase):
             self.run_ok("in.toml", "-o", f"np{ranks}.h5", ranks=ranks)
             runs[ranks] = self.open(f"np{ranks}.h5")
         ref = runs[1]
-        box = ref["particles/all/box/edges"][()]
+        box = ref["particles/all/box/edges/value"][-1]
         for ranks in (2, 4):
             f = runs[ranks]
             # The start is the same atoms and velocities (made by index), and
@@ -232,7 +232,7 @@ class MdTest(sc.StrataTestCase):
         self.assertEqual(list(f["particles/all/position/step"][()]), [0, 10, 20])
         self.assertEqual(list(f["observables/temperature/step"][()]), [0, 5, 10, 15, 20])
         self.assertEqual(f["observables/momentum/value"].shape, (5, 3))
-        box = f["particles/all/box/edges"][()]
+        box = f["particles/all/box/edges/value"][-1]
         self.assertAlmostEqual(float(box[0]), 5 * (4 / 0.8442) ** (1 / 3), places=12)
         pos = f["particles/all/position/value"][()]
         self.assertTrue(np.all(pos >= 0) and np.all(pos < box[0]), "positions wrapped into the box")

@@ -3,8 +3,9 @@
 
 1. H5MD outputs name their unit system in H5MD's units module
    (/h5md/modules/units, attribute `system`): "lj" for md, whose elements
-   carry the reduced units (sigma, sigma/tau, tau; epsilon for energies),
-   and "nbody" (G = M = 1) for nbody.
+   name the reduced units in CF's `units` (sigma, sigma/tau, tau; epsilon
+   for energies) and carry no H5MD `unit` (H5MD's grammar has no reduced
+   units), and "nbody" (G = M = 1) for nbody.
 2. /h5md/author is run.author when given, else the user running strata:
    $USER, else $LOGNAME, else the account's name (the password database),
    so a batch job with neither variable still names its author.
@@ -59,12 +60,14 @@ class Units(sc.StrataTestCase):
         f = self.open("md.h5")
         self.assertEqual(attr(f["h5md/modules/units"], "system"), "lj")
         self.assertIn("sigma", attr(f["h5md/modules/units"], "description"))
-        self.assertEqual(attr(f["particles/all/position/value"], "unit"), "sigma")
-        self.assertEqual(attr(f["particles/all/velocity/value"], "unit"), "sigma/tau")
-        self.assertEqual(attr(f["particles/all/position/time"], "unit"), "tau")
-        self.assertEqual(attr(f["particles/all/box/edges"], "unit"), "sigma")
-        self.assertEqual(attr(f["observables/total_energy/value"], "unit"), "epsilon")
-        self.assertEqual(attr(f["observables/temperature/value"], "unit"), "epsilon/k_B")
+        self.assertEqual(attr(f["particles/all/position/value"], "units"), "sigma")
+        self.assertEqual(attr(f["particles/all/velocity/value"], "units"), "sigma/tau")
+        self.assertEqual(attr(f["particles/all/position/time"], "units"), "tau")
+        self.assertEqual(attr(f["particles/all/box/edges/value"], "units"), "sigma")
+        self.assertEqual(attr(f["observables/total_energy/value"], "units"), "epsilon")
+        self.assertEqual(attr(f["observables/temperature/value"], "units"), "epsilon/k_B")
+        for path in ("particles/all/position/value", "particles/all/position/time", "observables/pressure/value"):
+            self.assertNotIn("unit", f[path].attrs, path)
 
     def test_nbody_names_its_units(self):
         self.write("nbody.toml", NBODY)
