@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <iostream>
 #include <ostream>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/cli/commands.hpp"
 #include "engine/config/schema.hpp"
@@ -46,6 +48,30 @@ std::string run_prefix(const strata::MpiContext& mpi, const char* argv0) {
     prefix = mpirun + " " + prefix;
   }
   return prefix;
+}
+
+// For an option CLI11 did not expect ("--precission"), the nearest option
+// of the subcommand given (or of strata itself): a line naming both, or "".
+std::string option_hint(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* scope = &app;
+  if (argc > 1) {
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      if (sub->get_name() == argv[1]) scope = sub;
+    }
+  }
+  std::vector<std::string> known;
+  for (const CLI::Option* o : scope->get_options()) {
+    for (const std::string& name : o->get_lnames()) known.push_back("--" + name);
+  }
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (!arg.starts_with("--")) continue;
+    const std::string given(arg.substr(0, arg.find('=')));
+    if (std::ranges::find(known, given) != known.end()) continue;
+    if (const auto near = strata::nearest_word(given, known, 2))
+      return "strata: unknown option '" + given + "'; did you mean '" + *near + "'?\n";
+  }
+  return "";
 }
 
 }  // namespace
@@ -140,7 +166,10 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     // Help and --version exit 0; every usage error exits 2 (docs/contract.md).
-    if (mpi.root()) app.exit(e);
+    if (mpi.root()) {
+      app.exit(e);
+      std::cerr << option_hint(app, argc, argv);
+    }
     return e.get_exit_code() == 0 ? 0 : static_cast<int>(strata::ExitCode::bad_input);
   }
 

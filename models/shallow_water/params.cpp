@@ -62,7 +62,8 @@ void declare_schema(Schema& s) {
   s.real("shallow_water.cfl", 0.5, "1", Range{0.0, kMaxCfl, true},
          "Courant number of the fixed time step: dt = cfl / max over cells of [(|u| + c)/dx + (|v| + c)/dy + "
          "1.38 viscosity (1/dx^2 + 1/dy^2)], c = sqrt(g h), from the initial state. SSP-RK3 on this scheme is "
-         "stable up to sqrt(3)/2 = 0.866; a run whose max_courant grows past it fails (exit 3)");
+         "stable up to sqrt(3)/2 = 0.866; a run whose max_courant grows past it fails (exit 3)")
+      .aliases = {"dt", "time_step", "timestep"};
   s.real("shallow_water.viscosity", 0.0, "m2 s-1", Range{0.0, {}},
          "momentum viscosity nu in (nu/h) div(h grad u): conserves momentum, only removes energy; damps the "
          "grid-scale oscillations of shocks (dam_break). 0: the inviscid, energy-conserving scheme");
