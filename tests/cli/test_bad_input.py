@@ -251,6 +251,19 @@ class BadInput(sc.StrataTestCase):
         self.expect_input_error(["run", "valid.toml", "-o", self.OUT, "--precission", "fp32"],
                                 fragments=["--precission", "did you mean '--precision'"])
 
+    def test_set_misspelt_table_is_blamed_on_the_set(self):
+        self.write("valid.toml", VALID)
+        res = self.expect_input_error(["run", "valid.toml", "-o", self.OUT, "--set", "pricng.paths=10"],
+                                      fragments=["--set pricng.paths=10", "did you mean 'pricing'"])
+        self.assertNotIn("valid.toml", res.stderr, f"the file is blamed for --set:{res.describe()}")
+
+    def test_set_overflowing_depth_is_blamed_on_the_depth(self):
+        # sqrt(g H) overflows, so no time step: H's fault, not sim_time's.
+        gaussian = os.path.join(sc.SOURCE_DIR, "inputs", "shallow_water", "gaussian.toml")
+        res = self.expect_input_error(["run", gaussian, "-o", self.OUT, "--set", "shallow_water.H=1e308"],
+                                      fragments=["--set shallow_water.H=1e308", "shallow_water.H = 1e+308"])
+        self.assertNotIn("sim_time", res.stderr, f"sim_time is blamed:{res.describe()}")
+
     def test_bogus_backend(self):
         self.write("valid.toml", VALID)
         res = self.expect_input_error(
