@@ -452,6 +452,7 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
                             cfg->to_toml(), 0, 0, mpi.size(), 0.0};
     if (!checkpoint.empty()) {
       restore_checkpoint(checkpoint, *sim, mpi);
+      sim->resume_step_count(restored.steps);
       header.wall_seconds = restored.wall_seconds;
       out << "restarted from " << checkpoint << " (written by " << restored.ranks << " rank(s)): step "
           << sim->steps_done() << " of " << sim->steps() << "\n";
