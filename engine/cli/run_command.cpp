@@ -370,6 +370,13 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
     out << "\n# resolved configuration\n" << cfg->to_toml() << "\n";
     mpi.collective([&] { model->plan(plan_ctx); });
     out << "memory per rank: " << gib(memory.host_bytes) << " host, " << gib(memory.device_bytes) << " device\n";
+    // The check the run makes before it allocates, with its message.
+    try {
+      check_memory(memory, device, mpi);
+    } catch (const Error& e) {
+      if (e.code() != ExitCode::resources) throw;
+      out << "memory: does not fit: " << e.what() << "\nthe run would stop before allocating (exit 4)\n";
+    }
     if (!checkpoint.empty()) {
       out << "would restart from " << checkpoint << " (step " << restored.step << " of " << restored.steps << ")\n";
     }
