@@ -17,6 +17,7 @@
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/stop_request.hpp"
+#include "engine/runtime/thread_layout.hpp"
 
 namespace {
 
@@ -77,6 +78,8 @@ std::string option_hint(const CLI::App& app, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything starts OpenMP (thread_layout.hpp); may start strata anew.
+  strata::prefer_passive_waiting(argv);
   // A batch system may signal the job while MPI is still starting; install the
   // stop handlers first so such a signal becomes a checkpoint-and-exit at the
   // first step boundary instead of killing the run. Only for the commands that
