@@ -524,6 +524,15 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
         // The file system itself failed; the original error is the one to report.
       }
     }
+    // A stop before the first step left no checkpoint: the way on is to
+    // start again, over the stopped file where there is one (a sweep point
+    // is started again by running the sweep again).
+    if (e.code() == ExitCode::stopped && !args.resume_if_possible) {
+      throw Error(
+          ExitCode::stopped,
+          std::string(e.what()) + "; run again with:\n  " + command_line(args, header_written ? "--overwrite" : ""),
+          e.collective());
+    }
     throw;
   }
   return 0;
