@@ -123,7 +123,10 @@ std::string existing_output_hint(const RunArgs& a, const std::string& output, co
   // Without the output only the checkpoints move: to the backup's .chk.
   const std::string backup = exists ? backup_name(output) : checkpoint_dir(backup_name(output));
   ways += "or keep " + std::string(exists ? "it" : "them") + " as " + backup + " (run.backup = true)";
-  commands.push_back(command_line(a, "--set run.backup=true"));
+  // Only the setting that helps: a --set run.backup the user gave goes.
+  RunArgs keep = a;
+  std::erase_if(keep.set, [](const std::string& s) { return s.starts_with("run.backup="); });
+  commands.push_back(command_line(keep, "--set run.backup=true"));
   std::string text = state + ". To " + ways + ":";
   for (const std::string& c : commands) text += "\n  " + c;
   return text;

@@ -132,6 +132,17 @@ class Hints(sc.StrataTestCase):
         self.assertEqual(prices(self.path("out/a-2.h5")), first)
         self.assertEqual(prices(self.path("out/a.~1~.h5")), first)
 
+    def test_backup_hint_replaces_a_backup_setting_given(self):
+        args = ("run", "in.toml", "-o", "out/b.h5", "--set", "run.backup=false")
+        self.assertExit(self.run_strata(*args), 0)
+        res = self.run_strata(*args)
+        self.assertExit(res, 2)
+        backup = [h for h in self.suggestions(res) if "run.backup=true" in h]
+        self.assertEqual(len(backup), 1, res.describe())
+        self.assertNotIn("run.backup=false", backup[0])
+        self.assertExit(self.paste(backup[0]), 0)
+        self.assertEqual(status(self.path("out/b.~1~.h5")), "complete")
+
     def test_restart_of_a_finished_run_says_so_and_suggests_a_new_file(self):
         self.assertExit(self.run_strata("run", "in.toml"), 0)
         res = self.run_strata("run", "in.toml", "--restart")
