@@ -171,6 +171,7 @@ int main(int argc, char** argv) {
     // Help and --version exit 0; every usage error exits 2 (docs/contract.md).
     if (mpi.root()) {
       app.exit(e);
+      if (argc == 1) std::cerr << '\n' << app.help();  // a bare `strata`: what it can do
       std::cerr << option_hint(app, argc, argv);
     }
     return e.get_exit_code() == 0 ? 0 : static_cast<int>(strata::ExitCode::bad_input);

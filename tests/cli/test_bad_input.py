@@ -285,6 +285,10 @@ class BadInput(sc.StrataTestCase):
         res = self.strata()
         self.assertExit(res, 2)
         self.assertTrue(res.stderr.strip(), f"no message:{res.describe()}")
+        # The usage and every subcommand, not the complaint alone.
+        self.assertInOutput("Usage:", res.stderr, res)
+        for sub in ("run", "sweep", "validate", "doctor", "models"):
+            self.assertRegex(res.stderr, rf"(?m)^\s+{sub}\s", res.describe())
         self.assertNoOutput(res, None)
 
     # --- under MPI ------------------------------------------------------------
