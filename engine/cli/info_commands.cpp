@@ -47,7 +47,11 @@ int models_command(std::ostream& out, const std::string& name, bool markdown, co
   }
   if (name.empty()) {
     out << "models:\n";
-    for (const Model* m : reg.models()) out << "  " << m->name() << "  " << m->summary() << "\n";
+    std::size_t width = 0;
+    for (const Model* m : reg.models()) width = std::max(width, m->name().size());
+    for (const Model* m : reg.models()) {
+      out << "  " << m->name() << std::string(width - m->name().size() + 2, ' ') << m->summary() << "\n";
+    }
     out << "\nkeys of every run:\n" << schema_text(run) << "\n`strata models NAME` lists a model's keys.\n";
     return 0;
   }

@@ -99,6 +99,20 @@ class Commands(sc.StrataTestCase):
         markdown = sc.schema_keys_from_markdown(self.ok("models", "--markdown").stdout)
         self.assertEqual(listed, markdown)
 
+    def test_models_columns_are_aligned(self):
+        # The model list's summaries start in one column; in each table of a
+        # model's keys, so do the types and the defaults (a long key or a
+        # long choice list used to push its own line out of line).
+        overview = self.ok("models").stdout.split("\nkeys of every run:")[0]
+        starts = {m.start(2) - m.start() for m in re.finditer(r"(?m)^  ([a-z_0-9]+) +(\S)", overview)}
+        self.assertEqual(len(starts), 1, overview)
+        for name in ("shallow_water", "pricing"):
+            text = self.ok("models", name).stdout
+            for table in re.split(r"(?m)^(?=\[)", text):
+                rows = [line for line in table.splitlines() if re.match(r"^  [A-Za-z_]", line)]
+                columns = [[m.start() for m in re.finditer(r"(?<=  )\S", line)][:3] for line in rows]
+                self.assertLessEqual(len({tuple(c) for c in columns}), 1, f"{name}:\n{table}")
+
     def test_models_unknown(self):
         res = self.strata("models", "nosuch")
         self.assertExit(res, 2)
