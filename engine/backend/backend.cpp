@@ -4,13 +4,13 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <thread>
 
 #include "build_config.hpp"
 #include "engine/backend/cuda_runtime.hpp"
 #include "engine/backend/shape_counts.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/mpi_context.hpp"
+#include "engine/runtime/thread_layout.hpp"
 
 namespace strata {
 
@@ -23,10 +23,9 @@ int host_threads_for(const MpiContext& mpi) {
   if (const char* env = std::getenv("OMP_NUM_THREADS"); env != nullptr && *env != '\0') {
     return omp_get_max_threads();
   }
-  // Share the node's cores between its ranks so 2 ranks on 2 cores do not
-  // run 4 threads.
-  int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  int threads = std::max(1, cores / std::max(1, mpi.local_size()));
+  // Share the cores this process may use between the node's ranks so 2
+  // ranks on 2 cores do not run 4 threads (thread_layout.hpp).
+  const int threads = cores_per_rank(mpi.local_size());
   omp_set_num_threads(threads);
   return threads;
 }

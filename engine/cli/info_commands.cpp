@@ -21,6 +21,7 @@
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/probe.hpp"
 #include "engine/runtime/rng_check.hpp"
+#include "engine/runtime/thread_layout.hpp"
 #include "engine/runtime/timers.hpp"
 
 namespace strata {
@@ -46,7 +47,11 @@ int models_command(std::ostream& out, const std::string& name, bool markdown, co
   }
   if (name.empty()) {
     out << "models:\n";
-    for (const Model* m : reg.models()) out << "  " << m->name() << "  " << m->summary() << "\n";
+    std::size_t width = 0;
+    for (const Model* m : reg.models()) width = std::max(width, m->name().size());
+    for (const Model* m : reg.models()) {
+      out << "  " << m->name() << std::string(width - m->name().size() + 2, ' ') << m->summary() << "\n";
+    }
     out << "\nkeys of every run:\n" << schema_text(run) << "\n`strata models NAME` lists a model's keys.\n";
     return 0;
   }
@@ -127,7 +132,8 @@ int doctor_command(const MpiContext& mpi, std::ostream& out, bool probe) {
       << "\n";
   out << "\nHDF5\n  library       " << hdf5_version() << " (parallel, MPI-IO)\n";
   out << "\nhost\n  CPU           " << cpu_model() << "\n  cores         " << std::thread::hardware_concurrency()
-      << "\n  OpenMP        " << omp_get_max_threads() << " thread(s) per rank by default\n";
+      << "\n  OpenMP        " << omp_get_max_threads() << " thread(s) per rank by default\n"
+      << describe_thread_layout(thread_layout(mpi.local_size()));
   out << "\nCUDA\n";
   if (!build::kHaveCuda) {
     out << "  backend       not built into this binary\n";

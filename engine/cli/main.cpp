@@ -19,6 +19,7 @@
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/stop_request.hpp"
+#include "engine/runtime/thread_layout.hpp"
 
 namespace {
 
@@ -75,9 +76,35 @@ int unknown_command(const strata::MpiContext& mpi, const CLI::App& app, const st
   return static_cast<int>(strata::ExitCode::bad_input);
 }
 
+// For an option CLI11 did not expect ("--precission"), the nearest option
+// of the subcommand given (or of strata itself): a line naming both, or "".
+std::string option_hint(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* scope = &app;
+  if (argc > 1) {
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      if (sub->get_name() == argv[1]) scope = sub;
+    }
+  }
+  std::vector<std::string> known;
+  for (const CLI::Option* o : scope->get_options()) {
+    for (const std::string& name : o->get_lnames()) known.push_back("--" + name);
+  }
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (!arg.starts_with("--")) continue;
+    const std::string given(arg.substr(0, arg.find('=')));
+    if (std::ranges::find(known, given) != known.end()) continue;
+    if (const auto near = strata::nearest_word(given, known, 2))
+      return "strata: unknown option '" + given + "'; did you mean '" + *near + "'?\n";
+  }
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything starts OpenMP (thread_layout.hpp); may start strata anew.
+  strata::prefer_passive_waiting(argv);
   // A batch system may signal the job while MPI is still starting; install the
   // stop handlers first so such a signal becomes a checkpoint-and-exit at the
   // first step boundary instead of killing the run. Only for the commands that
@@ -175,7 +202,11 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     // Help and --version exit 0; every usage error exits 2 (docs/contract.md).
-    if (mpi.root()) app.exit(e);
+    if (mpi.root()) {
+      app.exit(e);
+      if (argc == 1) std::cerr << '\n' << app.help();  // a bare `strata`: what it can do
+      std::cerr << option_hint(app, argc, argv);
+    }
     return e.get_exit_code() == 0 ? 0 : static_cast<int>(strata::ExitCode::bad_input);
   }
 

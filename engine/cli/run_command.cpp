@@ -123,7 +123,10 @@ std::string existing_output_hint(const RunArgs& a, const std::string& output, co
   // Without the output only the checkpoints move: to the backup's .chk.
   const std::string backup = exists ? backup_name(output) : checkpoint_dir(backup_name(output));
   ways += "or keep " + std::string(exists ? "it" : "them") + " as " + backup + " (run.backup = true)";
-  commands.push_back(command_line(a, "--set run.backup=true"));
+  // Only the setting that helps: a --set run.backup the user gave goes.
+  RunArgs keep = a;
+  std::erase_if(keep.set, [](const std::string& s) { return s.starts_with("run.backup="); });
+  commands.push_back(command_line(keep, "--set run.backup=true"));
   std::string text = state + ". To " + ways + ":";
   for (const std::string& c : commands) text += "\n  " + c;
   return text;
@@ -370,6 +373,13 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
     out << "\n# resolved configuration\n" << cfg->to_toml() << "\n";
     mpi.collective([&] { model->plan(plan_ctx); });
     out << "memory per rank: " << gib(memory.host_bytes) << " host, " << gib(memory.device_bytes) << " device\n";
+    // The check the run makes before it allocates, with its message.
+    try {
+      check_memory(memory, device, mpi);
+    } catch (const Error& e) {
+      if (e.code() != ExitCode::resources) throw;
+      out << "memory: does not fit: " << e.what() << "\nthe run would stop before allocating (exit 4)\n";
+    }
     if (!checkpoint.empty()) {
       out << "would restart from " << checkpoint << " (step " << restored.step << " of " << restored.steps << ")\n";
     }
@@ -452,6 +462,7 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
                             cfg->to_toml(), 0, 0, mpi.size(), 0.0};
     if (!checkpoint.empty()) {
       restore_checkpoint(checkpoint, *sim, mpi);
+      sim->resume_step_count(restored.steps);
       header.wall_seconds = restored.wall_seconds;
       out << "restarted from " << checkpoint << " (written by " << restored.ranks << " rank(s)): step "
           << sim->steps_done() << " of " << sim->steps() << "\n";
@@ -515,6 +526,15 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
       } catch (const Error&) {
         // The file system itself failed; the original error is the one to report.
       }
+    }
+    // A stop before the first step left no checkpoint: the way on is to
+    // start again, over the stopped file where there is one (a sweep point
+    // is started again by running the sweep again).
+    if (e.code() == ExitCode::stopped && !args.resume_if_possible) {
+      throw Error(
+          ExitCode::stopped,
+          std::string(e.what()) + "; run again with:\n  " + command_line(args, header_written ? "--overwrite" : ""),
+          e.collective());
     }
     throw;
   }

@@ -238,7 +238,14 @@ std::string Config::where(std::string_view key) const {
   if (auto it = lines_.find(key); it != lines_.end()) return path_ + ":" + std::to_string(it->second);
   const toml::node* n = node(key);
   if (n != nullptr && n->source().begin.line > 0) return path_ + ":" + std::to_string(n->source().begin.line);
-  if (n != nullptr) return path_ + " (default)";
+  // A table the file does not have was made by the --set that reaches into
+  // it ("pricng" of --set pricng.paths=10).
+  if (n != nullptr) {
+    for (const auto& [k, arg] : overridden_) {
+      if (is_inside(k, key)) return arg;
+    }
+    return path_ + " (default)";
+  }
   return path_;
 }
 

@@ -1,10 +1,12 @@
 #include "engine/config/schema.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 namespace strata {
 
@@ -194,30 +196,61 @@ std::vector<const Param*> Schema::fields_of(std::string_view prefix) const {
 }
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
-  // Levenshtein distance, one row at a time.
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  // Optimal string alignment distance (restricted Damerau-Levenshtein): an
+  // insertion, a deletion, a substitution or a swap of two adjacent letters
+  // each count one edit, so "clf" is one edit from "cfl", not two. Three rows:
+  // a swap looks two rows back.
+  std::vector<std::size_t> before(b.size() + 1), prev(b.size() + 1), row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
     row[0] = i;
     for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
+      row[j] = std::min({prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) row[j] = std::min(row[j], before[j - 2] + 1);
+    }
+    std::swap(before, prev);
+    std::swap(prev, row);
+  }
+  return prev[b.size()];
+}
+
+namespace {
+
+// Letters `a` and `b` have in common, each counted as often as both have it.
+std::size_t shared_letters(std::string_view a, std::string_view b) {
+  std::array<std::size_t, 256> count{};
+  for (const char c : a) ++count[static_cast<unsigned char>(c)];
+  std::size_t shared = 0;
+  for (const char c : b) {
+    if (auto& n = count[static_cast<unsigned char>(c)]; n > 0) {
+      --n;
+      ++shared;
     }
   }
-  return row[b.size()];
+  return shared;
+}
+
+}  // namespace
+
+bool likelier_typo_of(std::string_view given, std::string_view a, std::string_view b) {
+  // Fewer edits first; among equals, the word a typist more likely meant:
+  // the length nearest the given one (a slip rarely adds or drops letters as
+  // well), then the same first letter (the first letter is seldom mistyped),
+  // then more letters in common; the order of declaration settles the rest.
+  const auto rank = [&](std::string_view w) {
+    const std::size_t len_gap = w.size() > given.size() ? w.size() - given.size() : given.size() - w.size();
+    const bool other_first = w.empty() || given.empty() || w.front() != given.front();
+    return std::tuple(edit_distance(given, w), len_gap, other_first, given.size() - shared_letters(given, w));
+  };
+  return rank(a) < rank(b);
 }
 
 std::optional<std::string> nearest_word(std::string_view given, const std::vector<std::string>& words,
                                         std::size_t max_edits) {
   std::optional<std::string> near;
-  std::size_t best = max_edits + 1;
   for (const std::string& w : words) {
-    if (const std::size_t d = edit_distance(given, w); d < best) {
-      best = d;
-      near = w;
-    }
+    if (edit_distance(given, w) > max_edits) continue;
+    if (!near || likelier_typo_of(given, w, *near)) near = w;
   }
   return near;
 }
@@ -242,14 +275,20 @@ std::optional<std::string> Schema::nearest(std::string_view key) const {
   const std::string_view table = dot == std::string_view::npos ? std::string_view{} : key.substr(0, dot);
   const std::string_view leaf = dot == std::string_view::npos ? key : key.substr(dot + 1);
 
+  // A word the table declares as another name of a key ("dt" for a CFL
+  // number) is no typo: name the key that means it.
+  for (const Param* p : fields_of(table)) {
+    if (std::ranges::find(p->aliases, leaf) != p->aliases.end()) return p->key;
+  }
   std::optional<std::string> best;
-  std::size_t best_d = std::max<std::size_t>(2, leaf.size() / 3) + 1;
+  std::string_view best_name;
+  const std::size_t max_edits = std::max<std::size_t>(2, leaf.size() / 3);
   for (const Param* p : fields_of(table)) {
     const std::string_view name = std::string_view(p->key).substr(table.empty() ? 0 : table.size() + 1);
-    const std::size_t d = edit_distance(leaf, name);
-    if (d < best_d) {
-      best_d = d;
+    if (edit_distance(leaf, name) > max_edits) continue;
+    if (!best || likelier_typo_of(leaf, name, best_name)) {
       best = p->key;
+      best_name = name;
     }
   }
   if (best) return best;

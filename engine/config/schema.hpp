@@ -39,6 +39,9 @@ struct Param {
   // long to run (`pricing.paths`), where to write, how often to checkpoint.
   // Every other key must be equal, or the restart is refused.
   bool restart_safe = false;
+  // Other names a user may write for this key ("dt" for a CFL number that
+  // sets the time step): such a key is suggested for them, as for a typo.
+  std::vector<std::string> aliases{};
 
   bool required() const { return std::holds_alternative<std::monostate>(default_value); }
   std::string default_text() const;  // as TOML, "" when required
@@ -87,9 +90,15 @@ std::string shortest_text(double v);
 // The same as a TOML float ("80.0"); "nan" for every NaN.
 std::string toml_float(double v);
 
+// Optimal string alignment distance: insertions, deletions, substitutions
+// and swaps of adjacent letters, each one edit.
 std::size_t edit_distance(std::string_view a, std::string_view b);
-// The word of `words` nearest `given`, within `max_edits` edits (the first
-// of equals): the suggestion for a typo, never another word.
+// Whether `a` is a likelier intended word than `b` for the typo `given`: fewer
+// edits; then the length nearer given's; then the same first letter; then
+// more letters in common (the earlier-declared word wins a full tie).
+bool likelier_typo_of(std::string_view given, std::string_view a, std::string_view b);
+// The word of `words` nearest `given`, within `max_edits` edits (ties broken
+// by likelier_typo_of): the suggestion for a typo, never another word.
 std::optional<std::string> nearest_word(std::string_view given, const std::vector<std::string>& words,
                                         std::size_t max_edits);
 // `words` with ", " between them.

@@ -1,7 +1,9 @@
 #include "engine/config/schema_doc.hpp"
 
-#include <cstdio>
-#include <map>
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace strata {
 namespace {
@@ -40,21 +42,49 @@ std::pair<std::string, std::string> split(const Param& p) {
 }  // namespace
 
 std::string schema_text(const Schema& s) {
-  std::string out;
-  std::string current;
-  char line[512];
+  // One table at a time, each column as wide as its widest entry there, so
+  // a long key shifts its whole table, not its own line. A type or default
+  // too long for a column (a long list of choices, a matrix) is named short
+  // there and given in full on the line below the key's.
+  constexpr std::size_t kMaxType = 28, kMaxDefault = 14;
+  struct Row {
+    std::string cells[5];
+    std::string extra;   // "one of ...", "default ..." where a cell was too long
+    const Param* p;
+  };
+  std::vector<std::pair<std::string, std::vector<Row>>> tables;
   for (const Param& p : s.params()) {
     if (p.type == ParamType::table_list) continue;   // shown as its table heading
     const auto [table, field] = split(p);
-    if (table != current) {
-      out += (current.empty() ? "" : "\n") + table + "\n";
-      current = table;
+    if (tables.empty() || tables.back().first != table) tables.emplace_back(table, std::vector<Row>{});
+    Row r{{field, type_text(p), p.required() ? "(required)" : p.default_text(), p.unit, range_text(p)}, "", &p};
+    if (r.cells[1].size() > kMaxType) {
+      r.extra += "one of " + r.cells[1];
+      r.cells[1] = p.type == ParamType::real ? "real or word" : std::string(to_string(p.type));
     }
-    const std::string def = p.required() ? "(required)" : p.default_text();
-    std::snprintf(line, sizeof line, "  %-16s %-26s %-12s %-14s %s\n", field.c_str(), type_text(p).c_str(),
-                  def.c_str(), p.unit.c_str(), range_text(p).c_str());
-    out += line;
-    out += "      " + p.doc + (p.restart_safe ? " (may change on --restart)" : "") + "\n";
+    if (r.cells[2].size() > kMaxDefault) {
+      r.extra += (r.extra.empty() ? "" : "; ") + ("default " + r.cells[2]);
+      r.cells[2] = "(below)";
+    }
+    tables.back().second.push_back(std::move(r));
+  }
+  std::string out;
+  for (const auto& [table, rows] : tables) {
+    std::size_t width[5] = {};
+    for (const Row& r : rows) {
+      for (std::size_t c = 0; c < 5; ++c) width[c] = std::max(width[c], r.cells[c].size());
+    }
+    out += (out.empty() ? "" : "\n") + table + "\n";
+    for (const Row& r : rows) {
+      std::string line = " ";
+      for (std::size_t c = 0; c < 5; ++c) {
+        line += " " + r.cells[c] + std::string(c < 4 ? width[c] - r.cells[c].size() + 1 : 0, ' ');
+      }
+      while (line.ends_with(' ')) line.pop_back();
+      out += line + "\n";
+      if (!r.extra.empty()) out += "      " + r.extra + "\n";
+      out += "      " + r.p->doc + (r.p->restart_safe ? " (may change on --restart)" : "") + "\n";
+    }
   }
   return out;
 }

@@ -45,11 +45,12 @@ Progress::~Progress() {
   if (drawn_ && !finished_ && tty_) std::fputs("\n", stdout);
 }
 
-void Progress::update(double done) {
+void Progress::update(double done, double fraction) {
   if (!enabled_) return;
+  if (fraction < 0) fraction = done / total_;
   const auto now = std::chrono::steady_clock::now();
   const double since = std::chrono::duration<double>(now - last_draw_).count();
-  const int decile = static_cast<int>(10.0 * done / total_);
+  const int decile = static_cast<int>(10.0 * fraction);
   // Plain lines: each 10%, and a run never silent for long: at least every
   // 10 s, easing to plain_interval_ over a long run's first 10 minutes
   // (a day-long job's log gets a line a half minute, not one every 10 s).
@@ -58,7 +59,7 @@ void Progress::update(double done) {
   const bool due = tty_ ? since >= 0.2 : (since >= heartbeat || (decile > last_decile_ && since >= 1.0));
   if (!due) return;
   last_decile_ = decile;
-  draw(done, false);
+  draw(done, fraction, false);
 }
 
 void Progress::warn(const std::string& text) {
@@ -75,21 +76,23 @@ void Progress::finish() {
   if (!enabled_ || finished_) return;
   // The last step's update may have printed 100% already: a plain line is
   // printed once; a drawn terminal line is redrawn with its ETA cleared.
-  if (drawn_ && (tty_ || last_drawn_ < total_)) draw(total_, true);
+  if (drawn_ && (tty_ || last_drawn_ < total_)) draw(total_, 1.0, true);
   finished_ = true;
 }
 
-void Progress::draw(double done, bool final) {
+void Progress::draw(double done, double fraction, bool final) {
   const auto now = std::chrono::steady_clock::now();
   last_draw_ = now;
   last_drawn_ = done;
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   const double rate = elapsed > 0 ? done / elapsed : 0.0;
-  const double eta = rate > 0 ? (total_ - done) / rate : 0.0;
+  // The rest at the pace of the share done so far.
+  const double eta = fraction > 0 ? elapsed * (1.0 - fraction) / fraction : 0.0;
   char line[256];
   // Rounded down: 100.0% means done.
   std::snprintf(line, sizeof line, "%s %5.1f%%  %s%s/s  elapsed %.0f s  ETA %.0f s", label_.c_str(),
-                std::floor(1000.0 * done / total_) / 10.0, human_rate(rate).c_str(), unit_.c_str(), elapsed, final ? 0.0 : eta);
+                std::floor(1000.0 * fraction) / 10.0, human_rate(rate).c_str(), unit_.c_str(), elapsed,
+                final ? 0.0 : eta);
   if (tty_) {
     std::printf("\r%-78s%s", line, final ? "\n" : "");
   } else {

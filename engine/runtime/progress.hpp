@@ -17,15 +17,17 @@ class Progress {
   // total: work units of the whole run (all ranks); unit: "paths".
   Progress(bool enabled, std::string label, double total, std::string unit, double plain_interval = 30.0);
   ~Progress();
-  // done: work units finished so far, whole run (estimate from rank 0's share).
-  void update(double done);
+  // done: work units finished so far, whole run (estimate from rank 0's share);
+  // fraction: the share of the run's work that is, where its units differ in
+  // cost (else done / total): it sets the percentage and the ETA.
+  void update(double done, double fraction = -1);
   void finish();
   // A warning on a line of its own (a drawn tty line is ended first); at
   // most once a minute for the same text.
   void warn(const std::string& text);
 
  private:
-  void draw(double done, bool final);
+  void draw(double done, double fraction, bool final);
   bool enabled_, tty_;
   std::string label_, unit_;
   double total_, plain_interval_;

@@ -76,6 +76,10 @@ class Simulation {
   virtual double work_total() const { return static_cast<double>(steps()); }
   virtual double work_done() const { return static_cast<double>(steps_done()); }
   virtual std::string work_unit() const { return "steps"; }
+  // The share of the run done, for the percentage and the ETA: work_done()
+  // over work_total() unless the units of work differ in cost (pricing's
+  // regression paths against paths with Greeks).
+  virtual double work_fraction() const { return work_total() > 0 ? work_done() / work_total() : 1.0; }
 
   // Health: a description of the first non-finite value in this rank's
   // state ("NaN in payoff sums of instrument atm_call"), or nothing. Local;
@@ -83,6 +87,12 @@ class Simulation {
   virtual std::optional<std::string> nonfinite() const = 0;
   // Test-only (STRATA_TEST_INJECT_NAN): put a NaN into this rank's state.
   virtual void inject_nonfinite() = 0;
+
+  // After restore(): the run that wrote the checkpoint expected `steps_then`
+  // steps in all. A model that sizes its steps as it goes (pricing) sizes
+  // them so that the count stays, rather than starting small again, so a
+  // restart says "step k of N" with the N the stop said. Collective.
+  virtual void resume_step_count(std::int64_t steps_then) { (void)steps_then; }
 
   // Checkpoints: the state after steps_done() steps. Collective.
   virtual void save(StateWriter& w) const = 0;

@@ -272,7 +272,7 @@ LoopResult run_steps(Simulation& sim, RunContext& ctx, CheckpointStore& store, C
     int any_events = 0;
     for (std::size_t e = 0; e < std::size(kHealthEvents); ++e) any_events |= flags[4 + e] != 0 ? kHealthEvents[e] : 0;
     for (const std::string& warning : DeviceHealth::describe(any_events)) progress.warn(warning);
-    progress.update(sim.work_done());
+    progress.update(sim.work_done(), sim.work_fraction());
 
     if (done >= sim.steps()) break;   // the run is complete: nothing to save or stop for
     const bool stop = flags[0] != 0 || flags[1] != 0;

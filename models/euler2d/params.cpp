@@ -48,7 +48,8 @@ void declare_schema(Schema& s) {
          "model time between output frames (0: the first and last only)");
   s.real("euler2d.cfl", 1.5, "1", Range{0.0, 10.0, true},
          "Courant number of the time step: dt = min(dx, dz) cfl / 450 m/s, 450 m/s being the fastest wave "
-         "(sound plus wind) the scheme assumes");
+         "(sound plus wind) the scheme assumes")
+      .aliases = {"dt", "time_step", "timestep"};
   s.real("euler2d.hv_beta", 0.05, "1", Range{0.0, 1.0},
          "strength of the hyperviscosity: a fourth-order diffusion with coefficient hv_beta dx^4 / (16 dt) per "
          "Runge-Kutta stage (dt the stage's length)");

@@ -101,6 +101,7 @@ class MdSimulation : public Simulation {
     const auto t0 = std::chrono::steady_clock::now();
     const std::int64_t next = step_ + 1;
     const bool thermo = next % p_.thermo_every == 0 || next == p_.steps;
+    mid_step_ = true;
     ctx_.mpi.collective([&] {
       const Device& dev = ctx_.device;
       const T dt = static_cast<T>(p_.dt), half = static_cast<T>(0.5 * p_.dt);
@@ -128,6 +129,7 @@ class MdSimulation : public Simulation {
     if (thermo || frame) ctx_.device.fence();
     step_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     step_ = next;
+    mid_step_ = false;
     ++steps_this_run_;
     if (thermo) record_thermo();
     if (frame) write_frame();
@@ -153,7 +155,20 @@ class MdSimulation : public Simulation {
     if (failure_recorded_) return;
     failure_recorded_ = true;
     try {
-      if (last_frame_step_ != step_) {
+      if (mid_step_) {
+        // The step failed part-way (an atom beyond the neighbour list's
+        // reach): the atoms have drifted to the failing step, but its forces
+        // and second kick never came, so no thermo value of that step
+        // exists. The row is labelled with the step the error names and
+        // holds NaN, the same on any rank count, beside the frame the
+        // atoms have reached.
+        ++step_;
+        mid_step_ = false;
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        last_ = Thermo{nan, nan, nan, nan, nan, {nan, nan, nan}, nan};
+        write_thermo();
+        write_frame();
+      } else if (last_frame_step_ != step_) {
         record_thermo();
         write_frame();
       }
@@ -213,6 +228,11 @@ class MdSimulation : public Simulation {
   void record_thermo() {
     auto t = ctx_.timers.scope("thermo");
     last_ = compute_thermo();
+    write_thermo();
+  }
+
+  // last_ as step step_'s row: printed and stored in /observables.
+  void write_thermo() {
     if (!header_printed_) {
       ctx_.out << "Step Temp E_pair E_mol TotEng Press\n";
       header_printed_ = true;
@@ -285,6 +305,7 @@ class MdSimulation : public Simulation {
   std::unique_ptr<particles::H5mdOutput> output_;
   std::int64_t last_frame_step_ = -1;
   bool failure_recorded_ = false;
+  bool mid_step_ = false;    // inside advance(): the atoms are between step_ and step_ + 1
   HostParticles identity_;   // a restart's atoms as created: ids for the output
 };
 

@@ -146,7 +146,12 @@ PortfolioRun::PortfolioRun(const Portfolio& p, const SamplePlan& plan, const Dev
     lane_offset_.push_back(lane_width_);
     lane_width_ += (g.instruments.size() + gp.slots.size()) * reps * static_cast<std::size_t>(kLanes * kMoments);
     if (exercise_offsets(p, g).back() > 0) regressions_.push_back(gi);
+    // Each scenario passes over every step of every asset of the path again
+    // (a re-simulation, or a spot bump's shift and revaluation).
+    pass_cost_.push_back(static_cast<double>(g.grid.size() * g.assets.size()));
+    pricing_cost_ += static_cast<double>(1 + gp.scenarios.size()) * pass_cost_.back();
   }
+  if (!terminal_.empty()) pricing_cost_ += 1.0;  // one draw at maturity
   chunk_moments_.resize(static_cast<std::size_t>(plan.chunk_blocks * kMoments));
   reset_ranges({{plan.first_block, plan.last_block}}, 0);
   // The Americans' exercise policies first, fitted on their own paths.
@@ -207,6 +212,7 @@ void PortfolioRun::finish_regression() {
     tables_[gi] = pass_->fit(mpi_);
   }
   regression_done_ += static_cast<double>(pass_->samples());
+  regression_work_done_ += static_cast<double>(pass_->samples()) * pass_cost_[gi];
   pass_done_ = 0;
   const std::vector<int> offsets = exercise_offsets(p_, g);
   for (std::size_t j = 0; j < g.instruments.size(); ++j) {
@@ -465,6 +471,16 @@ double PortfolioRun::paths_done() const {
   return regression_done_ + (pass_ ? pass_done_ : 0.0) + std::min(static_cast<double>(plan_.paths), pricing);
 }
 
+double PortfolioRun::work_fraction() const {
+  const double pricing = (restored_samples_ + done_samples_) * static_cast<double>(plan_.paths_per_sample);
+  double total = pricing_cost_ * static_cast<double>(plan_.paths);
+  for (const std::size_t gi : regressions_) total += pass_cost_[gi] * static_cast<double>(p_.regression_paths);
+  const double current_pass = pass_ ? pass_done_ * pass_cost_[regressions_[regression_]] : 0.0;
+  const double done =
+      regression_work_done_ + current_pass + pricing_cost_ * std::min(static_cast<double>(plan_.paths), pricing);
+  return total > 0 ? std::min(1.0, done / total) : 1.0;
+}
+
 Estimate PortfolioRun::slot_estimate(std::size_t slot, double shift) {
   const auto reps = static_cast<std::size_t>(p_.replicates);
   std::vector<double> replicate_sums;
@@ -592,6 +608,17 @@ void PortfolioRun::restore(StateReader& r) {
   }
   restored_samples_ += mpi_.sum(begun_samples);
   update_steps();
+}
+
+void PortfolioRun::resume_step_count(std::int64_t steps_then) {
+  const double most_left = mpi_.max(static_cast<double>(work_left()));
+  if (!timed_ || steps_then <= steps_done_ || most_left <= 0) return;
+  // A fresh start begins with the first step's size and grows it from
+  // measured times; the stopped run had grown it already.
+  const auto left = static_cast<std::int64_t>(most_left);
+  const std::int64_t per_step = (left + (steps_then - steps_done_) - 1) / (steps_then - steps_done_);
+  step_slices_ = std::clamp(per_step, first_step_slices(), plan_.chunk_blocks * kSlicesPerBlock);
+  steps_ = step_slices_ == per_step ? steps_then : steps_done_ + (left + step_slices_ - 1) / step_slices_;
 }
 
 std::vector<Estimate> price_portfolio(const Portfolio& p, const SamplePlan& plan, const Device& device,

@@ -91,12 +91,20 @@ class PortfolioRun {
   void advance();                               // collective
   double paths_total() const;                   // pricing and regression paths
   double paths_done() const;                    // whole run, all ranks, as of the last step
+  // The share of the run's work done, for progress and its ETA: each phase's
+  // paths weighted by what one costs (pass_cost_), so a cheap regression
+  // pass is not half of a run whose pricing paths carry Greeks.
+  double work_fraction() const;
   std::int64_t blocks_computed() const { return blocks_computed_; }   // by this process, this rank
   std::optional<std::string> nonfinite() const { return first_bad_; }
   void inject_nonfinite();
 
   void save(StateWriter& w) const;              // collective
   void restore(StateReader& r);                 // collective
+  // After restore: steps sized so that the run still counts `steps_then`
+  // steps (the count of the run that was stopped), where the memory plan
+  // and the first step's size allow. Collective.
+  void resume_step_count(std::int64_t steps_then);
   std::vector<Estimate> finish();               // collective: the estimates on every rank
   const std::vector<GreekEstimate>& greeks() const { return greeks_; }   // after finish()
 
@@ -154,6 +162,12 @@ class PortfolioRun {
   std::size_t regression_ = 0;
   std::unique_ptr<RegressionPass> pass_;
   double regression_done_ = 0;                  // paths of the passes finished
+  // Per group, the cost of one pass over one of its paths (time steps x
+  // assets); a pricing path costs every group's base and Greek scenarios,
+  // plus one for the lone Europeans (pricing_cost_).
+  std::vector<double> pass_cost_;
+  double pricing_cost_ = 0;
+  double regression_work_done_ = 0;             // the finished passes' paths times their pass cost
   bool timed_ = true;                           // steps sized by time (chunk_paths = 0)
   std::int64_t step_slices_ = 1;
   std::int64_t steps_ = 0, steps_done_ = 0;

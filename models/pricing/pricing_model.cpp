@@ -460,6 +460,8 @@ class PricingSimulation final : public Simulation {
   double work_total() const override { return run_.paths_total(); }
   double work_done() const override { return run_.paths_done(); }
   std::string work_unit() const override { return "paths"; }
+  double work_fraction() const override { return run_.work_fraction(); }
+  void resume_step_count(std::int64_t steps_then) override { run_.resume_step_count(steps_then); }
   std::optional<std::string> nonfinite() const override { return run_.nonfinite(); }
   void inject_nonfinite() override { run_.inject_nonfinite(); }
   // pricing.repeat: the whole portfolio again, from scratch (regression

@@ -1,6 +1,7 @@
 #include "models/shallow_water/params.hpp"
 
 #include <cmath>
+#include <utility>
 
 #include "engine/config/config.hpp"
 #include "engine/config/schema.hpp"
@@ -62,7 +63,8 @@ void declare_schema(Schema& s) {
   s.real("shallow_water.cfl", 0.5, "1", Range{0.0, kMaxCfl, true},
          "Courant number of the fixed time step: dt = cfl / max over cells of [(|u| + c)/dx + (|v| + c)/dy + "
          "1.38 viscosity (1/dx^2 + 1/dy^2)], c = sqrt(g h), from the initial state. SSP-RK3 on this scheme is "
-         "stable up to sqrt(3)/2 = 0.866; a run whose max_courant grows past it fails (exit 3)");
+         "stable up to sqrt(3)/2 = 0.866; a run whose max_courant grows past it fails (exit 3)")
+      .aliases = {"dt", "time_step", "timestep"};
   s.real("shallow_water.viscosity", 0.0, "m2 s-1", Range{0.0, {}},
          "momentum viscosity nu in (nu/h) div(h grad u): conserves momentum, only removes energy; damps the "
          "grid-scale oscillations of shocks (dam_break). 0: the inviscid, energy-conserving scheme");
@@ -135,6 +137,18 @@ Params read_params(const Config& c) {
            std::string(to_string(p.initial)) +
                " balances the jet against walls in y (a periodic jet cannot be in discrete balance at the "
                "seam): it needs boundary_y = \"wall\"");
+  // A depth so large that g h overflows leaves no wave speed and no time
+  // step: that is the depth's fault (or g's), not sim_time's.
+  const bool dam = p.initial == Initial::dam_break;
+  for (const auto& [key, h] :
+       {std::pair{dam ? "shallow_water.dam_h_left" : "shallow_water.H", dam ? p.dam_h_left : p.H},
+        std::pair{"shallow_water.dam_h_right", dam ? p.dam_h_right : 0.0}}) {
+    if (!std::isfinite(std::sqrt(p.g * h))) {
+      c.fail(h >= p.g ? key : "shallow_water.g", "the gravity-wave speed sqrt(g h) of a depth of " + shortest_text(h) +
+                                                     " m with g = " + shortest_text(p.g) +
+                                                     " m s-2 overflows: no time step can follow it");
+    }
+  }
   const InitialState state(p);
   if (!state.problem().empty()) c.fail(state.problem_key(), state.problem());
   // dt comes from the initial state; a sample of it bounds dt from above,

@@ -211,11 +211,12 @@ def plot_line(field, folder, prefix):
     if len(field.frames) > 1:
         fig, ax = plt.subplots(figsize=(7.0, 4.0), constrained_layout=True)
         cmap = plt.get_cmap("viridis")
+        # Rounded in the legend; the per-frame figures' titles give every digit.
+        name, size = field.time_unit
+        times = pc.legend_times([field.times[k] / size for k in range(len(field.frames))])
         for k in range(len(field.frames)):
             colour = cmap(k / max(len(field.frames) - 1, 1))
-            # Six digits in a legend; the per-frame figures' titles give every digit.
-            name, size = field.time_unit
-            ax.plot(x, values[k], lw=1.2, color=colour, label=f"t = {field.times[k] / size:.6g} {name}")
+            ax.plot(x, values[k], lw=1.2, color=colour, label=f"t = {times[k]} {name}")
         ax.set_xlim(x_edges[0], x_edges[-1])
         ax.set_xlabel(f"{axis} [{lname}]")
         ax.set_ylabel(field.value_label())

@@ -126,7 +126,7 @@ def energy_plot(run, folder):
     top.plot(t[worst], rel[worst], "o", color="tab:red", ms=4,
              label=f"largest |dE/E|:\n{rel[worst]:+.2e} at t = {t[worst]:.4g}")
     top.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
-    fig.suptitle(f"{run.model} {run.stem}: energy ({run.units['system']})", fontsize=10)
+    fig.suptitle(f"{pc.run_title(run.model, run.stem)}: energy ({run.units['system']})", fontsize=10)
     top.ticklabel_format(axis="y", style="sci", scilimits=(-2, 3))
     top.grid(alpha=0.3)
     for name, label in (("kinetic_energy", "kinetic K"), ("potential_energy", "potential W"),
@@ -162,7 +162,7 @@ def temperature_plot(run, folder, target):
     # After the first quarter, as the bath has had time to act.
     settled = temp[len(temp) // 4:]
     top.plot([], [], " ", label=f"mean after t = {t[len(temp) // 4]:.4g}: {settled.mean():.4f}")
-    fig.suptitle(f"{run.model} {run.stem}: Langevin thermostat ({run.units['system']})", fontsize=10)
+    fig.suptitle(f"{pc.run_title(run.model, run.stem)}: Langevin thermostat ({run.units['system']})", fontsize=10)
     top.set_ylabel(run.label("temperature", "temperature", ds))
     top.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     top.grid(alpha=0.3)

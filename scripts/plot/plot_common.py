@@ -142,6 +142,22 @@ def plain_number(value):
 _TIME_UNITS = [("days", 86400.0), ("h", 3600.0), ("s", 1.0)]
 
 
+def legend_times(values):
+    """Labels for the times of a legend: three significant digits, more only
+    where two times would read alike (a frame at 5.02516 s reads 5.03)."""
+    for digits in range(3, 16):
+        labels = [f"{v:.{digits}g}" for v in values]
+        if len(set(labels)) == len(set(float(v) for v in values)):
+            return labels
+    return [repr(float(v)) for v in values]
+
+
+def run_title(model, stem):
+    """A figure's name for a run: its file stem, after the model where the
+    stem does not already start with it ("md lj" but "md_langevin")."""
+    return stem if stem.startswith(model) else f"{model} {stem}"
+
+
 def time_unit(seconds_span):
     """(name, seconds per unit) that reads best for a span of time in s."""
     for name, size in _TIME_UNITS:

@@ -111,17 +111,34 @@ def rerun(strata, cfg, tmp, paths, extra=()):
     return results(h5)
 
 
+def path_count_label(n):
+    """2^k where n is one, else n shortened: 2M, 62.5k, 976."""
+    k = n.bit_length() - 1
+    if n == 1 << k:
+        return f"$2^{{{k}}}$"
+    for size, suffix in ((10**9, "G"), (10**6, "M"), (10**3, "k")):
+        if n >= size:
+            return f"{n / size:.4g}{suffix}"
+    return str(n)
+
+
 def path_ticks(ax, counts):
-    """A tick at each path count used, labelled 2^k where it is one."""
+    """A tick at each path count used, labelled short (path_count_label);
+    where the labels would still run into each other, every other one (or
+    third, ...) from the largest down. Call it last, with the legend placed."""
     counts = sorted(set(int(c) for c in counts))
-
-    def label(n):
-        k = n.bit_length() - 1
-        return f"$2^{{{k}}}$" if n == 1 << k else f"{n:,}"
-
     ax.xaxis.set_major_locator(FixedLocator(counts))
     ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xticklabels([label(n) for n in counts])
+    labels = [path_count_label(n) for n in counts]
+    ax.set_xticklabels(labels)
+    fig = ax.figure
+    for step in range(1, len(counts) + 1):
+        shown = [label if (len(counts) - 1 - i) % step == 0 else "" for i, label in enumerate(labels)]
+        ax.set_xticklabels(shown)
+        fig.canvas.draw()   # the layout as saved: the legend beside the axes narrows them
+        boxes = [t.get_window_extent() for t in ax.get_xticklabels() if t.get_text()]
+        if all(a.x1 + 4 <= b.x0 for a, b in zip(boxes, boxes[1:])):
+            return
 
 
 MIN_SLOTS = 8
@@ -227,12 +244,12 @@ def qmc_plot(args, strata, cfg, tmp, names, total, stem, folder, extra):
         ax.plot(n, [first[1] * first[0] / x for x in n], "k--", linewidth=1, label="$\\propto N^{-1}$")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        path_ticks(ax, n)
         ax.set_xlabel("paths N")
         ax.set_ylabel(f"standard error [{units}]")
         ax.set_title(f"pricing {stem}: {name}", fontsize=10)
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        path_ticks(ax, n)
         png = os.path.join(folder, f"{stem}_{name}_qmc.png")
         fig.savefig(png, dpi=120)
         plt.close(fig)
@@ -297,12 +314,12 @@ def convergence_plot(args, strata, path, names, final, stem, folder):
             ax.axhline(ref, color="k", linestyle="--", linewidth=1,
                        label=f"reference {ref:.6g}" + ("\n" + textwrap.fill(f"({method})", 30) if method else ""))
         ax.set_xscale("log", base=2)
-        path_ticks(ax, paths)
         ax.set_xlabel("paths")
         ax.set_ylabel(f"price [{args.price_units}]")
         ax.set_title(f"pricing {stem}: {name}", fontsize=10)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        path_ticks(ax, paths)
         png = os.path.join(folder, f"{stem}_{name}_convergence.png")
         fig.savefig(png, dpi=120)
         plt.close(fig)

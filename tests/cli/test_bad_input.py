@@ -232,6 +232,38 @@ class BadInput(sc.StrataTestCase):
             ["run", "valid.toml", "-o", self.OUT, "--set", "pricing.pathz=5"],
             fragments=["--set pricing.pathz=5", "pricing.pathz", "'pricing.paths'"])
 
+    def test_set_swapped_letters_suggest_the_key_not_a_tie(self):
+        # "clf" is one swap from "cfl"; plain Levenshtein made it two edits,
+        # as far as "lx", and the first declared of those won.
+        dam_break = os.path.join(sc.SOURCE_DIR, "inputs", "shallow_water", "dam_break.toml")
+        res = self.expect_input_error(["run", dam_break, "-o", self.OUT, "--set", "shallow_water.clf=0.4"],
+                                      fragments=["did you mean 'shallow_water.cfl'"])
+        self.assertNotIn("shallow_water.lx", res.stderr, res.describe())
+
+    def test_set_dt_names_the_key_that_sets_the_step(self):
+        # The grid models have no dt: their Courant number sets it.
+        dam_break = os.path.join(sc.SOURCE_DIR, "inputs", "shallow_water", "dam_break.toml")
+        self.expect_input_error(["run", dam_break, "-o", self.OUT, "--set", "shallow_water.dt=5"],
+                                fragments=["'shallow_water.cfl'"])
+
+    def test_misspelt_option_suggests_the_option(self):
+        self.write("valid.toml", VALID)
+        self.expect_input_error(["run", "valid.toml", "-o", self.OUT, "--precission", "fp32"],
+                                fragments=["--precission", "did you mean '--precision'"])
+
+    def test_set_misspelt_table_is_blamed_on_the_set(self):
+        self.write("valid.toml", VALID)
+        res = self.expect_input_error(["run", "valid.toml", "-o", self.OUT, "--set", "pricng.paths=10"],
+                                      fragments=["--set pricng.paths=10", "did you mean 'pricing'"])
+        self.assertNotIn("valid.toml", res.stderr, f"the file is blamed for --set:{res.describe()}")
+
+    def test_set_overflowing_depth_is_blamed_on_the_depth(self):
+        # sqrt(g H) overflows, so no time step: H's fault, not sim_time's.
+        gaussian = os.path.join(sc.SOURCE_DIR, "inputs", "shallow_water", "gaussian.toml")
+        res = self.expect_input_error(["run", gaussian, "-o", self.OUT, "--set", "shallow_water.H=1e308"],
+                                      fragments=["--set shallow_water.H=1e308", "shallow_water.H = 1e+308"])
+        self.assertNotIn("sim_time", res.stderr, f"sim_time is blamed:{res.describe()}")
+
     def test_bogus_backend(self):
         self.write("valid.toml", VALID)
         res = self.expect_input_error(
@@ -253,6 +285,10 @@ class BadInput(sc.StrataTestCase):
         res = self.strata()
         self.assertExit(res, 2)
         self.assertTrue(res.stderr.strip(), f"no message:{res.describe()}")
+        # The usage and every subcommand, not the complaint alone.
+        self.assertInOutput("Usage:", res.stderr, res)
+        for sub in ("run", "sweep", "validate", "doctor", "models"):
+            self.assertRegex(res.stderr, rf"(?m)^\s+{sub}\s", res.describe())
         self.assertNoOutput(res, None)
 
     # --- under MPI ------------------------------------------------------------

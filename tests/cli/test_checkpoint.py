@@ -10,6 +10,7 @@ those of the same input run without interruption.
 """
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -133,6 +134,22 @@ class Checkpoints(sc.StrataTestCase):
         return res
 
     # --- stop and restart -------------------------------------------------------
+
+    def test_restart_counts_the_steps_the_stop_counted(self):
+        # Steps sized by time (chunk_paths = 0) start small and grow: a
+        # restart that started small again said "step 6 of" thousands where
+        # the stop had said a few dozen.
+        timed = ("--set", "pricing.chunk_paths=0")
+        res = self.strata("run", "in.toml", *timed, env=sc.signal_at(6, signal.SIGTERM))
+        self.assertExit(res, 75)
+        stopped = sc.stop_line(res.stdout)
+        self.assertIsNotNone(stopped, res.describe())
+        res = self.strata("run", "in.toml", "--restart", *timed)
+        self.assertExit(res, 0)
+        restarted = re.search(r"restarted from \S+ \(written by \d+ rank\(s\)\): step (\d+) of (\d+)", res.stdout)
+        self.assertIsNotNone(restarted, res.describe())
+        self.assertEqual((int(restarted.group(1)), int(restarted.group(2))), (stopped["step"], stopped["steps"]),
+                         res.describe())
 
     def test_sigterm_one_rank_then_restart_equals_uninterrupted(self):
         self.stop_and_restart(None, None, lambda p: p.send_signal(signal.SIGTERM))

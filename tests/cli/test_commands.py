@@ -99,6 +99,20 @@ class Commands(sc.StrataTestCase):
         markdown = sc.schema_keys_from_markdown(self.ok("models", "--markdown").stdout)
         self.assertEqual(listed, markdown)
 
+    def test_models_columns_are_aligned(self):
+        # The model list's summaries start in one column; in each table of a
+        # model's keys, so do the types and the defaults (a long key or a
+        # long choice list used to push its own line out of line).
+        overview = self.ok("models").stdout.split("\nkeys of every run:")[0]
+        starts = {m.start(2) - m.start() for m in re.finditer(r"(?m)^  ([a-z_0-9]+) +(\S)", overview)}
+        self.assertEqual(len(starts), 1, overview)
+        for name in ("shallow_water", "pricing"):
+            text = self.ok("models", name).stdout
+            for table in re.split(r"(?m)^(?=\[)", text):
+                rows = [line for line in table.splitlines() if re.match(r"^  [A-Za-z_]", line)]
+                columns = [[m.start() for m in re.finditer(r"(?<=  )\S", line)][:3] for line in rows]
+                self.assertLessEqual(len({tuple(c) for c in columns}), 1, f"{name}:\n{table}")
+
     def test_models_unknown(self):
         res = self.strata("models", "nosuch")
         self.assertExit(res, 2)
@@ -111,6 +125,31 @@ class Commands(sc.StrataTestCase):
         res = self.ok("doctor")
         for topic in ("MPI", "HDF5", "CUDA"):
             self.assertIn(topic, res.stdout, res.describe())
+
+    def test_doctor_reports_threads_that_outnumber_the_cores(self):
+        # More OpenMP threads than the cores strata may use: doctor says so,
+        # and strata has its threads wait passively instead of spinning.
+        cores = len(os.sched_getaffinity(0))
+        env = {"OMP_NUM_THREADS": str(4 * cores), "OMP_WAIT_POLICY": None, "STRATA_PASSIVE_WAIT": None}
+        res = self.strata("doctor", env=env)
+        self.assertExit(res, 0)
+        self.assertRegex(res.stdout, rf"oversubscribed 1 rank\(s\) x {4 * cores} OpenMP thread\(s\) per rank on "
+                         rf"{cores} core", res.describe())
+        self.assertIn("OMP_WAIT_POLICY=passive, set by strata", res.stdout, res.describe())
+        # A user's own policy is left alone, and named.
+        res = self.strata("doctor", env={**env, "OMP_WAIT_POLICY": "active"})
+        self.assertExit(res, 0)
+        self.assertIn("waiting threads spin (OMP_WAIT_POLICY=active)", res.stdout, res.describe())
+        # More ranks than cores, one thread each by strata's own choice:
+        # oversubscribed by the ranks (on a small machine: a few ranks).
+        if cores > 4:
+            return
+        ranks = cores + 1
+        res = self.strata("doctor", ranks=ranks, env={"OMP_NUM_THREADS": None, "OMP_WAIT_POLICY": None,
+                                                      "STRATA_PASSIVE_WAIT": None})
+        self.assertExit(res, 0)
+        self.assertRegex(res.stdout, rf"oversubscribed {ranks} rank\(s\) x 1 OpenMP thread\(s\) per rank on "
+                         rf"{cores} core", res.describe())
 
     def test_doctor_probe(self):
         """--probe measures on rank 0 alone, on any rank count: host copy

@@ -132,6 +132,17 @@ class Hints(sc.StrataTestCase):
         self.assertEqual(prices(self.path("out/a-2.h5")), first)
         self.assertEqual(prices(self.path("out/a.~1~.h5")), first)
 
+    def test_backup_hint_replaces_a_backup_setting_given(self):
+        args = ("run", "in.toml", "-o", "out/b.h5", "--set", "run.backup=false")
+        self.assertExit(self.run_strata(*args), 0)
+        res = self.run_strata(*args)
+        self.assertExit(res, 2)
+        backup = [h for h in self.suggestions(res) if "run.backup=true" in h]
+        self.assertEqual(len(backup), 1, res.describe())
+        self.assertNotIn("run.backup=false", backup[0])
+        self.assertExit(self.paste(backup[0]), 0)
+        self.assertEqual(status(self.path("out/b.~1~.h5")), "complete")
+
     def test_restart_of_a_finished_run_says_so_and_suggests_a_new_file(self):
         self.assertExit(self.run_strata("run", "in.toml"), 0)
         res = self.run_strata("run", "in.toml", "--restart")
@@ -172,6 +183,20 @@ class Hints(sc.StrataTestCase):
         self.assertExit(res, 0)
         self.assertInOutput("restarted from", res.stdout, res, "stdout")
         self.assertEqual(prices(self.path("out/sig.h5")), prices(self.path("ref.h5")))
+
+    def test_stop_during_set_up_suggests_the_command_to_run_again(self):
+        # A stop before the first step has no checkpoint to continue from:
+        # the suggestion is the same run again, over the stopped file.
+        self.write("md.toml", '[run]\nmodel = "md"\n\n[md]\ncells = [4, 4, 4]\nsteps = 5\n')
+        res = self.run_strata("run", "md.toml", "-o", "out/md.h5", "--set", "md.temperature=1.5",
+                              env=sc.signal_at("setup", signal.SIGTERM))
+        self.assertExit(res, 75)
+        self.assertInOutput("during the initial atoms", res.stderr, res)
+        hints = self.suggestions(res)
+        self.assertEqual(len(hints), 1, res.describe())
+        self.assertIn("--set md.temperature=1.5", hints[0])
+        self.assertExit(self.paste(hints[0]), 0)
+        self.assertEqual(status(self.path("out/md.h5")), "complete")
 
     def stop_at_first_checkpoint(self, proc, chk):
         """Sends SIGUSR1 to proc (held, HOLD) once `chk` holds the first

@@ -12,6 +12,7 @@ cells) for everything but the energy drift, whose claim needs more atoms
 
 import math
 import os
+import re
 import sys
 import unittest
 import xml.etree.ElementTree as ET
@@ -278,6 +279,27 @@ class MdTest(sc.StrataTestCase):
             steps = list(f["particles/all/position/step"][()])
             self.assertEqual(steps, [0, 15], "the first frame and the failing state")
             self.assertTrue(np.isnan(f["particles/all/velocity/value"][-1]).any())
+
+    def test_blow_up_row_is_the_failing_step_and_the_same_on_any_rank_count(self):
+        # dt = 0.1 sends an atom past the neighbour list's reach part-way
+        # through a step: the failure's row must carry that step (the one the
+        # error names) and no stale value, whatever the rank count.
+        rows = {}
+        for ranks in (1, 2):
+            with self.subTest(ranks=ranks):
+                self.write("in.toml", md_input(steps=40, extra="dt = 0.1"))
+                res = self.strata("run", "in.toml", "--overwrite", ranks=ranks)
+                self.assertExit(res, 3)
+                named = re.search(r"at step (\d+)", res.stderr)
+                self.assertIsNotNone(named, res.describe())
+                with h5py.File(self.path("out/run.h5"), "r") as f:
+                    step = int(f["observables/potential_energy/step"][-1])
+                    values = [float(f[f"observables/{name}/value"][-1]) for name in OBSERVABLES]
+                self.assertEqual(step, int(named.group(1)), res.describe())
+                rows[ranks] = (step, values)
+        self.assertEqual(rows[1][0], rows[2][0])
+        self.assertTrue(all(np.isnan(v) for v in rows[1][1]), rows)
+        self.assertTrue(all(np.isnan(v) for v in rows[2][1]), rows)
 
 
 if __name__ == "__main__":

@@ -234,5 +234,51 @@ class PlotScripts(unittest.TestCase):
                               "--frames 7")
 
 
+class PlotText(unittest.TestCase):
+    """What the figures say, checked on the scripts' own functions: tick
+    labels that do not run into each other, legend times rounded, titles
+    that do not repeat the model."""
+
+    @classmethod
+    def setUpClass(cls):
+        import sys
+        sys.path.insert(0, PLOT_DIR)
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        import plot_common
+        import pricing
+        cls.plt, cls.pc, cls.pricing = plt, plot_common, pricing
+
+    def test_convergence_ticks_of_the_quickstart_do_not_overlap(self):
+        # The quickstart's 2,000,000 paths and its 6 halvings, on the
+        # convergence figure's size with a reference legend beside it.
+        counts = [2_000_000 >> k for k in range(6, -1, -1)]
+        fig, ax = self.plt.subplots(figsize=(7.4, 4.2), constrained_layout=True)
+        self.addCleanup(self.plt.close, fig)
+        ax.errorbar(counts, [10.0] * len(counts), yerr=[[0.1] * len(counts)] * 2, fmt="o-",
+                    label="Monte Carlo, 95% CI")
+        ax.axhline(10.0, label="reference 10.4506\n(Black-Scholes formula with a\ncontinuous dividend yield)")
+        ax.set_xscale("log", base=2)
+        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        self.pricing.path_ticks(ax, counts)
+        fig.canvas.draw()
+        shown = [t for t in ax.get_xticklabels() if t.get_text()]
+        self.assertGreaterEqual(len(shown), 3)
+        self.assertEqual(shown[-1].get_text(), "2M")
+        boxes = [t.get_window_extent() for t in shown]
+        for a, b in zip(boxes, boxes[1:]):
+            self.assertLess(a.x1, b.x0, [t.get_text() for t in shown])
+
+    def test_legend_times_are_rounded(self):
+        self.assertEqual(self.pc.legend_times([0.0, 5.02516, 10.0]), ["0", "5.03", "10"])
+        # More digits only where needed to tell two times apart.
+        self.assertEqual(self.pc.legend_times([1.0, 1.0001]), ["1", "1.0001"])
+
+    def test_titles_do_not_repeat_the_model(self):
+        self.assertEqual(self.pc.run_title("md", "md_langevin"), "md_langevin")
+        self.assertEqual(self.pc.run_title("md", "liquid"), "md liquid")
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -13,6 +13,7 @@ before the test calls it hung (and kills its process group): generous for
 a loaded machine, far below "forever"."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -155,6 +156,18 @@ class AbsurdRunLengths(StrataTestCase):
         self.assertExit(res, 0)
         self.assertInOutput("sampled cells", res.stdout, res, "stdout")
         self.assertFalse(os.path.exists(self.path("out")), "nothing written")
+        # Its thousands of GiB per rank exceed the node: the dry run says so,
+        # with the message and exit code of the real run, which stops before
+        # allocating anything.
+        said = re.search(r"memory: does not fit: (.*)\n.*exit 4", res.stdout)
+        self.assertIsNotNone(said, res.describe())
+        real = self.strata("run", "in.toml", "--set", "shallow_water.nx=200000", "--set",
+                           "shallow_water.ny=200000", timeout=BOUND_S)
+        self.assertExit(real, 4)
+        # The same message (the memory available moves between the two).
+        needed, _, rest = said.group(1).partition(";")
+        self.assertInOutput(needed, real.stderr, real)
+        self.assertInOutput(rest[rest.index(" available"):], real.stderr, real)
 
 
 class NonFiniteResults(StrataTestCase):

@@ -385,6 +385,35 @@ TEST_CASE("the gamma of a price linear in the spot is 0 to double rounding in ei
   }
 }
 
+TEST_CASE("progress weighs the regression pass against pricing paths that carry Greeks", "[pricing][progress]") {
+  // An American with delta and gamma: as many regression paths as pricing
+  // paths, but each pricing path is also valued in the Greeks' scenarios.
+  // Once the regression pass is done, half of the paths are, and only
+  // 1 / (2 + scenarios) of the work.
+  const Device d = test::devices().front();
+  Portfolio p;
+  p.rate = 0.03;
+  p.paths = 2 * kernels::pricing::kSamplesPerBlock;
+  p.regression_paths = p.paths;
+  p.chunk_paths = kernels::pricing::kSamplesPerBlock;
+  p.seed = 7;
+  p.steps_per_year = 8;
+  p.greeks = {"delta", "gamma"};
+  p.assets = {{"A", 100.0, 0.0, 0.25, "gbm"}};
+  Instrument put{"put", "american", false, 100.0, 1.0, 0};
+  put.fixings = 8;
+  p.instruments = {put};
+  const auto scenarios = static_cast<double>(plan_greeks(p, path_groups(p).front(), Precision::fp64).scenarios.size());
+  REQUIRE(scenarios >= 2);
+  PortfolioRun run(p, plan_samples(p, d, test::world()), d, Precision::fp64, test::world());
+  CHECK(run.work_fraction() == 0.0);
+  while (run.paths_done() < static_cast<double>(p.regression_paths)) run.advance();
+  REQUIRE(run.paths_done() == static_cast<double>(p.regression_paths));
+  CHECK(run.work_fraction() == Approx(1.0 / (2.0 + scenarios)));
+  while (run.steps_done() < run.steps()) run.advance();
+  CHECK(run.work_fraction() == 1.0);
+}
+
 TEST_CASE("a Longstaff-Schwartz date's sums on the device equal the documented order, and its cash flows",
           "[pricing][reproducible]") {
   // Synthetic states of a put (strike 100) on one block and a short second
