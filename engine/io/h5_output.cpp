@@ -108,11 +108,9 @@ hid_t fixed_string_type(std::size_t size) {
 std::string udunits_spelling(const std::string& unit) {
   // Units the schema, the figures and the console write in their own words.
   static const std::map<std::string, std::string> spelling = {
-      {"1/s", "s-1"},     {"paths/s", "s-1"}, {"1/year", "year-1"}, {"GB/s", "Gbyte/s"}, {"GFLOP/s", "1e9 s-1"},
-      {"B", "byte"},      {"paths", "1"},     {"cells", "1"},       {"dates", "1"},      {"frame", "1"},
-      {"steps", "1"},     {"currency", ""},   {"1/sqrt(year)", ""}, {"sigma", ""},       {"sigma^-3", ""},
-      {"tau", ""},        {"epsilon", ""},    {"epsilon/k_B", ""},  {"sigma/tau", ""},   {"epsilon/sigma^3", ""},
-      {"m sigma/tau", ""}};
+      {"1/s", "s-1"}, {"paths/s", "s-1"}, {"1/year", "year-1"}, {"GB/s", "Gbyte/s"}, {"GFLOP/s", "1e9 s-1"},
+      {"B", "byte"},  {"paths", "1"},     {"cells", "1"},       {"dates", "1"},      {"frame", "1"},
+      {"steps", "1"}, {"currency", ""},   {"1/sqrt(year)", ""}};
   if (const auto it = spelling.find(unit); it != spelling.end()) return it->second;
   // The Greeks' "currency per ...": a ratio of money is a number, the rest has no UDUNITS unit.
   if (unit.starts_with("currency")) return unit == "currency per currency of spot" ? "1" : "";

@@ -243,8 +243,10 @@ std::string hdf5_version();
 // The `units` attribute strata writes for a unit as its schema and console
 // say it: the UDUNITS-2 spelling ("GB/s" -> "Gbyte/s", "1/s" -> "s-1",
 // counts such as "paths" -> "1"), or "" where UDUNITS has no unit for it
-// (money, 1/sqrt(year), Lennard-Jones reduced units): the attribute is
-// then left out and the dataset's `long_name` says what the number is.
+// (money, 1/sqrt(year)): the attribute is then left out and the dataset's
+// `long_name` says what the number is. md's Lennard-Jones reduced units
+// (sigma, tau, epsilon, ...) pass as they are: they name, for people, the
+// units /h5md/modules/units declares, and UDUNITS has none of them.
 std::string udunits_spelling(const std::string& unit);
 
 // The string attribute `name` of `obj` (variable or fixed length), or none

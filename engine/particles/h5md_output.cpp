@@ -93,7 +93,7 @@ void H5mdOutput::write_static(const HostParticles& p) {
   std::vector<double> origin(box_.origin.begin(), box_.origin.end());
   o.rows(box + "/edges", mpi_.root() ? edges : std::vector<double>{}, 0, 3, 0);
   o.attribute(box + "/edges", "unit", units_.length);
-  o.write_units(box + "/edges", units_.length);
+  o.attribute(box + "/edges", "units", units_.length);
   // Not H5MD: where the box starts (H5MD boxes have no origin).
   o.attribute(box, "origin", origin);
 
@@ -105,7 +105,7 @@ void H5mdOutput::write_static(const HostParticles& p) {
   if (has_mass_) {
     o.rows(std::string(kAll) + "/mass", share.mass, mine.first, n_, 0);
     o.attribute(std::string(kAll) + "/mass", "unit", units_.mass);
-    o.write_units(std::string(kAll) + "/mass", units_.mass);
+    o.attribute(std::string(kAll) + "/mass", "units", units_.mass);
     o.attribute(std::string(kAll) + "/mass", "long_name", std::string("particle mass"));
   }
 }

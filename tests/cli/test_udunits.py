@@ -9,8 +9,10 @@ summary, collects every `units` attribute (and any left in the old
 `<column>_units` form) of every object in every file, and asks `udunits2`
 (Debian's udunits-bin) to parse each one. Where a unit has a plain meaning
 the test checks the conversion too: bandwidth to byte/s, counts to 1,
-years to seconds. Where UDUNITS has no unit (money, 1/sqrt(year), the
-Lennard-Jones units) strata leaves `units` out (docs/output.md).
+years to seconds. Where UDUNITS has no unit (money, 1/sqrt(year)) strata
+leaves `units` out (docs/output.md). The one exception: md's H5MD elements
+name its Lennard-Jones reduced units (a file whose /h5md/modules/units
+system is `lj`), which UDUNITS cannot have; they must be those units.
 """
 
 import os
@@ -50,6 +52,10 @@ mode = "zip"
 output_dir = "out/sw"
 """
 
+# md's reduced units, allowed on the H5MD elements of an `lj` file only.
+LJ_UNITS = {"sigma", "tau", "epsilon", "sigma/tau", "epsilon/k_B", "epsilon/sigma^3", "m sigma/tau"}
+H5MD_ELEMENTS = ("particles/", "observables/")
+
 # Units with a plain meaning, and what UDUNITS must convert them to.
 CONVERSIONS = {"Gbyte/s": ("byte/s", "1e+09"), "byte": ("bit", "8"), "1": ("count", "1"),
                "years": ("s", "3.15569e+07"), "s-1": ("Hz", "1"), "1e9 s-1": ("s-1", "1e+09")}
@@ -67,6 +73,13 @@ def units_of(path):
     with h5py.File(path, "r") as f:
         collect("", f)
         f.visititems(collect)
+        lj = "h5md/modules/units" in f and sc.as_str(f["h5md/modules/units"].attrs.get("system", "")) == "lj"
+    if lj:
+        elements = tuple("/" + e for e in H5MD_ELEMENTS)
+        for unit in LJ_UNITS:
+            kept = [w for w in found.pop(unit, []) if not w.split(":")[1].startswith(elements)]
+            if kept:
+                found[unit] = kept
     return found
 
 

@@ -136,7 +136,7 @@ TEST_CASE("the shared HDF5 file holds what every rank wrote collectively", "[mpi
     ds = H5Dopen2(f, "/timers/name", H5P_DEFAULT);
     CHECK(H5DSis_scale(ds) > 0);
     hid_t type = H5Dget_type(ds);
-    CHECK(H5Tis_variable_str(type) > 0);   // netCDF 4.9.0 reads no fixed-length string dataset
+    CHECK(H5Tis_variable_str(type) > 0);  // netCDF 4.9.0 reads no fixed-length string dataset
     char* names[2] = {nullptr, nullptr};
     REQUIRE(H5Dread(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, names) >= 0);
     CHECK(std::string(names[0] ? names[0] : "") == "a");
