@@ -14,6 +14,7 @@ STRATA_PYTHON=${STRATA_PYTHON:-/usr/bin/python3}
 # tests (tests/cli/test_install.py).
 STRATA_PACKAGES=(cmake g++ make libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools catch2
                  libtomlplusplus-dev libcli11-dev libboost-dev python3-h5py python3-numpy python3-matplotlib
+                 python3-xarray python3-netcdf4 python3-h5netcdf python3-pandas netcdf-bin udunits-bin
                  help2man man-db)
 # tests/cli/test_mdanalysis.py installs MDAnalysis from PyPI into a virtual
 # environment under the build folder (skipped where PyPI is out of reach).

@@ -1,6 +1,7 @@
 #include "engine/io/h5_output.hpp"
 
 #include <fcntl.h>
+#include <hdf5_hl.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -110,6 +112,18 @@ H5T_cset_t charset_of(const std::vector<std::string>& values) {
 }
 
 }  // namespace
+
+std::string udunits_spelling(const std::string& unit) {
+  // Units the schema, the figures and the console write in their own words.
+  static const std::map<std::string, std::string> spelling = {
+      {"1/s", "s-1"}, {"paths/s", "s-1"}, {"1/year", "year-1"}, {"GB/s", "Gbyte/s"}, {"GFLOP/s", "1e9 s-1"},
+      {"B", "byte"},  {"paths", "1"},     {"cells", "1"},       {"dates", "1"},      {"frame", "1"},
+      {"steps", "1"}, {"currency", ""},   {"1/sqrt(year)", ""}};
+  if (const auto it = spelling.find(unit); it != spelling.end()) return it->second;
+  // The Greeks' "currency per ...": a ratio of money is a number, the rest has no UDUNITS unit.
+  if (unit.starts_with("currency")) return unit == "currency per currency of spot" ? "1" : "";
+  return unit;
+}
 
 std::string hdf5_version() {
   unsigned maj = 0, min = 0, rel = 0;
@@ -286,6 +300,7 @@ void H5Output::close() {
   check(H5Fflush(file_, H5F_SCOPE_GLOBAL), "flush");
   check(H5Fclose(file_), "close");   // a failure abandons it: HDF5 may hold it freed
   file_ = -1;
+  if (!pending_strings_.empty() || pending_status_) fill_pending_strings();
 }
 
 void H5Output::group(const std::string& path) {
@@ -414,7 +429,7 @@ void H5Output::series(const std::string& path, std::span<const std::int64_t> fra
   if (exists(path)) return;
   const double fill = std::numeric_limits<double>::quiet_NaN();
   new_series(path, frame, H5T_NATIVE_DOUBLE, &fill);
-  if (!units.empty()) attribute(path, "units", units);
+  write_units(path, units);
 }
 
 void H5Output::integer_series(const std::string& path) {
@@ -588,6 +603,14 @@ void H5Output::write_from_root(const std::string& path, hid_t type, const void* 
   check(H5Dwrite(ds.id, type, sel.id, sel.id, xfer_, data), "write dataset " + path);
 }
 
+void H5Output::write_units(const std::string& path, const std::string& units) {
+  if (units.empty()) return;
+  const std::string cf = udunits_spelling(units);
+  if (!cf.empty()) attribute(path, "units", cf);
+  if (cf != units && !has_attribute(path, "long_name"))
+    attribute(path, "long_name", path.substr(path.find_last_of('/') + 1) + " in " + units);
+}
+
 void H5Output::text(const std::string& path, const std::string& value) {
   // Fixed-length: parallel HDF5 cannot write variable-length data collectively.
   H5Id type{fixed_string_type(value.size() + 1), H5Tclose};
@@ -596,74 +619,89 @@ void H5Output::text(const std::string& path, const std::string& value) {
 
 void H5Output::scalar(const std::string& path, double value, const std::string& units) {
   write_from_root(path, H5T_NATIVE_DOUBLE, &value);
-  if (!units.empty()) attribute(path, "units", units);
+  write_units(path, units);
 }
 
 void H5Output::scalar(const std::string& path, std::int64_t value, const std::string& units) {
   write_from_root(path, H5T_NATIVE_INT64, &value);
-  if (!units.empty()) attribute(path, "units", units);
+  write_units(path, units);
 }
 
 void H5Output::array(const std::string& path, std::span<const double> values, const std::string& units) {
   const hsize_t n = values.size();
   write_from_root(path, H5T_NATIVE_DOUBLE, values.data(), &n);
-  if (!units.empty()) attribute(path, "units", units);
+  write_units(path, units);
 }
 
 void H5Output::array(const std::string& path, std::span<const std::int64_t> values, const std::string& units) {
   const hsize_t n = values.size();
   write_from_root(path, H5T_NATIVE_INT64, values.data(), &n);
-  if (!units.empty()) attribute(path, "units", units);
+  write_units(path, units);
 }
 
 void H5Output::table(const std::string& path, const H5Table& table) {
-  // Lay the rows out as packed records matching one compound type.
-  std::vector<std::size_t> offsets, sizes;
-  std::vector<hid_t> types;
-  std::size_t record = 0;
+  remove(path);  // a restarted run rewrites it (an older strata wrote a compound dataset here)
+  std::erase_if(pending_strings_, [&](const auto& p) { return p.first.starts_with(path + "/"); });
+  group(path);
+  const hsize_t rows = table.rows();
+  std::string key;  // the first column: the dimension scale of the rest
   for (const auto& c : table.columns) {
-    hid_t t;
-    if (std::holds_alternative<std::vector<double>>(c.values)) {
-      t = H5Tcopy(H5T_NATIVE_DOUBLE);
-    } else if (std::holds_alternative<std::vector<std::int64_t>>(c.values)) {
-      t = H5Tcopy(H5T_NATIVE_INT64);
+    const std::string column = path + "/" + c.name;
+    if (const auto* v = std::get_if<std::vector<double>>(&c.values)) {
+      write_from_root(column, H5T_NATIVE_DOUBLE, v->data(), &rows);
+    } else if (const auto* v = std::get_if<std::vector<std::int64_t>>(&c.values)) {
+      write_from_root(column, H5T_NATIVE_INT64, v->data(), &rows);
     } else {
-      std::size_t longest = 1;
-      for (const auto& s : std::get<std::vector<std::string>>(c.values)) longest = std::max(longest, s.size() + 1);
-      t = fixed_string_type(longest);
+      // Variable length (netCDF's NC_STRING): netCDF 4.9.0 crashes on
+      // fixed-length string datasets. Parallel HDF5 cannot write them, so
+      // the dataset is made now and filled in close().
+      remove(column);
+      H5Id type{vl_string_type(), H5Tclose};
+      H5Id space{dataspace(&rows), H5Sclose};
+      H5Id ds{create_dataset(column, type.id, space.id), H5Dclose};
+      pending_strings_.emplace_back(column, std::get<std::vector<std::string>>(c.values));
     }
-    offsets.push_back(record);
-    sizes.push_back(H5Tget_size(t));
-    types.push_back(t);
-    record += sizes.back();
-  }
-  const std::size_t rows = table.rows();
-  std::vector<unsigned char> bytes(rows * record, 0);
-  H5Id compound{H5Tcreate(H5T_COMPOUND, record), H5Tclose};
-  for (std::size_t k = 0; k < table.columns.size(); ++k) {
-    const auto& c = table.columns[k];
-    H5Tinsert(compound.id, c.name.c_str(), offsets[k], types[k]);
-    for (std::size_t r = 0; r < rows; ++r) {
-      unsigned char* dst = bytes.data() + r * record + offsets[k];
-      std::visit(
-          [&](const auto& v) {
-            using V = std::decay_t<decltype(v)>;
-            if constexpr (std::is_same_v<V, std::vector<std::string>>) {
-              std::memcpy(dst, v[r].data(), std::min(v[r].size(), sizes[k] - 1));
-            } else {
-              std::memcpy(dst, &v[r], sizeof(v[r]));
-            }
-          },
-          c.values);
+    write_units(column, c.units);
+    H5Id ds{check_id(H5Dopen2(file_, column.c_str(), H5P_DEFAULT), "open " + column), H5Dclose};
+    if (key.empty()) {
+      key = column;
+      check(H5DSset_scale(ds.id, c.name.c_str()), "make " + column + " a dimension scale");
+    } else {
+      H5Id scale{check_id(H5Dopen2(file_, key.c_str(), H5P_DEFAULT), "open " + key), H5Dclose};
+      check(H5DSattach_scale(ds.id, scale.id, 0), "attach " + key + " to " + column);
     }
   }
-  for (hid_t t : types) H5Tclose(t);
+}
 
-  const hsize_t n = rows;
-  write_from_root(path, compound.id, bytes.data(), &n);
-  for (const auto& c : table.columns) {
-    if (!c.units.empty()) attribute(path, c.name + "_units", c.units);
+void H5Output::fill_pending_strings() {
+  // Every rank has closed the file (H5Fclose is collective); rank 0 opens
+  // it with HDF5's serial driver, which writes variable-length data.
+  MPI_Barrier(comm_);
+  std::string problem;
+  if (mpi_.root()) {
+    const hid_t file = H5Fopen(path_.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    if (file < 0) problem = "cannot reopen " + name_ + " to write its tables' strings";
+    H5Id type{vl_string_type(), H5Tclose};
+    for (const auto& [column, values] : pending_strings_) {
+      if (!problem.empty()) break;
+      std::vector<const char*> text;
+      for (const auto& v : values) text.push_back(v.c_str());
+      H5Id ds{H5Dopen2(file, column.c_str(), H5P_DEFAULT), H5Dclose};
+      if (ds.id < 0 || (!text.empty() && H5Dwrite(ds.id, type.id, H5S_ALL, H5S_ALL, H5P_DEFAULT, text.data()) < 0))
+        problem = "cannot write " + name_ + " (dataset " + column + ")";
+    }
+    if (problem.empty() && pending_status_) {
+      const char* text = pending_status_->c_str();
+      H5Id space{H5Screate(H5S_SCALAR), H5Sclose};
+      if (H5Aexists(file, "status") > 0) H5Adelete(file, "status");
+      H5Id attr{H5Acreate2(file, "status", type.id, space.id, H5P_DEFAULT, H5P_DEFAULT), H5Aclose};
+      if (attr.id < 0 || H5Awrite(attr.id, type.id, &text) < 0) problem = "cannot write " + name_ + " (status)";
+    }
+    if (file >= 0 && H5Fclose(file) < 0 && problem.empty()) problem = "cannot close " + name_;
   }
+  pending_strings_.clear();
+  pending_status_.reset();
+  settle(problem);
 }
 
 bool H5Output::has_attribute(const std::string& object, const std::string& name) const {
@@ -697,6 +735,10 @@ void H5Output::remove_attribute(const std::string& object, const std::string& na
 }
 
 void H5Output::set_status(const std::string& status) {
+  if (!pending_strings_.empty()) {
+    pending_status_ = status;
+    return;
+  }
   attribute("/", "status", status);
   flush();
 }

@@ -20,6 +20,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -40,7 +41,11 @@ struct H5Id {
   }
 };
 
-// A compound table (one HDF5 compound dataset, a structured array in h5py).
+// A table: a group holding one 1-D dataset per column, all along one
+// dimension whose HDF5 dimension scale is the first column (the row key:
+// a timer phase, an instrument name, a sweep point index), so netCDF tools
+// and xarray read it as variables over that dimension. Each column's unit
+// is its dataset's `units` attribute.
 struct H5Table {
   struct Column {
     std::string name;
@@ -71,9 +76,12 @@ class H5Output {
   // Rank 0: the parent directory the constructor created ("" if it existed).
   const std::string& created_directory() const { return created_directory_; }
 
-  // Writes what HDF5 still caches and closes the file. Collective; a
-  // failure is every rank's Error. After a failure the file is closed only
-  // if that can succeed (see ~H5Output).
+  // Writes what HDF5 still caches and closes the file; then, where tables
+  // have string columns, rank 0 reopens it alone to fill them, and only
+  // then writes the last status set_status() was given (so a file never
+  // says `complete` before its tables are whole). Collective; a failure is
+  // every rank's Error. After a failure the file is closed only if that
+  // can succeed (see ~H5Output).
   void close();
 
   // Attributes on an existing object ("/" or a group/dataset path).
@@ -96,7 +104,16 @@ class H5Output {
   // A 1-D dataset of rank 0's values (every rank calls it, with the same length).
   void array(const std::string& path, std::span<const double> values, const std::string& units = "");
   void array(const std::string& path, std::span<const std::int64_t> values, const std::string& units = "");
+  // Writes `table` as the group `path` (replacing what is there). String
+  // columns are variable-length UTF-8 datasets, which parallel HDF5 cannot
+  // write: they are created here and filled by rank 0 alone when the file
+  // is closed (see close()).
   void table(const std::string& path, const H5Table& table);
+  // The `units` attribute of `path` in UDUNITS' spelling of `units` (see
+  // udunits_spelling); where that differs from `units` (or is none), a
+  // `long_name` "<name> in <units>" keeps strata's words, unless the
+  // object has a long_name already. Nothing for "".
+  void write_units(const std::string& path, const std::string& units);
   void group(const std::string& path);
   bool exists(const std::string& path) const;
   // Unlinks a group or dataset if it exists (collective).
@@ -149,7 +166,9 @@ class H5Output {
   std::vector<std::int64_t> integer_attribute(const std::string& object, const std::string& name) const;
   void remove_attribute(const std::string& object, const std::string& name);
 
-  void set_status(const std::string& status);   // root attribute `status`
+  // Root attribute `status`; held back until close() while string columns
+  // wait to be filled.
+  void set_status(const std::string& status);
   // Writes HDF5's cached metadata and everything written so far to the file
   // (H5Fflush, global scope, which also syncs through MPI-IO), so a process
   // killed afterwards leaves a file that opens and holds all of it.
@@ -206,6 +225,11 @@ class H5Output {
   mutable hid_t file_ = -1;         // -1 once closed or abandoned
   hid_t xfer_ = -1;   // collective transfer property list
   hid_t lcpl_ = -1;   // creates intermediate groups
+  // String columns created by table() that rank 0 fills in close(): dataset path, values.
+  std::vector<std::pair<std::string, std::vector<std::string>>> pending_strings_;
+  std::optional<std::string> pending_status_;
+  // Rank 0 reopens the closed file alone and writes the pending columns and status. Collective.
+  void fill_pending_strings();
 };
 
 // Indices of the NaN entries of a series' times: the frames a series'
@@ -223,6 +247,15 @@ void record_missing_output(H5Output& out, const std::vector<std::int64_t>& frame
 std::string describe_missing_output(const H5Output& out);
 
 std::string hdf5_version();
+
+// The `units` attribute strata writes for a unit as its schema and console
+// say it: the UDUNITS-2 spelling ("GB/s" -> "Gbyte/s", "1/s" -> "s-1",
+// counts such as "paths" -> "1"), or "" where UDUNITS has no unit for it
+// (money, 1/sqrt(year)): the attribute is then left out and the dataset's
+// `long_name` says what the number is. md's Lennard-Jones reduced units
+// (sigma, tau, epsilon, ...) pass as they are: they name, for people, the
+// units /h5md/modules/units declares, and UDUNITS has none of them.
+std::string udunits_spelling(const std::string& unit);
 
 // The string attribute `name` of `obj` (variable or fixed length), or none
 // where it is missing, not a string or unreadable. Local, for readers.

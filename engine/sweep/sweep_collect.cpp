@@ -149,10 +149,10 @@ int collect_sweep(const SweepSpec& spec, const MpiContext& mpi, std::ostream& ou
       h5.attribute("/", "points", static_cast<std::int64_t>(n));
       h5.table("/summary", table);
       h5.attribute("/summary", "description",
-                   std::string("one row per sweep point: index, swept parameters, status, every numeric scalar "
-                               "result of <output_dir>/point-N/output.h5 (NaN where missing); attributes "
-                               "<column>_units give a parameter's unit from the input schema and a result's from "
-                               "its dataset"));
+                   std::string("one row per sweep point (dimension index): swept parameters, status, every "
+                               "numeric scalar result of <output_dir>/point-N/output.h5 (NaN where missing), one "
+                               "dataset per column; a column's units attribute gives a parameter's unit from the "
+                               "input schema and a result's from its dataset"));
     }
 
     std::ofstream csv(csv_path, std::ios::trunc);

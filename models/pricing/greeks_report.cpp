@@ -66,7 +66,7 @@ void write_greeks(H5Output& out, const Portfolio& p, const std::vector<GreekEsti
       if (v.per_asset) {
         const std::vector<double> none;
         out.rows(path + suffix, root ? *data : none, 0, static_cast<std::int64_t>(data->size()), 0);
-        out.attribute(path + suffix, "units", units);
+        out.write_units(path + suffix, units);
         std::vector<std::string> names;
         for (int a : assets_of(in)) names.push_back(p.assets[static_cast<std::size_t>(a)].name);
         out.attribute(path + suffix, "assets", names);

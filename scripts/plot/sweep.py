@@ -100,10 +100,15 @@ def read_summary(path):
                         raise PlotError(f"{path}: no /summary: not a sweep summary; sweep.py plots the summary "
                                         f"of strata sweep --collect{hint}")
                 else:
-                    ds = f["summary"]
-                    for name, value in ds.attrs.items():
-                        if name.endswith("_units"):
-                            stored[name[:-len("_units")]] = pc.text(value)
+                    table = f["summary"]
+                    if isinstance(table, h5py.Group):   # one dataset per column, each with its units
+                        for name, column in table.items():
+                            if "units" in column.attrs:
+                                stored[name] = pc.text(column.attrs["units"])
+                    else:   # a compound table, as strata wrote before: attributes <column>_units
+                        for name, value in table.attrs.items():
+                            if name.endswith("_units"):
+                                stored[name[:-len("_units")]] = pc.text(value)
     csv_path = base + ".csv" if ext == ".h5" else path
     if not os.path.exists(csv_path):
         raise PlotError(f"{path}: no {os.path.basename(csv_path)} beside it (strata sweep --collect writes both)")

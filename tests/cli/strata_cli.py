@@ -372,6 +372,18 @@ def bits(x):
     return struct.pack("<d", float(x)).hex()
 
 
+def read_table(group):
+    """{column: numpy array} of a strata table (a group of 1-D column
+    datasets along one dimension), strings decoded to str."""
+    out = {}
+    for name, ds in group.items():
+        values = ds[()]
+        if values.dtype.kind in "OS":
+            values = np.array([as_str(v) for v in values], dtype=object)
+        out[name] = values
+    return out
+
+
 PRICING_DATASETS = ("price", "stderr", "ci95_low", "ci95_high", "paths")
 
 

@@ -172,8 +172,8 @@ class AmericanReferences(sc.PricingBook):
                                    f"{name}: {price} below {ref} - {bound} - allowance - 4 se ({se})")
         self.assertNotIn("reference_price", got["basket_put"], "no reference for an American on several assets")
         with h5py.File(self.runs["np1"][1], "r") as f:
-            summary = f["pricing/summary"][()]
-            names = [sc.as_str(n) for n in summary["name"]]
+            summary = sc.read_table(f["pricing/summary"])
+            names = list(summary["name"])
             column = dict(zip(names, summary["reference_price"]))
             self.assertEqual(sc.bits(column["ls_put"]), sc.bits(got["ls_put"]["reference_price"]))
             self.assertTrue(np.isnan(column["basket_put"]))

@@ -48,7 +48,7 @@ class PricingPayoffs(sc.PricingBook):
     def test_summary_covers_every_instrument(self):
         self.results("np1")
         with h5py.File(self.runs["np1"][1], "r") as f:
-            names = sorted(sc.as_str(n) for n in f["pricing/summary"][()]["name"])
+            names = sorted(sc.read_table(f["pricing/summary"])["name"])
         self.assertEqual(names, sorted(CLOSED_FORM + list(INDEPENDENT)))
 
     def test_bitwise_identical_for_ranks_and_chunks(self):
