@@ -18,10 +18,32 @@
 #include <string>
 #include <vector>
 
+namespace strata {
+class H5Output;
+}
+
 namespace strata::xdmf {
 
 // OUT.xmf for OUT.h5.
 std::string path_for(const std::string& h5_path);
+
+// Each frame of a series, as a dataset of its own: both of ParaView's XDMF
+// readers read whole datasets, and the XDMF 3 reader it picks for .xmf
+// cannot read a frame of a series through a HyperSlab (it finds no array
+// type and drops the data). So every frame written gets, in OUT.h5, a
+// virtual dataset per series (H5Output::frame_view) that the sidecar names:
+// /xdmf/frame<F>/<name>, the frame's shape, no data of its own.
+inline constexpr const char* kViews = "/xdmf";
+std::string view_path(std::int64_t frame, const std::string& name);
+// A series whose frames the sidecar shows: its name there and its path.
+struct Series {
+  std::string name, path;
+};
+// Frame `frame`'s views of `series`. Collective.
+void write_views(H5Output& o, std::int64_t frame, const std::vector<Series>& series);
+// After a restart cut or grew the series from `before` to `frames` frames:
+// the views of exactly those frames (an older output has none). Collective.
+void restore_views(H5Output& o, std::int64_t frames, std::int64_t before, const std::vector<Series>& series);
 // %.17g: the XDMF value equals the double in the HDF5 file.
 std::string number(double v);
 

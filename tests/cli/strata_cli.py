@@ -592,14 +592,33 @@ def _checked_xdmf(xmf_path, check):
             f.close()
 
 
+def frame_view(h5, item, series, f, fail, where):
+    """Checks that the HDF DataItem `item` reads frame f of the dataset
+    `series` as ParaView's XDMF readers take it: a dataset of its own, the
+    frame's shape, a virtual dataset mapping that frame of `series` in the
+    same file (no copy), holding exactly its values."""
+    if item is None or item.get("Format") != "HDF" or item.get("ItemType") not in (None, "Uniform"):
+        fail(f"{where}: {series} is not read from a dataset of its own")
+    dataset = item.text.strip().split(":", 1)[1]
+    view = h5[dataset]
+    if not view.is_virtual:
+        fail(f"{where}: {dataset} is not a virtual dataset (a copy of the frame)")
+    sources = view.virtual_sources()
+    if len(sources) != 1 or sources[0].file_name != "." or sources[0].dset_name != series:
+        fail(f"{where}: {dataset} maps {[(m.file_name, m.dset_name) for m in sources]}, not {series} of this file")
+    if not np.array_equal(view[()], h5[series][f], equal_nan=True):
+        fail(f"{where}: {dataset} does not hold frame {f} of {series}")
+
+
 def check_particle_xdmf(xmf_path):
     """Checks the OUT.xmf of a particle model (H5MD output) as ParaView's
-    XDMF3 reader uses it; returns the number of frames. Every HDF DataItem
+    XDMF readers use it; returns the number of frames. Every HDF DataItem
     as in check_xdmf; a temporal collection with one Polyvertex grid per
-    /particles/all/position/time entry (Time equal to it), N elements; the
-    XYZ geometry and the velocity attribute read frame f of position/value
-    and velocity/value through HyperSlabs (start f 0 0, stride 1, count
-    1 N 3); id (and mass where the file has it) are node scalars."""
+    /particles/all/position/time entry (Time equal to it), N elements whose
+    cells are the vertices 0..N-1; the XYZ geometry and the velocity
+    attribute read frame f of position/value and velocity/value through
+    that frame's views (frame_view); id (and mass where the file has it)
+    are node scalars."""
     def frames(root, h5, fail):
         times = h5["particles/all/position/time"][()]
         n = h5["particles/all/position/value"].shape[1]
@@ -609,20 +628,6 @@ def check_particle_xdmf(xmf_path):
         grids = series.findall("Grid")
         if len(grids) != len(times):
             fail(f"{len(grids)} grids, {len(times)} frames in /particles/all/position/time")
-
-        def slab(item, f, element, where):
-            if item is None or item.get("ItemType") != "HyperSlab":
-                fail(f"{where}: {element} is not read through a HyperSlab")
-            if [int(v) for v in item.get("Dimensions").split()] != [n, 3]:
-                fail(f"{where}: {element} hyperslab is not {n} x 3")
-            selection, source = item.findall("DataItem")
-            if [int(v) for v in selection.text.split()] != [f, 0, 0, 1, 1, 1, 1, n, 3]:
-                fail(f"{where}: {element} hyperslab {selection.text!r} does not select frame {f}")
-            if not source.text.strip().endswith(f":/particles/all/{element}/value"):
-                fail(f"{where}: {element} reads {source.text.strip()!r}")
-            if int(source.get("Dimensions").split()[0]) <= f:
-                fail(f"{where}: {element} declares {source.get('Dimensions')}, without frame {f}")
-
         for f, grid in enumerate(grids):
             where = f"frame {f}"
             if float(grid.find("Time").get("Value")) != times[f]:
@@ -630,17 +635,20 @@ def check_particle_xdmf(xmf_path):
             topo = grid.find("Topology")
             if topo.get("TopologyType") != "Polyvertex" or int(topo.get("NumberOfElements")) != n:
                 fail(f"{where}: topology is not a Polyvertex of {n} elements")
+            cells = topo.find("DataItem")
+            if cells is None or not np.array_equal(h5[cells.text.strip().split(":", 1)[1]][()], np.arange(n)):
+                fail(f"{where}: the Polyvertex cells are not the vertices 0..{n - 1}")
             geo = grid.find("Geometry")
             if geo.get("GeometryType") != "XYZ":
                 fail(f"{where}: geometry is not XYZ")
-            slab(geo.find("DataItem"), f, "position", where)
+            frame_view(h5, geo.find("DataItem"), "/particles/all/position/value", f, fail, where)
             attrs = {a.get("Name"): a for a in grid.findall("Attribute")}
             expected = {"velocity", "id"} | ({"mass"} if "particles/all/mass" in h5 else set())
             if set(attrs) != expected:
                 fail(f"{where}: attributes {sorted(attrs)}, expected {sorted(expected)}")
             if attrs["velocity"].get("AttributeType") != "Vector" or attrs["velocity"].get("Center") != "Node":
                 fail(f"{where}: velocity is not a node vector")
-            slab(attrs["velocity"].find("DataItem"), f, "velocity", where)
+            frame_view(h5, attrs["velocity"].find("DataItem"), "/particles/all/velocity/value", f, fail, where)
         return len(grids)
     return _checked_xdmf(xmf_path, frames)
 
