@@ -402,7 +402,8 @@ void H5Output::frame_view(const std::string& view, const std::string& source, st
   // frames appended later leave it valid.
   dims[0] = first[0] + 1;
   H5Id selected{H5Screate_simple(rank, dims, nullptr), H5Sclose};
-  check(H5Sselect_hyperslab(selected.id, H5S_SELECT_SET, first, nullptr, count, nullptr), "select a frame of " + source);
+  check(H5Sselect_hyperslab(selected.id, H5S_SELECT_SET, first, nullptr, count, nullptr),
+        "select a frame of " + source);
   H5Id frame{H5Screate_simple(rank - 1, count + 1, nullptr), H5Sclose};
   H5Id dcpl{H5Pcreate(H5P_DATASET_CREATE), H5Pclose};
   // "." is this file, whatever its name becomes (a backup renames it).
