@@ -7,6 +7,7 @@
     strata.trajectory("out/lj_liquid.h5")        # Trajectory: arrays per frame
     strata.observables("out/lj_liquid.h5")       # pandas.DataFrame by step
     strata.pricing_summary("out/quickstart.h5")  # pandas.DataFrame by instrument
+    strata.instruments("out/quickstart.h5")      # every dataset of each instrument
     strata.sweep_summary("sweep/summary.h5")     # pandas.DataFrame by point
     strata.timers("out/gaussian.h5")             # pandas.DataFrame by phase
 
@@ -19,9 +20,11 @@ raises `OutputError` naming it.
 from .reader import (
     OutputError,
     Run,
+    Instrument,
     Trajectory,
     diagnostics,
     fields,
+    instruments,
     observables,
     open_run,
     pricing_summary,
@@ -35,9 +38,11 @@ from .reader import (
 __all__ = [
     "OutputError",
     "Run",
+    "Instrument",
     "Trajectory",
     "diagnostics",
     "fields",
+    "instruments",
     "observables",
     "open_run",
     "pricing_summary",

@@ -84,7 +84,7 @@ class Run:
 def open_run(path):
     """The Run of a strata output file (or of a sweep summary, model 'sweep')."""
     with _open_h5(path) as f:
-        attrs = {k: (text(v) if isinstance(v, (bytes, str, np.bytes_)) else v) for k, v in f.attrs.items()}
+        attrs = {k: _attr(v) for k, v in f.attrs.items()}
         if "model" in attrs:
             model = attrs["model"]
         elif "summary" in f and "sweep_input" in attrs:
@@ -164,7 +164,8 @@ class Trajectory:
     box: np.ndarray        # [frames, 3]: the box edges at each frame
     id: np.ndarray         # [n]
     mass: object           # [n], or None where all masses are 1
-    units: dict            # element -> H5MD unit string ("" where reduced units leave it out)
+    units: dict            # element -> its CF units ("" where none is written)
+    available: int         # frames in the file (the arrays hold those asked for)
 
     @property
     def frames(self):
@@ -177,40 +178,51 @@ def _element(group, name):
     return item["value"] if isinstance(item, h5py.Group) else item
 
 
-def trajectory(path, group="all"):
-    """The H5MD particle group `group` of an md or nbody output."""
+def trajectory(path, group="all", frames=None):
+    """The H5MD particle group `group` of an md or nbody output: every frame,
+    or those `frames` selects (a slice, or increasing frame numbers; a slice
+    of none reads only what every frame shares)."""
     _expect(path, PARTICLE_MODELS, "particle trajectory")
     with _open_h5(path) as f:
         if f"particles/{group}" not in f:
             raise OutputError(f"{path}: no particle group /particles/{group}")
         g = f["particles"][group]
         pos = g["position"]
-        frames = pos["value"].shape[0]
-        box = _element(g["box"], "edges")[()]
-        if box.ndim == 1:  # a time-independent box
-            box = np.broadcast_to(box, (frames, box.shape[0])).copy()
+        sel = slice(None) if frames is None else frames
+        step = pos["step"][sel]
+        box = _element(g["box"], "edges")
+        if box.ndim == 1:  # a time-independent box (files of strata before 0.1.0's H5MD box)
+            box = np.broadcast_to(box[()], (len(step), box.shape[0])).copy()
+        else:
+            box = box[sel]
         units = {}
         for name in ("position", "velocity", "mass"):
             if name in g:
-                units[name] = text(_element(g, name).attrs.get("unit", ""))
+                units[name] = text(_element(g, name).attrs.get("units", ""))
         return Trajectory(
-            step=pos["step"][()], time=pos["time"][()], position=pos["value"][()],
-            velocity=g["velocity"]["value"][()] if "velocity" in g else None,
+            step=step, time=pos["time"][sel], position=pos["value"][sel],
+            velocity=g["velocity"]["value"][sel] if "velocity" in g else None,
             box=box, id=_element(g, "id")[()],
-            mass=_element(g, "mass")[()] if "mass" in g else None, units=units)
+            mass=_element(g, "mass")[()] if "mass" in g else None, units=units,
+            available=pos["value"].shape[0])
 
 
 def observables(path):
     """The H5MD observables of an md or nbody output: one row per step, the
-    column `time`, and one column per observable (vectors as NAME_x, _y, _z)."""
+    column `time`, and one column per observable (vectors as NAME_x, _y, _z);
+    df.attrs['units'] and df.attrs['long_name'] by observable."""
     _expect(path, PARTICLE_MODELS, "observables")
-    columns = {}
+    columns, units, long_names = {}, {}, {}
     with _open_h5(path) as f:
         if "observables" not in f:
             raise OutputError(f"{path}: no /observables")
         index = None
         for name, g in f["observables"].items():
             step, time, value = g["step"][()], g["time"][()], g["value"][()]
+            units[name] = text(g["value"].attrs.get("units", ""))
+            long_names[name] = text(g["value"].attrs.get("long_name", ""))
+            if index is None:
+                units["time"] = text(g["time"].attrs.get("units", ""))
             if index is None:
                 index, columns["time"] = step, time
             elif not np.array_equal(step, index):
@@ -220,4 +232,46 @@ def observables(path):
             else:
                 for k in range(value.shape[1]):
                     columns[f"{name}_{'xyz'[k] if value.shape[1] == 3 else k}"] = value[:, k]
-    return pd.DataFrame(columns, index=pd.Index(index, name="step"))
+    frame = pd.DataFrame(columns, index=pd.Index(index, name="step"))
+    frame.attrs["units"] = units   # by observable (a vector's columns share it)
+    frame.attrs["long_name"] = long_names
+    return frame
+
+
+@dataclasses.dataclass
+class Instrument:
+    """One instrument of a pricing output, /pricing/<name>: every dataset's
+    value (a number or an array) and attributes, and the group's own."""
+
+    name: str
+    values: dict   # dataset name -> value
+    attrs: dict    # dataset name -> {attribute: value}
+    group_attrs: dict
+
+    def units(self, key, default=""):
+        return text(self.attrs.get(key, {}).get("units", default))
+
+
+def instruments(path):
+    """{name: Instrument} of a pricing output, in the file's order."""
+    _expect(path, ("pricing",), "instruments")
+    out = {}
+    with _open_h5(path) as f:
+        for name, g in f["pricing"].items():
+            if name == "summary" or not isinstance(g, h5py.Group):
+                continue
+            values, attrs = {}, {}
+            for key, ds in g.items():
+                if isinstance(ds, h5py.Dataset):
+                    values[key] = ds[()].item() if ds.shape == () else ds[()]
+                    attrs[key] = {a: _attr(v) for a, v in ds.attrs.items()}
+            out[name] = Instrument(name, values, attrs, {a: _attr(v) for a, v in g.attrs.items()})
+    return out
+
+
+def _attr(value):
+    if isinstance(value, (bytes, np.bytes_)):
+        return text(value)
+    if isinstance(value, np.ndarray) and value.dtype.kind in "OSU":
+        return [text(v) for v in value]
+    return value
