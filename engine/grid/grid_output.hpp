@@ -1,9 +1,11 @@
-// Output of a grid model into the run's HDF5 file, as docs/output.md lays it out:
-// /grid attributes and cell-centre coordinates, /fields/<name> time series
-// [n_out, (nz,) ny, nx] written collectively (each rank its box) into
-// chunked, extendible datasets with /fields/time, /diagnostics/<name> time
-// series with /diagnostics/time, CF-style `units` and `long_name`
-// attributes, and an XDMF sidecar OUT.xmf (a temporal collection of
+// Output of a grid model into the run's HDF5 file, as docs/output.md lays it out
+// (CF-1.10, readable as netCDF-4): /grid attributes; at the root the
+// cell-centre coordinates /x, /y[, /z] and the frames' /time, dimension
+// scales attached to the fields /<name>, time series [n_out, (nz,) ny, nx]
+// written collectively (each rank its box) into chunked, extendible
+// datasets; /diagnostics/<name> time series with their own
+// /diagnostics/time; CF `units` and `long_name` attributes; and an XDMF
+// sidecar OUT.xmf (a temporal collection of
 // CoRectMesh grids) that ParaView and VisIt open. A frame is on disk when
 // frame() returns; GridSimulation calls it from its BackgroundWriter, so
 // frame() and diagnostics() make no MPI calls of their own beyond HDF5's.
@@ -34,9 +36,11 @@ class GridOutput {
  public:
   // `out` may be null (a dry run): then nothing is written. The file
   // names the grid's axes as GridSpec::axes does (x, y, z; euler2d: x, z).
+  // A field named as another root object (time, x, grid, config, ...) is a
+  // logic_error.
   GridOutput(H5Output* out, const Grid& g, std::vector<Quantity> fields, std::vector<Quantity> diagnostics);
 
-  // A fresh run: /grid, empty series. Collective.
+  // A fresh run: /grid, the coordinates, empty series. Collective.
   void create();
   // A restarted run: keeps the first `frames` field frames and `rows`
   // diagnostic rows (what its checkpoint had written) and drops the rest.
@@ -60,8 +64,9 @@ class GridOutput {
   std::int64_t rows() const { return rows_; }
 
  private:
-  void write_grid();      // /grid: attributes and cell-centre coordinates
-  void create_series();   // the empty series that do not exist yet
+  void write_grid();         // /grid's attributes and the root's Conventions
+  void write_coordinates();  // the axes' dimension scales that do not exist yet
+  void create_series();      // the coordinates and empty series that do not exist yet
   std::string xdmf_entry(std::size_t frame) const;
   void write_xdmf();    // the whole sidecar (rank 0)
   void append_xdmf();   // the newest frame's entry (rank 0)

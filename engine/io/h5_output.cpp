@@ -1,6 +1,7 @@
 #include "engine/io/h5_output.hpp"
 
 #include <fcntl.h>
+#include <hdf5_hl.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -337,6 +338,19 @@ bool H5Output::exists(const std::string& path) const {
     if (!prefix.empty() && prefix != "/" && H5Lexists(file_, prefix.c_str(), H5P_DEFAULT) <= 0) return false;
     if (pos == std::string::npos) return true;
   }
+}
+
+void H5Output::dimension_scale(const std::string& path, const std::string& name) {
+  H5Id ds{check_id(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), "open dataset " + path), H5Dclose};
+  if (H5DSis_scale(ds.id) > 0) return;
+  check(H5DSset_scale(ds.id, name.c_str()), "make " + path + " a dimension scale");
+}
+
+void H5Output::attach_scale(const std::string& path, const std::string& scale, unsigned axis) {
+  H5Id ds{check_id(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), "open dataset " + path), H5Dclose};
+  H5Id dim{check_id(H5Dopen2(file_, scale.c_str(), H5P_DEFAULT), "open dataset " + scale), H5Dclose};
+  if (H5DSis_attached(ds.id, dim.id, axis) > 0) return;
+  check(H5DSattach_scale(ds.id, dim.id, axis), "attach " + scale + " to " + path);
 }
 
 void H5Output::remove(const std::string& path) {

@@ -94,6 +94,13 @@ class H5Output {
   void table(const std::string& path, const H5Table& table);
   void group(const std::string& path);
   bool exists(const std::string& path) const;
+  // netCDF-4 dimensions (HDF5 dimension scales, which netCDF tools, h5netcdf
+  // and xarray read as named dimensions and coordinate variables): makes the
+  // 1-D dataset `path` a dimension scale named `name`, unless it is one.
+  void dimension_scale(const std::string& path, const std::string& name);
+  // Attaches the dimension scale `scale` to axis `axis` (0 slowest) of the
+  // dataset `path`. Collective.
+  void attach_scale(const std::string& path, const std::string& scale, unsigned axis);
   // Unlinks a group or dataset if it exists (collective).
   void remove(const std::string& path);
 
