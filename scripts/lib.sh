@@ -11,7 +11,8 @@ STRATA_PYTHON=${STRATA_PYTHON:-/usr/bin/python3}
 # Debian packages (README.md). The CUDA toolkit is not among them: it is used
 # where /usr/local/cuda or nvcc already exists.
 STRATA_PACKAGES=(cmake g++ make libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools catch2
-                 libtomlplusplus-dev libcli11-dev libboost-dev python3-h5py python3-numpy python3-matplotlib)
+                 libtomlplusplus-dev libcli11-dev libboost-dev python3-h5py python3-numpy python3-matplotlib
+                 netcdf-bin udunits-bin python3-xarray python3-h5netcdf python3-netcdf4 python3-venv)
 # For the Slurm tests and scripts/slurm/ (installed by scripts/test and by the
 # test cluster, tests/slurm/slurm_cluster.py). slurm-wlm-basic-plugins holds
 # Slurm's mpi/pmix plugin (mpi_pmix_v4.so), which dlopen()s the unversioned
