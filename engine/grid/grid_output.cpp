@@ -54,7 +54,6 @@ void GridOutput::create() {
 void GridOutput::write_grid() {
   H5Output& o = *out_;
   const GridSpec& s = grid_.spec();
-  o.attribute("/", "Conventions", std::string("CF-1.10"));
   o.group("/grid");
   std::vector<double> origin;
   for (std::size_t i = 0; i < axes_.size(); ++i) {
@@ -96,20 +95,22 @@ void GridOutput::write_coordinates() {
 void GridOutput::create_series() {
   H5Output& o = *out_;
   const std::vector<std::int64_t> shape = detail::global_box(grid_).shape;
+  o.attribute("/", "Conventions", std::string("CF-1.10"));
   write_coordinates();
-  // Only what is missing: a restart may find some series and not others.
+  // Only the series that are missing (a restart may find some and not
+  // others), but the attributes and scales of all: a restarted file that
+  // an earlier strata wrote has series without them.
   const auto make = [&](const std::string& path, std::span<const std::int64_t> frame, const Quantity& q) {
-    if (o.exists(path)) return false;
-    o.series(path, frame, q.units);
+    if (!o.exists(path)) o.series(path, frame);
+    o.attribute(path, "units", q.units);
     o.attribute(path, "long_name", q.long_name);
-    return true;
   };
   // Model seconds from an epoch: CF (and its checker) wants a time axis's
   // units to name one, and 1970 is NumPy's, so xarray decodes it to
   // datetime64 without warnings ("s" is not a CF time unit; "seconds" alone
   // xarray turns into timedelta64). docs/output.md says more.
   const auto make_time = [&](const std::string& path, const std::string& long_name) {
-    if (!make(path, {}, {"time", "seconds since 1970-01-01 00:00:00", long_name})) return;
+    make(path, {}, {"time", "seconds since 1970-01-01 00:00:00", long_name});
     o.dimension_scale(path, "time");
     o.attribute(path, "axis", std::string("T"));
     o.attribute(path, "standard_name", std::string("time"));
@@ -117,15 +118,32 @@ void GridOutput::create_series() {
   make_time("/time", "model time of each frame");
   for (const Quantity& q : fields_) {
     const std::string path = "/" + q.name;
-    if (!make(path, shape, q)) continue;
+    make(path, shape, q);
     o.attach_scale(path, "/time", 0);
     // Dimension d + 1 of a frame is axis axes_[dims - 1 - d] (slowest first).
     for (std::size_t d = 0; d < axes_.size(); ++d)
       o.attach_scale(path, "/" + axes_[axes_.size() - 1 - d], static_cast<unsigned>(d + 1));
   }
   make_time("/diagnostics/time", "model time of each row");
-  for (const Quantity& q : diagnostics_)
-    if (make("/diagnostics/" + q.name, {}, q)) o.attach_scale("/diagnostics/" + q.name, "/diagnostics/time", 0);
+  for (const Quantity& q : diagnostics_) {
+    make("/diagnostics/" + q.name, {}, q);
+    o.attach_scale("/diagnostics/" + q.name, "/diagnostics/time", 0);
+  }
+}
+
+void GridOutput::adopt_earlier_layout() {
+  H5Output& o = *out_;
+  if (!o.exists("/fields")) return;
+  // Moved, not copied: the frames keep their place and their bytes.
+  if (o.exists("/fields/time") && !o.exists("/time")) o.move("/fields/time", "/time");
+  for (const Quantity& q : fields_) {
+    const std::string from = "/fields/" + q.name, to = "/" + q.name;
+    if (!o.exists(from) || o.exists(to)) continue;
+    o.move(from, to);
+    o.remove_attribute(to, "dimensions");
+  }
+  o.remove("/fields");
+  for (const std::string& a : axes_) o.remove("/grid/" + a);
 }
 
 void GridOutput::resume(std::int64_t frames, std::int64_t rows) {
@@ -134,6 +152,7 @@ void GridOutput::resume(std::int64_t frames, std::int64_t rows) {
   // A file that lost its structure (written anew after the output was
   // deleted, or never flushed before a hard kill) gets it back.
   if (!o.exists("/grid")) write_grid();
+  adopt_earlier_layout();
   create_series();
   // Exactly the checkpoint's frames and rows: what came after it is dropped
   // (it is computed again); what it counts but the file lacks (written

@@ -47,7 +47,8 @@ class GridOutput {
   // Frames and rows the checkpoint counts but the file lacks (lost in a
   // hard kill, or the whole file lost) become NaN, time included, and are
   // listed by missing_frames()/missing_rows(); what is missing of the
-  // file's structure is created. Collective.
+  // file's structure is created, and a file in the layout before CF (an
+  // earlier strata's) is moved into this one. Collective.
   void resume(std::int64_t frames, std::int64_t rows);
   // After resume(): indices of the frames and rows the file lacks.
   const std::vector<std::int64_t>& missing_frames() const { return missing_frames_; }
@@ -64,9 +65,12 @@ class GridOutput {
   std::int64_t rows() const { return rows_; }
 
  private:
-  void write_grid();         // /grid's attributes and the root's Conventions
+  void write_grid();         // /grid's attributes
   void write_coordinates();  // the axes' dimension scales that do not exist yet
-  void create_series();      // the coordinates and empty series that do not exist yet
+  void create_series();      // Conventions, the coordinates and empty series that do not exist yet
+  // A file of an earlier strata (fields in /fields, coordinates in /grid):
+  // its series moved to the root, where a restart continues them.
+  void adopt_earlier_layout();
   std::string xdmf_entry(std::size_t frame) const;
   void write_xdmf();    // the whole sidecar (rank 0)
   void append_xdmf();   // the newest frame's entry (rank 0)

@@ -358,6 +358,10 @@ void H5Output::remove(const std::string& path) {
   if (exists(path)) check(H5Ldelete(file_, path.c_str(), H5P_DEFAULT), "replace " + path);
 }
 
+void H5Output::move(const std::string& from, const std::string& to) {
+  check(H5Lmove(file_, from.c_str(), file_, to.c_str(), lcpl_, H5P_DEFAULT), "move " + from + " to " + to);
+}
+
 void H5Output::rows(const std::string& path, std::span<const double> local, std::int64_t row_offset,
                     std::int64_t total_rows, int width) {
   const std::int64_t per_row = width > 0 ? width : 1;

@@ -103,6 +103,8 @@ class H5Output {
   void attach_scale(const std::string& path, const std::string& scale, unsigned axis);
   // Unlinks a group or dataset if it exists (collective).
   void remove(const std::string& path);
+  // Moves a group or dataset to `to` (collective).
+  void move(const std::string& from, const std::string& to);
 
   // A distributed 2-D dataset [total_rows, width] (1-D [total_rows] when
   // width is 0): this rank writes rows [row_offset, row_offset + rows) from

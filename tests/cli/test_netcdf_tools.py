@@ -15,7 +15,9 @@ For each grid model, a tiny run on 1 and on 2 ranks:
    (`udunits2`, Debian's udunits-bin);
 4. compliance-checker (PyPI, in a venv cached under the build folder;
    skipped with a message where PyPI cannot be reached) finds no
-   high-priority failure of CF-1.10 in a diffusion and an euler2d file.
+   high-priority failure of CF-1.10 in a diffusion and an euler2d file;
+5. a restarted run, and a restart of a file in the layout before CF,
+   keep all of this.
 """
 
 import json
@@ -197,6 +199,43 @@ class NetcdfTools(sc.StrataTestCase):
             np.testing.assert_array_equal(f["time"][()], ref["time"][()])
             self.assertGreater(len(f["time"]), 2)
         sc.check_xdmf(self.path("run.xmf"))
+
+    def test_a_file_of_the_earlier_layout_is_continued_in_the_new_one(self):
+        # A stopped run's file rewritten as strata wrote grid files before
+        # CF (fields and time in /fields, coordinates in /grid, no scales):
+        # --restart moves its frames to the root and ends bitwise equal to
+        # an uninterrupted run, readable by the tools.
+        args, dims, field = MODELS["euler2d"]
+        args = args + ["--set", "euler2d.output_interval=6"]
+        thermal = os.path.join(sc.SOURCE_DIR, "inputs", "euler2d", "thermal.toml")
+        res = self.strata("run", thermal, "-o", "run.h5", *args, env=sc.signal_at(3, signal.SIGTERM))
+        self.assertExit(res, 75)
+        with h5py.File(self.path("run.h5"), "r+") as f:
+            self.assertGreater(len(f["time"]), 1)
+            series = ["time"] + sc.field_names(f) + ["diagnostics/" + n for n in f["diagnostics"]]
+            axes = sc.grid_axes(f)
+            for name in series + axes:   # no scales: their attributes gone
+                for key in ("DIMENSION_LIST", "REFERENCE_LIST", "CLASS", "NAME", "axis", "standard_name"):
+                    if key in f[name].attrs:
+                        del f[name].attrs[key]
+            f["time"].attrs["units"] = "s"
+            for name in ["time"] + sc.field_names(f):
+                f.move(name, "fields/" + name)
+            for a in axes:
+                f.move(a, "grid/" + a)
+            del f.attrs["Conventions"]
+        self.run_ok(thermal, "-o", "run.h5", "--restart", *args)
+        self.run_ok(thermal, "-o", "ref.h5", *args)
+        with h5py.File(self.path("run.h5"), "r") as f, h5py.File(self.path("ref.h5"), "r") as ref:
+            self.assertEqual(sc.as_str(f.attrs["status"]), "complete")
+            self.assertNotIn("fields", f)
+            self.assertEqual(list(f["grid"]), [])
+            mine, theirs = sc.grid_series(f), sc.grid_series(ref)
+            self.assertEqual(sorted(mine), sorted(theirs))
+            for name, ds in theirs.items():
+                self.assertEqual(mine[name][()].tobytes(), ds[()].tobytes(), name)
+        self.check_ncdump(self.path("run.h5"), dims)
+        self.check_xarray(self.path("run.h5"), dims, field)
 
     def test_compliance_checker_finds_no_high_priority_failure(self):
         exe, why = compliance_checker()
