@@ -13,9 +13,33 @@
 
 namespace strata::grid {
 
+namespace {
+
+// Objects a grid file has at its root besides the fields (docs/output.md):
+// a field of one of these names would clash with them.
+constexpr const char* kRootNames[] = {"config", "timers", "performance", "grid", "diagnostics",
+                                      "health", "time",   "x",           "y",    "z"};
+
+// CF attributes of the coordinate variable of a Cartesian axis in metres.
+struct AxisAttributes {
+  const char* axis;           // CF `axis`
+  const char* standard_name;  // CF standard name
+};
+
+AxisAttributes axis_attributes(const std::string& name) {
+  if (name == "x") return {"X", "projection_x_coordinate"};
+  if (name == "y") return {"Y", "projection_y_coordinate"};
+  return {"Z", "height"};
+}
+
+}  // namespace
+
 GridOutput::GridOutput(H5Output* out, const Grid& g, std::vector<Quantity> fields, std::vector<Quantity> diagnostics)
     : out_(out), grid_(g), fields_(std::move(fields)), diagnostics_(std::move(diagnostics)) {
   for (int a = 0; a < g.dims(); ++a) axes_.push_back(g.spec().axes.substr(static_cast<std::size_t>(a), 1));
+  for (const Quantity& q : fields_)
+    for (const char* name : kRootNames)
+      if (q.name == name) throw std::logic_error("GridOutput: a field may not be called " + q.name);
 }
 
 void GridOutput::create() {
@@ -38,13 +62,6 @@ void GridOutput::write_grid() {
     o.attribute("/grid", "boundary_" + axes_[i],
                 std::string(to_string(s.boundary[i][0])) + " " + to_string(s.boundary[i][1]));
     origin.push_back(s.origin[i]);
-    // Cell-centre coordinates, so tools need not rebuild them.
-    std::vector<double> centres;
-    if (grid_.mpi().root())
-      for (index_t c = 0; c < s.n[i]; ++c) centres.push_back(s.origin[i] + (static_cast<double>(c) + 0.5) * s.d[i]);
-    o.rows("/grid/" + axes_[i], centres, 0, s.n[i], 0);
-    o.attribute("/grid/" + axes_[i], "units", std::string("m"));
-    o.attribute("/grid/" + axes_[i], "long_name", "cell-centre " + axes_[i] + " coordinate");
   }
   o.attribute("/grid", "origin", origin);
   o.attribute("/grid", "axes", axes_);
@@ -54,23 +71,79 @@ void GridOutput::write_grid() {
   o.attribute("/grid", "halo", static_cast<std::int64_t>(grid_.halo()));
 }
 
+void GridOutput::write_coordinates() {
+  H5Output& o = *out_;
+  const GridSpec& s = grid_.spec();
+  for (std::size_t i = 0; i < axes_.size(); ++i) {
+    const std::string path = "/" + axes_[i];
+    if (o.exists(path)) continue;
+    // Cell centres: the coordinate variable of the axis's dimension.
+    std::vector<double> centres;
+    if (grid_.mpi().root())
+      for (index_t c = 0; c < s.n[i]; ++c) centres.push_back(s.origin[i] + (static_cast<double>(c) + 0.5) * s.d[i]);
+    o.rows(path, centres, 0, s.n[i], 0);
+    o.dimension_scale(path, axes_[i]);
+    const AxisAttributes cf = axis_attributes(axes_[i]);
+    o.attribute(path, "units", std::string("m"));
+    o.attribute(path, "axis", std::string(cf.axis));
+    o.attribute(path, "standard_name", std::string(cf.standard_name));
+    o.attribute(path, "long_name", "cell-centre " + axes_[i] + " coordinate");
+    if (axes_[i] == "z") o.attribute(path, "positive", std::string("up"));
+  }
+}
+
 void GridOutput::create_series() {
   H5Output& o = *out_;
   const std::vector<std::int64_t> shape = detail::global_box(grid_).shape;
-  std::vector<std::string> dims{"time"};
-  dims.insert(dims.end(), axes_.rbegin(), axes_.rend());
-  // Only what is missing: a restart may find some series and not others.
-  const auto make = [&](const std::string& path, std::span<const std::int64_t> frame, const Quantity& q,
-                        const std::vector<std::string>* dimensions) {
-    if (o.exists(path)) return;
-    o.series(path, frame, q.units);
+  o.attribute("/", "Conventions", std::string("CF-1.10"));
+  write_coordinates();
+  // Only the series that are missing (a restart may find some and not
+  // others), but the attributes and scales of all: a restarted file that
+  // an earlier strata wrote has series without them.
+  const auto make = [&](const std::string& path, std::span<const std::int64_t> frame, const Quantity& q) {
+    if (!o.exists(path)) o.series(path, frame);
+    o.attribute(path, "units", q.units);
     o.attribute(path, "long_name", q.long_name);
-    if (dimensions != nullptr) o.attribute(path, "dimensions", *dimensions);
   };
-  make("/fields/time", {}, {"time", "s", "model time of each frame"}, nullptr);
-  for (const Quantity& q : fields_) make("/fields/" + q.name, shape, q, &dims);
-  make("/diagnostics/time", {}, {"time", "s", "model time of each row"}, nullptr);
-  for (const Quantity& q : diagnostics_) make("/diagnostics/" + q.name, {}, q, nullptr);
+  // Model seconds from an epoch: CF (and its checker) wants a time axis's
+  // units to name one, and 1970 is NumPy's, so xarray decodes it to
+  // datetime64 without warnings ("s" is not a CF time unit; "seconds" alone
+  // xarray turns into timedelta64). docs/output.md says more.
+  const auto make_time = [&](const std::string& path, const std::string& long_name) {
+    make(path, {}, {"time", "seconds since 1970-01-01 00:00:00", long_name});
+    o.dimension_scale(path, "time");
+    o.attribute(path, "axis", std::string("T"));
+    o.attribute(path, "standard_name", std::string("time"));
+  };
+  make_time("/time", "model time of each frame");
+  for (const Quantity& q : fields_) {
+    const std::string path = "/" + q.name;
+    make(path, shape, q);
+    o.attach_scale(path, "/time", 0);
+    // Dimension d + 1 of a frame is axis axes_[dims - 1 - d] (slowest first).
+    for (std::size_t d = 0; d < axes_.size(); ++d)
+      o.attach_scale(path, "/" + axes_[axes_.size() - 1 - d], static_cast<unsigned>(d + 1));
+  }
+  make_time("/diagnostics/time", "model time of each row");
+  for (const Quantity& q : diagnostics_) {
+    make("/diagnostics/" + q.name, {}, q);
+    o.attach_scale("/diagnostics/" + q.name, "/diagnostics/time", 0);
+  }
+}
+
+void GridOutput::adopt_earlier_layout() {
+  H5Output& o = *out_;
+  if (!o.exists("/fields")) return;
+  // Moved, not copied: the frames keep their place and their bytes.
+  if (o.exists("/fields/time") && !o.exists("/time")) o.move("/fields/time", "/time");
+  for (const Quantity& q : fields_) {
+    const std::string from = "/fields/" + q.name, to = "/" + q.name;
+    if (!o.exists(from) || o.exists(to)) continue;
+    o.move(from, to);
+    o.remove_attribute(to, "dimensions");
+  }
+  o.remove("/fields");
+  for (const std::string& a : axes_) o.remove("/grid/" + a);
 }
 
 void GridOutput::resume(std::int64_t frames, std::int64_t rows) {
@@ -78,17 +151,18 @@ void GridOutput::resume(std::int64_t frames, std::int64_t rows) {
   H5Output& o = *out_;
   // A file that lost its structure (written anew after the output was
   // deleted, or never flushed before a hard kill) gets it back.
-  if (!o.exists("/grid/" + axes_[0])) write_grid();
+  if (!o.exists("/grid")) write_grid();
+  adopt_earlier_layout();
   create_series();
   // Exactly the checkpoint's frames and rows: what came after it is dropped
   // (it is computed again); what it counts but the file lacks (written
   // after the file's last flush before a kill, or a lost file) is grown
   // with NaN, time included, so every later frame keeps its index.
-  o.series_resize("/fields/time", frames);
-  for (const Quantity& q : fields_) o.series_resize("/fields/" + q.name, frames);
+  o.series_resize("/time", frames);
+  for (const Quantity& q : fields_) o.series_resize("/" + q.name, frames);
   o.series_resize("/diagnostics/time", rows);
   for (const Quantity& q : diagnostics_) o.series_resize("/diagnostics/" + q.name, rows);
-  times_ = o.read("/fields/time");
+  times_ = o.read("/time");
   frames_ = frames;
   rows_ = rows;
   // Each series' time is written last in its frame, so a NaN time marks a
@@ -104,8 +178,8 @@ void GridOutput::frame(double time, const std::vector<std::vector<double>>& valu
   if (values.size() != fields_.size()) throw std::logic_error("GridOutput::frame: one value array per field");
   const detail::GlobalBox b = detail::global_box(grid_);
   for (std::size_t f = 0; f < fields_.size(); ++f)
-    out_->series_write("/fields/" + fields_[f].name, frames_, values[f], b.start, b.count);
-  out_->series_write("/fields/time", frames_, time);
+    out_->series_write("/" + fields_[f].name, frames_, values[f], b.start, b.count);
+  out_->series_write("/time", frames_, time);
   // On disk, metadata included, before the next step: a hard kill keeps
   // every frame written so far (and the diagnostics rows before it).
   out_->flush();
@@ -128,7 +202,7 @@ void GridOutput::diagnostics(double time, const std::vector<double>& values) {
 
 // XDMF 3: a temporal collection with one uniform grid per frame, the
 // geometry an origin and spacing, each field a cell-centred attribute
-// reading frame f of /fields/<name> through a HyperSlab. The mesh is always
+// reading frame f of /<name> through a HyperSlab. The mesh is always
 // a 3DCoRectMesh in physical X, Y, Z (node counts, origin and spacing in
 // z y x order): a 2-D grid is one cell thick along its missing axis, so
 // ParaView puts an x-y model in the x-y plane and euler2d's x-z slice in
@@ -181,11 +255,10 @@ std::string GridOutput::xdmf_entry(std::size_t f) const {
     count += " " + frame_cells;
     x << "        <Attribute Name=\"" << q.name << "\" AttributeType=\"Scalar\" Center=\"Cell\">\n"
       << "          <DataItem ItemType=\"HyperSlab\" Dimensions=\"" << cells << "\" Type=\"HyperSlab\">\n"
-      << "            <DataItem Dimensions=\"3 " << dims + 1 << "\" Format=\"XML\">" << first << " " << stride
-      << " " << count << "</DataItem>\n"
+      << "            <DataItem Dimensions=\"3 " << dims + 1 << "\" Format=\"XML\">" << first << " " << stride << " "
+      << count << "</DataItem>\n"
       << "            <DataItem Dimensions=\"" << f + 1 << " " << frame_cells
-      << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << h5_name << ":/fields/" << q.name
-      << "</DataItem>\n"
+      << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << h5_name << ":/" << q.name << "</DataItem>\n"
       << "          </DataItem>\n"
       << "        </Attribute>\n";
   }

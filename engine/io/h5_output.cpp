@@ -379,6 +379,19 @@ bool H5Output::exists(const std::string& path) const {
   }
 }
 
+void H5Output::dimension_scale(const std::string& path, const std::string& name) {
+  H5Id ds{check_id(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), "open dataset " + path), H5Dclose};
+  if (H5DSis_scale(ds.id) > 0) return;
+  check(H5DSset_scale(ds.id, name.c_str()), "make " + path + " a dimension scale");
+}
+
+void H5Output::attach_scale(const std::string& path, const std::string& scale, unsigned axis) {
+  H5Id ds{check_id(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), "open dataset " + path), H5Dclose};
+  H5Id dim{check_id(H5Dopen2(file_, scale.c_str(), H5P_DEFAULT), "open dataset " + scale), H5Dclose};
+  if (H5DSis_attached(ds.id, dim.id, axis) > 0) return;
+  check(H5DSattach_scale(ds.id, dim.id, axis), "attach " + scale + " to " + path);
+}
+
 void H5Output::remove(const std::string& path) {
   // A restarted run rewrites its results: replace, never fail on "exists".
   if (exists(path)) check(H5Ldelete(file_, path.c_str(), H5P_DEFAULT), "replace " + path);
@@ -409,6 +422,10 @@ void H5Output::frame_view(const std::string& view, const std::string& source, st
   // "." is this file, whatever its name becomes (a backup renames it).
   check(H5Pset_virtual(dcpl.id, frame.id, ".", source.c_str(), selected.id), "map a frame of " + source);
   H5Id vds{create_dataset(view, type.id, frame.id, dcpl.id), H5Dclose};
+}
+
+void H5Output::move(const std::string& from, const std::string& to) {
+  check(H5Lmove(file_, from.c_str(), file_, to.c_str(), lcpl_, H5P_DEFAULT), "move " + from + " to " + to);
 }
 
 void H5Output::rows(const std::string& path, std::span<const double> local, std::int64_t row_offset,

@@ -116,11 +116,20 @@ class H5Output {
   void write_units(const std::string& path, const std::string& units);
   void group(const std::string& path);
   bool exists(const std::string& path) const;
+  // netCDF-4 dimensions (HDF5 dimension scales, which netCDF tools, h5netcdf
+  // and xarray read as named dimensions and coordinate variables): makes the
+  // 1-D dataset `path` a dimension scale named `name`, unless it is one.
+  void dimension_scale(const std::string& path, const std::string& name);
+  // Attaches the dimension scale `scale` to axis `axis` (0 slowest) of the
+  // dataset `path`. Collective.
+  void attach_scale(const std::string& path, const std::string& scale, unsigned axis);
   // Unlinks a group or dataset if it exists (collective).
   void remove(const std::string& path);
   // A hard link `link` to the existing object `target`, unless `link`
   // exists (collective).
   void hard_link(const std::string& target, const std::string& link);
+  // Moves a group or dataset to `to` (collective).
+  void move(const std::string& from, const std::string& to);
 
   // A distributed 2-D dataset [total_rows, width] (1-D [total_rows] when
   // width is 0): this rank writes rows [row_offset, row_offset + rows) from

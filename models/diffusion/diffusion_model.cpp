@@ -143,11 +143,12 @@ class DiffusionSimulation final : public grid::GridSimulation<T> {
     const double dt = p.step_dt();
     c_ = {static_cast<T>(p.kappa * dt / (h[0] * h[0])), static_cast<T>(p.kappa * dt / (h[1] * h[1])),
           static_cast<T>(p.kappa * dt / (h[2] * h[2]))};
-    Base::begin(std::move(g), grid::GridClock{p.sim_time, dt, p.output_interval},
-                {{"u", "K", "temperature"}},
+    Base::begin(std::move(g), grid::GridClock{p.sim_time, dt, p.output_interval}, {{"u", "K", "temperature"}},
                 {{"heat", "K m3", "integral of u over the domain"},
                  {"u_max", "K", "maximum of u"},
-                 {"l2_error", "K m3/2", "L2 norm of u minus the analytic spreading Gaussian"}});
+                 {"l2_error", "K",
+                  "root mean square over the domain of u minus the analytic spreading Gaussian (the L2 norm "
+                  "over the square root of the domain's volume)"}});
   }
 
  protected:
@@ -194,13 +195,16 @@ class DiffusionSimulation final : public grid::GridSimulation<T> {
     const double* f = factors_.data();
     const double err2 = grid::global_sum(
         g, dev, kernels::stencil::GaussianError2Separable<T>{u_.view(), gauss.peak(s2), f, f + n[0], f + n[0] + n[1]});
-    return {heat, umax, std::sqrt(err2 * dv)};
+    // Over the square root of the volume: the L2 norm's unit, K m^(3/2), has no UDUNITS
+    // form, and the root mean square is the same number on a unit box.
+    const double volume = dv * static_cast<double>(g.spec().n[0] * g.spec().n[1] * g.spec().n[2]);
+    return {heat, umax, std::sqrt(err2 * dv / volume)};
   }
 
   double bytes_per_cell_update() const override { return 2.0 * sizeof(T); }
 
   void print_summary(const std::vector<double>& d) const override {
-    this->ctx_.out << format("diffusion: t = %.6g s  heat = %.15g K m3  u_max = %.6g K  L2 error = %.3e\n",
+    this->ctx_.out << format("diffusion: t = %.6g s  heat = %.15g K m3  u_max = %.6g K  RMS error = %.3e K\n",
                              this->time(), d[0], d[1], d[2]);
   }
 

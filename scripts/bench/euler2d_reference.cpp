@@ -17,7 +17,7 @@
 //   runs the thermal case for STEPS time steps of dt = min(dx, dz) 1.5 /
 //   450 m/s (sim_time = STEPS dt, printed), prints cell-steps/s, and with a
 //   strata FP64 output of the same run (euler2d.nx = NX, nz = NZ, sim_time
-//   as printed) compares the last frame of /fields/{dens,uwnd,wwnd,theta}.
+//   as printed) compares the last frame of /{dens,uwnd,wwnd,theta}.
 //   Exit 0 when they agree bitwise, 1 otherwise.
 //
 // Build: the target strata_euler2d_reference (scripts/bench/CMakeLists.txt),
@@ -67,7 +67,7 @@ double bubble(double x, double z) {
 
 struct Result {
   int nx, nz;
-  std::vector<double> dens, uwnd, wwnd, theta;   // [nz][nx], as strata's /fields
+  std::vector<double> dens, uwnd, wwnd, theta;    // [nz][nx], as strata's fields
   double seconds = 0;                             // the time loop alone
 };
 
@@ -224,9 +224,9 @@ Result run_thermal(int nx, int nz, double sim_time) {
   return res;
 }
 
-// The last frame of /fields/<name> ([n_out, nz, nx]) of a strata output.
+// The last frame of the field /<name> ([n_out, nz, nx]) of a strata output.
 bool last_frame(hid_t file, const char* name, int nx, int nz, std::vector<double>& out) {
-  const std::string path = std::string("/fields/") + name;
+  const std::string path = std::string("/") + name;
   const hid_t ds = H5Dopen2(file, path.c_str(), H5P_DEFAULT);
   if (ds < 0) return false;
   const hid_t space = H5Dget_space(ds);
@@ -280,7 +280,7 @@ int main(int argc, char** argv) {
   for (int f = 0; f < 4; ++f) {
     std::vector<double> theirs;
     if (!last_frame(file, names[f], nx, nz, theirs)) {
-      std::fprintf(stderr, "%s: no /fields/%s of shape [n, %d, %d]\n", argv[4], names[f], nz, nx);
+      std::fprintf(stderr, "%s: no /%s of shape [n, %d, %d]\n", argv[4], names[f], nz, nx);
       H5Fclose(file);
       return 2;
     }

@@ -6,8 +6,8 @@ euler2d): one PNG per frame and field, and an animated GIF on request.
                            [--frames all|N,M,...|N:M] [--slice AXIS=mid|INDEX|COORD]
                            [--gif] [--fps F]
 
-Reads the axes and cell-centre coordinates from /grid, the frames from
-/fields/<name> and their times from /fields/time, and writes
+Reads the axes from /grid, the cell-centre coordinates from /x, /y[, /z],
+the frames from the field /<name> and their times from /time, and writes
 DIR/<stem>_<field>_<frame>.png (frame numbered as in the file) and, with
 --gif, DIR/<stem>_<field>.gif. DIR is -o DIR, by default the folder of
 OUT.h5. Without --field every field is drawn except one that is zero in
@@ -35,7 +35,7 @@ import sys
 import textwrap
 
 import plot_common as pc
-from plot_common import PlotError, np
+from plot_common import PlotError, h5py, np
 
 import matplotlib.pyplot as plt  # noqa: E402
 from mpl_toolkits.axes_grid1 import make_axes_locatable  # noqa: E402
@@ -122,22 +122,22 @@ class Field:
     and labels."""
 
     def __init__(self, f, path, name, frames_spec, slice_spec):
-        ds = f["fields/" + name]
-        times = f["fields/time"][()]
+        ds = f[name]
+        times = f["time"][()]
         grid_axes = [pc.text(a) for a in np.atleast_1d(f["grid"].attrs["axes"])]   # fastest first
         axes = list(reversed(grid_axes))                                          # slowest first
-        coords = {a: f["grid/" + a][()] for a in axes}
+        coords = {a: f[a][()] for a in axes}
         if ds.ndim != len(axes) + 1:
-            raise PlotError(f"{path}: /fields/{name} has {ds.ndim} dimensions, expected time + {len(axes)}")
+            raise PlotError(f"{path}: /{name} has {ds.ndim} dimensions, expected time + {len(axes)}")
         count = min(ds.shape[0], len(times))
         if count == 0:
-            raise PlotError(f"{path}: /fields/{name} holds no frames yet")
+            raise PlotError(f"{path}: /{name} holds no frames yet")
         self.frames = parse_frames(frames_spec, count)
         self.times = [float(times[k]) for k in self.frames]
         if len(axes) == 3:
             cut_pos, cut_index = parse_slice(slice_spec or f"{axes[0]}=mid", axes, coords)
         elif slice_spec:
-            raise PlotError(f"--slice: /fields/{name} is 2-D ({', '.join(axes)}); nothing to slice")
+            raise PlotError(f"--slice: /{name} is 2-D ({', '.join(axes)}); nothing to slice")
         else:
             cut_pos = cut_index = None
         self.cut_text = ""
@@ -290,9 +290,11 @@ def plot_plane(field, folder, prefix, gif, fps):
 def plot_file(path, args):
     f, _ = pc.open_output(path, GRID_MODELS, "the fields of grid models (diffusion, shallow_water, euler2d)")
     with f:
-        if "grid" not in f or "fields" not in f or "fields/time" not in f:
-            raise PlotError(f"{path}: no /grid or /fields: the run wrote no frames")
-        available = sorted(k for k in f["fields"] if k != "time")
+        if "grid" not in f or "time" not in f:
+            raise PlotError(f"{path}: no /grid or /time: the run wrote no frames")
+        # The fields: the root's datasets over time and space (the
+        # coordinates and /config have at most one dimension).
+        available = sorted(k for k, v in f.items() if isinstance(v, h5py.Dataset) and v.ndim > 1)
         names = args.field or available
         for name in names:
             if name not in available:
@@ -320,7 +322,8 @@ def plot_file(path, args):
 def main():
     ap = pc.parser(__doc__, "output file of a grid model (diffusion, shallow_water, euler2d)")
     ap.add_argument("--field", action="append", metavar="NAME",
-                    help="a dataset in /fields (e.g. h, vorticity, theta); repeat for several (default: every field)")
+                    help="a field (a dataset at the root, e.g. h, vorticity, theta); repeat for several "
+                         "(default: every field)")
     ap.add_argument("--frames", default="all",
                     help="frames to draw: all (default), N,M,... or N:M; negative counts from the end")
     ap.add_argument("--slice", metavar="AXIS=WHERE",

@@ -479,7 +479,7 @@ class BadPricingInput(StrataTestCase):
         self.assertEqual(files_under(self.tmp, ".h5"), [])
 
 
-# --- grid models: /grid, /fields and the XDMF sidecar ----------------------
+# --- grid models: /grid, the fields at the root and the XDMF sidecar --------
 
 def grid_axes(h5file):
     """The grid's axis names, fastest first (['x', 'y', 'z'], euler2d ['x', 'z'])."""
@@ -488,13 +488,38 @@ def grid_axes(h5file):
 
 def grid_cells(h5file):
     """Cells per axis in the order of a frame's dimensions (slowest first),
-    e.g. [nz, ny, nx]: the shape of /fields/<name> without its time axis."""
+    e.g. [nz, ny, nx]: the shape of a field /<name> without its time axis."""
     return [int(h5file["grid"].attrs["n" + a]) for a in reversed(grid_axes(h5file))]
 
 
 def field_names(h5file):
-    """The names of the /fields datasets other than /fields/time."""
-    return sorted(k for k in h5file["fields"].keys() if k != "time")
+    """The names of the fields: the root's datasets of more than one
+    dimension (time and space; the coordinates, /config and tables have
+    at most one)."""
+    return sorted(k for k, v in h5file.items() if isinstance(v, h5py.Dataset) and v.ndim > 1)
+
+
+def grid_series(h5file):
+    """{path: dataset} of a grid file's time series: /time, every field
+    and every /diagnostics dataset (diagnostics/<name>)."""
+    found = {"time": h5file["time"]}
+    found.update((name, h5file[name]) for name in field_names(h5file))
+    found.update(("diagnostics/" + name, ds) for name, ds in h5file["diagnostics"].items())
+    return found
+
+
+# A pseudo-group for visit_series: a grid file's time series (grid_series).
+GRID_SERIES = "grid series"
+
+
+def visit_series(h5file, group, visit):
+    """visit(name, object) for every object below `group`, as h5py's
+    visititems; for GRID_SERIES, every dataset of grid_series(h5file)."""
+    if group != GRID_SERIES:
+        h5file[group].visititems(visit)
+        return
+    for name, ds in grid_series(h5file).items():
+        visit(name, ds)
 
 
 def _numbers(text):
@@ -561,18 +586,18 @@ def check_xdmf(xmf_path):
       the .xmf): the file opens with h5py, the dataset exists, its shape is
       the DataItem's Dimensions and its element type its NumberType and
       Precision;
-    - the temporal collection has one Uniform grid per /fields/time entry,
+    - the temporal collection has one Uniform grid per /time entry,
       whose Time Value equals it exactly;
     - each grid's 3DCoRectMesh topology has cells + 1 nodes per physical
       axis (z y x; a 2-D grid one cell thick along its missing axis) and
       its geometry origin and spacing are /grid's;
     - each field Attribute is cell-centred and its HyperSlab selects frame f
-      of /fields/<name>: start (f, 0, ...), stride 1, count (1, cells);
-    - every /fields dataset but time appears in every frame.
+      of /<name>: start (f, 0, ...), stride 1, count (1, cells);
+    - every field appears in every frame.
     """
     def frames(root, h5, fail):
         _check_xdmf_frames(root, h5, fail)
-        return len(h5["fields/time"])
+        return len(h5["time"])
     return _checked_xdmf(xmf_path, frames)
 
 
@@ -678,7 +703,7 @@ def _check_xdmf_frames(root, h5, fail):
     cells = grid_cells(h5)                                 # a frame's shape, slowest first
     dims = len(cells)
     mesh_cells, origin, spacing = _xdmf_mesh(h5)
-    times = h5["fields/time"][()]
+    times = h5["time"][()]
     fields = field_names(h5)
 
     domain = root.find("Domain")
@@ -687,7 +712,7 @@ def _check_xdmf_frames(root, h5, fail):
         fail("Domain/Grid is not a temporal collection")
     frames = series.findall("Grid")
     if len(frames) != len(times):
-        fail(f"{len(frames)} grids in the temporal collection, {len(times)} entries in /fields/time")
+        fail(f"{len(frames)} grids in the temporal collection, {len(times)} entries in /time")
     for f, grid in enumerate(frames):
         where = f"frame {f}"
         if grid.get("GridType") != "Uniform":
@@ -695,7 +720,7 @@ def _check_xdmf_frames(root, h5, fail):
         time_el = grid.find("Time")
         if time_el is None or float(time_el.get("Value")) != times[f]:
             fail(f"{where}: Time {None if time_el is None else time_el.get('Value')} "
-                 f"is not /fields/time[{f}] = {times[f]!r}")
+                 f"is not /time[{f}] = {times[f]!r}")
         topo = grid.find("Topology")
         if topo is None or topo.get("TopologyType") != "3DCoRectMesh":
             fail(f"{where}: topology is not 3DCoRectMesh")
@@ -729,12 +754,12 @@ def _check_xdmf_frames(root, h5, fail):
             if start != [f] + [0] * dims or stride != [1] * (dims + 1) or count != [1] + cells:
                 fail(f"{where}: {name} hyperslab start {start} stride {stride} count {count} "
                      f"does not select frame {f}")
-            if source.get("Format") != "HDF" or not source.text.strip().endswith(f":/fields/{name}"):
-                fail(f"{where}: {name} reads {source.text.strip()!r}, not /fields/{name}")
+            if source.get("Format") != "HDF" or not source.text.strip().endswith(f":/{name}"):
+                fail(f"{where}: {name} reads {source.text.strip()!r}, not /{name}")
             if int(source.get("Dimensions").split()[0]) <= f:
                 fail(f"{where}: {name} declares {source.get('Dimensions')}, without frame {f}")
         if sorted(seen) != fields:
-            fail(f"{where}: attributes {sorted(seen)}, /fields holds {fields}")
+            fail(f"{where}: attributes {sorted(seen)}, the file's fields are {fields}")
 
 
 # --- the schema as the binary prints it -----------------------------------

@@ -44,9 +44,9 @@ output_interval = {output_interval}
 def read(path):
     """{'fields': {name: [n_out, nz, nx]}, 'diag': {name: [rows]}, 'time': ...}."""
     with h5py.File(path, "r") as f:
-        return {"fields": {n: f["fields"][n][()] for n in FIELDS},
+        return {"fields": {n: f[n][()] for n in FIELDS},
                 "diag": {n: f["diagnostics"][n][()] for n in DIAGNOSTICS},
-                "time": f["fields"]["time"][()],
+                "time": f["time"][()],
                 "status": sc.as_str(f.attrs["status"])}
 
 
@@ -211,7 +211,7 @@ class Euler2d(sc.StrataTestCase):
             self.assertEqual(sc.str_list(g.attrs["axes"]), ["x", "z"])
             units = {"dens": "kg m-3", "uwnd": "m s-1", "wwnd": "m s-1", "theta": "K"}
             for name, unit in units.items():
-                ds = f["fields"][name]
+                ds = f[name]
                 self.assertEqual(ds.shape, (5, 50, 100))
                 self.assertEqual(sc.as_str(ds.attrs["units"]), unit)
                 self.assertTrue(sc.as_str(ds.attrs["long_name"]))

@@ -58,7 +58,7 @@ CLOSED_BOX = dict(nx=20, ny=16, lx=2.0e6, ly=1.6e6, initial="vortex", boundary_x
 def read(path):
     """{name: array} of every field (all frames) and diagnostic of a run."""
     with h5py.File(path, "r") as f:
-        out = {name: f["fields"][name][()] for name in FIELDS}
+        out = {name: f[name][()] for name in FIELDS}
         out.update({name: f["diagnostics"][name][()] for name in DIAGNOSTICS})
         out["steps"] = int(f["performance"]["steps"][()])
         out["status"] = sc.as_str(f.attrs["status"])
@@ -179,8 +179,8 @@ class ShallowWater(sc.StrataTestCase):
                         gaussian_amplitude=amplitude, gaussian_width=sigma, sim_time=t,
                         output_interval=0.0)
             with h5py.File(self.path(name + ".h5"), "r") as f:
-                h = f["fields/h"][-1]
-                self.assertEqual(f["fields/time"][-1], t)
+                h = f["h"][-1]
+                self.assertEqual(f["time"][-1], t)
             exact = linear_gaussian(n, t, amplitude, sigma, 1.0)
             errors.append(np.sqrt(np.mean((h - 1.0 - exact) ** 2) / np.mean(exact ** 2)))
         orders = [np.log2(errors[i] / errors[i + 1]) for i in range(2)]
@@ -199,7 +199,7 @@ class ShallowWater(sc.StrataTestCase):
                         boundary_x="wall", dam_h_left=hl, dam_h_right=hr,
                         viscosity=0.5 * np.sqrt(g * hl) * dx, sim_time=t, output_interval=0.0)
             with h5py.File(self.path(name + ".h5"), "r") as f:
-                h = f["fields/h"][-1][0]
+                h = f["h"][-1][0]
             x = (np.arange(n) + 0.5) * dx
             exact = stoker(x, t, g, hl, hr, length / 2)
             errors.append(np.sum(np.abs(h - exact)) * dx / ((hl - hr) * length))
@@ -306,10 +306,10 @@ class ShallowWater(sc.StrataTestCase):
                                   *smaller, env=ONE_THREAD)
                 self.assertExit(res, 0)
                 with h5py.File(self.path(name[:-5] + ".h5"), "r") as f:
-                    ny, nx = f["grid/y"].shape[0], f["grid/x"].shape[0]
+                    ny, nx = f["y"].shape[0], f["x"].shape[0]
                     for field in FIELDS:
-                        self.assertEqual(f["fields"][field].shape, (2, ny, nx))
-                        self.assertIn("units", f["fields"][field].attrs)
+                        self.assertEqual(f[field].shape, (2, ny, nx))
+                        self.assertIn("units", f[field].attrs)
                     for d in DIAGNOSTICS:
                         self.assertEqual(f["diagnostics"][d].shape, (2,))
                     # dt comes from the initial state: its Courant number is the input's cfl.

@@ -48,7 +48,7 @@ def result_bits(path, groups):
                 value = obj[()]
                 out[name] = value.tobytes() if isinstance(value, np.ndarray) else repr(value)
         for g in groups:
-            f[g].visititems(lambda name, obj, g=g: visit(g + "/" + name, obj))
+            sc.visit_series(f, g, lambda name, obj, g=g: visit(g + "/" + name, obj))
     return out
 
 
@@ -109,7 +109,7 @@ class SignalLatency(sc.StrataTestCase):
         # 500 cells to checkpoint.
         self.check_family(inputs("euler2d", "benchmark.toml"),
                           ["--set", "euler2d.nx=1000", "--set", "euler2d.nz=500", "--set", "euler2d.sim_time=0.5"],
-                          ["fields", "diagnostics"], step=2)
+                          [sc.GRID_SERIES], step=2)
 
     def test_particles_md(self):
         # 32,000 atoms; step 2 of 20.

@@ -111,6 +111,12 @@ def status(path):
         return fs.as_str(f.attrs["status"])
 
 
+def is_grid_series(name):
+    """Whether a dataset of a shallow_water file is one of its time series:
+    /time, a field or a diagnostic."""
+    return name in ("time", "h", "u", "v", "vorticity") or name.startswith("diagnostics/")
+
+
 def series(path, prefix):
     """{name: array} of every dataset under the groups in `prefix`."""
     out = {}
@@ -194,7 +200,7 @@ class HardKill(fs.StrataTestCase):
         for k in ref:
             self.assertTrue(np.array_equal(got[k], ref[k], equal_nan=True), f"{k} {what}")
 
-    def restart_over_a_short_output(self, killed, ranks, ref, prefixes, frames, rows, kept, *args):
+    def restart_over_a_short_output(self, killed, ranks, ref, selected, frames, rows, kept, *args):
         """Puts the killed run's files back (`killed`: a copy of out/), cuts
         its output to the first `kept` frames and rows (kept = 0: deletes
         it) and restarts: the frames and rows the checkpoint counts beyond
@@ -221,9 +227,9 @@ class HardKill(fs.StrataTestCase):
             self.assertEqual(list(f.attrs["missing_rows"]), list(range(kept, rows)))
         got = series(out, "")
         for k, v in ref.items():
-            if not k.startswith(prefixes):
+            if not selected(k):
                 continue
-            lost = frames if k.startswith(("fields/", "particles/all/position", "particles/all/velocity")) else rows
+            lost = rows if k.startswith(("diagnostics/", "observables/")) else frames
             self.assertEqual(got[k].shape, v.shape, k)
             missing = -1 if k.endswith("/step") else np.nan
             self.assertTrue(np.array_equal(got[k][kept:lost], np.full_like(v[kept:lost], missing), equal_nan=True),
@@ -238,7 +244,7 @@ class HardKill(fs.StrataTestCase):
         self.write("in.toml", SHALLOW_WATER)
         ref = series(self.reference(2), "")
         checkpoint = self.kill_after_checkpoints(2)
-        frames, rows = self.check_kept("shallow_water", checkpoint, "fields/time", "diagnostics/time")
+        frames, rows = self.check_kept("shallow_water", checkpoint, "time", "diagnostics/time")
         killed = self.path("killed")
         shutil.copytree(self.path("out"), killed)
         res = self.strata("run", "in.toml", "--restart", ranks=2, env=ONE_THREAD)
@@ -246,14 +252,13 @@ class HardKill(fs.StrataTestCase):
         self.assertNotIn("warning", res.stdout)
         out = self.path("out", "run.h5")
         self.assertEqual(status(out), "complete")
-        grid_series = ("fields/", "diagnostics/", "grid/")
-        got = {k: v for k, v in series(out, "").items() if k.startswith(grid_series)}
-        self.check_equal(got, {k: v for k, v in ref.items() if k.startswith(grid_series)},
+        got = {k: v for k, v in series(out, "").items() if is_grid_series(k)}
+        self.check_equal(got, {k: v for k, v in ref.items() if is_grid_series(k)},
                          "after kill -9 and restart")
         # An output that lost its last frames (as one never flushed would):
         # frames before the checkpoint cannot come back; the file says so.
         self.assertGreater(min(frames, rows), 1)
-        self.restart_over_a_short_output(killed, 2, ref, ("fields/", "diagnostics/"), frames, rows, 1)
+        self.restart_over_a_short_output(killed, 2, ref, is_grid_series, frames, rows, 1)
 
     # --- md: kill -9 then restart on 1, 2 and 3 ranks ------------------------------------
 
@@ -278,9 +283,9 @@ class HardKill(fs.StrataTestCase):
                 self.check_equal(got, ref, f"after kill -9 and restart on {ranks or 1} rank(s)")
                 if ranks is None:
                     # Without the output, the checkpoint named.
-                    got = self.restart_over_a_short_output(killed, ranks, ref, ("particles/all/p", "particles/all/v",
-                                                                                "observables/"), frames, rows, 0,
-                                                           checkpoint)
+                    md_series = ("particles/all/p", "particles/all/v", "observables/")
+                    got = self.restart_over_a_short_output(killed, ranks, ref, lambda k: k.startswith(md_series),
+                                                           frames, rows, 0, checkpoint)
                     self.assertTrue(np.array_equal(got["particles/all/id"], ref["particles/all/id"]))
                 fs.remove_tmpdir(killed)
 
