@@ -402,7 +402,8 @@ void H5Output::hard_link(const std::string& target, const std::string& link) {
   check(H5Lcreate_hard(file_, target.c_str(), file_, link.c_str(), lcpl_, H5P_DEFAULT), "link " + link);
 }
 
-void H5Output::frame_view(const std::string& view, const std::string& source, std::int64_t index) {
+void H5Output::frame_view(const std::string& view, const std::string& source, std::int64_t index,
+                          std::span<const std::int64_t> shape) {
   remove(view);
   H5Id ds{check_id(H5Dopen2(file_, source.c_str(), H5P_DEFAULT), "open dataset " + source), H5Dclose};
   H5Id type{H5Dget_type(ds.id), H5Tclose};
@@ -417,7 +418,11 @@ void H5Output::frame_view(const std::string& view, const std::string& source, st
   H5Id selected{H5Screate_simple(rank, dims, nullptr), H5Sclose};
   check(H5Sselect_hyperslab(selected.id, H5S_SELECT_SET, first, nullptr, count, nullptr),
         "select a frame of " + source);
-  H5Id frame{H5Screate_simple(rank - 1, count + 1, nullptr), H5Sclose};
+  hsize_t reshaped[4] = {1, 1, 1, 1};
+  for (std::size_t d = 0; d < shape.size() && d < 4; ++d) reshaped[d] = static_cast<hsize_t>(shape[d]);
+  H5Id frame{shape.empty() ? H5Screate_simple(rank - 1, count + 1, nullptr)
+                           : H5Screate_simple(static_cast<int>(shape.size()), reshaped, nullptr),
+             H5Sclose};
   H5Id dcpl{H5Pcreate(H5P_DATASET_CREATE), H5Pclose};
   // "." is this file, whatever its name becomes (a backup renames it).
   check(H5Pset_virtual(dcpl.id, frame.id, ".", source.c_str(), selected.id), "map a frame of " + source);

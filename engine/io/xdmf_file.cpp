@@ -45,14 +45,14 @@ std::string view_path(std::int64_t frame, const std::string& name) {
 }
 
 void write_views(H5Output& o, std::int64_t frame, const std::vector<Series>& series) {
-  for (const Series& s : series) o.frame_view(view_path(frame, s.name), s.path, frame);
+  for (const Series& s : series) o.frame_view(view_path(frame, s.name), s.path, frame, s.shape);
 }
 
 void restore_views(H5Output& o, std::int64_t frames, std::int64_t before, const std::vector<Series>& series) {
   for (std::int64_t f = frames; f < before; ++f) o.remove(std::string(kViews) + "/frame" + std::to_string(f));
   for (std::int64_t f = 0; f < frames; ++f)
     for (const Series& s : series)
-      if (!o.exists(view_path(f, s.name))) o.frame_view(view_path(f, s.name), s.path, f);
+      if (!o.exists(view_path(f, s.name))) o.frame_view(view_path(f, s.name), s.path, f, s.shape);
 }
 
 std::string number(double v) {

@@ -3,15 +3,13 @@
 // itself, which grows by appending.
 //
 // A sidecar is a head, one entry per frame, and a tail (the closing tags).
-// Each frame's entry names the HDF5 series with the extent it had when the
-// frame was written (f + 1 frames), which stays true as the series grows,
-// so an entry never changes once written: a new frame overwrites the tail
+// Each frame's entry names that frame's views (below), which never change
+// once written, so neither does the entry: a new frame overwrites the tail
 // with its entry and the tail, O(frame) bytes, where rewriting the whole
 // sidecar would cost O(frames) each time and O(frames^2) over a run.
 // Creation and restarts rewrite it whole through a temporary name and a
 // rename. A crash during an append can tear only the tail; the next frame,
-// or a restart, writes it again. (ParaView 5.11 reads an entry whose
-// declared extent is below the dataset's: it selects the entry's slab.)
+// or a restart, writes it again.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +36,7 @@ std::string view_path(std::int64_t frame, const std::string& name);
 // A series whose frames the sidecar shows: its name there and its path.
 struct Series {
   std::string name, path;
+  std::vector<std::int64_t> shape = {};  // the view's shape; empty: a frame's
 };
 // Frame `frame`'s views of `series`. Collective.
 void write_views(H5Output& o, std::int64_t frame, const std::vector<Series>& series);
