@@ -715,6 +715,10 @@ void H5Output::table(const std::string& path, const H5Table& table) {
       check(H5DSattach_scale(ds.id, scale.id, 0), "attach " + key + " to " + column);
     }
   }
+  // HDF5 lists a group's datasets by name; the table's own order is this.
+  std::vector<std::string> names;
+  for (const auto& c : table.columns) names.push_back(c.name);
+  attribute(path, "columns", names);
 }
 
 void H5Output::fill_pending_strings() {

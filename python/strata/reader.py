@@ -108,17 +108,20 @@ def _expect(path, models, what):
     return run
 
 
-def fields(path):
+def fields(path, decode_times=True):
     """A grid model's fields: an xarray Dataset with dimensions (time, [z,] y, x)
-    (euler2d: (time, z, x)) and their coordinates, read lazily from the file."""
+    (euler2d: (time, z, x)) and their coordinates, read lazily from the file.
+    Time decodes to datetime64 from the file's epoch (1970-01-01 is t = 0);
+    decode_times=False gives the model's seconds."""
     _expect(path, GRID_MODELS, "fields")
-    return xr.open_dataset(path, engine=ENGINE)
+    return xr.open_dataset(path, engine=ENGINE, decode_times=decode_times)
 
 
-def diagnostics(path):
-    """A grid model's diagnostics rows: an xarray Dataset along their own time."""
+def diagnostics(path, decode_times=True):
+    """A grid model's diagnostics rows: an xarray Dataset along their own time
+    (decoded as fields() does)."""
     _expect(path, GRID_MODELS, "diagnostics")
-    return xr.open_dataset(path, group="diagnostics", engine=ENGINE)
+    return xr.open_dataset(path, group="diagnostics", engine=ENGINE, decode_times=decode_times)
 
 
 def table(path, group):
@@ -129,6 +132,9 @@ def table(path, group):
             raise OutputError(f"{path}: no table /{group}")
     with xr.open_dataset(path, group=group, engine=ENGINE) as ds:
         frame = ds.load().to_dataframe()
+        # The columns in the table's order (HDF5 lists them by name).
+        order = [str(c) for c in np.atleast_1d(ds.attrs.get("columns", []))]
+        frame = frame[[c for c in order if c in frame.columns] + [c for c in frame.columns if c not in order]]
         frame.attrs["units"] = {name: ds[name].attrs["units"] for name in ds.variables
                                 if "units" in ds[name].attrs}
     return frame
