@@ -16,6 +16,7 @@ environment's Python then:
 """
 
 import os
+import shutil
 import subprocess
 import unittest
 
@@ -158,9 +159,13 @@ class PythonPackage(unittest.TestCase):
         # --no-deps: Debian's h5py is a distribution of another name
         # (h5py.-debian-h5py-serial), which pip's resolver does not take
         # for h5py; CHECK imports every dependency instead.
+        # A copy of python/: setuptools writes its build files beside the sources.
+        source = os.path.join(cls.tmp, "python")
+        shutil.copytree(os.path.join(sc.SOURCE_DIR, "python"), source,
+                        ignore=shutil.ignore_patterns("*.egg-info", "build", "__pycache__"))
         cls.install = subprocess.run(
             [cls.python, "-m", "pip", "install", "--no-index", "--no-build-isolation", "--no-deps", "--quiet",
-             os.path.join(sc.SOURCE_DIR, "python")],
+             source],
             cwd=cls.tmp, capture_output=True, text=True, timeout=300, check=False)
 
     @classmethod
