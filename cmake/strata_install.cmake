@@ -3,6 +3,7 @@
 #   bin/strata
 #   share/strata/inputs/...                  the example inputs
 #   share/strata/scripts/{slurm,plot,convert}  Slurm templates, plot scripts, converters
+#   share/strata/python/                     the reader package the plot scripts import
 #   share/bash-completion/completions/strata
 #   share/man/man1/strata.1
 # The scripts keep their places relative to each other (share/strata plays
@@ -43,6 +44,8 @@ foreach(dir slurm plot convert)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/scripts/${dir}/ DESTINATION ${STRATA_INSTALL_SHARE_DIR}/scripts/${dir}
           USE_SOURCE_PERMISSIONS PATTERN __pycache__ EXCLUDE)
 endforeach()
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/ DESTINATION ${STRATA_INSTALL_SHARE_DIR}/python
+        PATTERN __pycache__ EXCLUDE PATTERN "*.egg-info" EXCLUDE PATTERN build EXCLUDE)
 install(FILES ${STRATA_COMPLETION_FILE} DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
 if(STRATA_HELP2MAN)
   install(FILES ${STRATA_MAN_PAGE} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)

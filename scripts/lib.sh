@@ -19,6 +19,9 @@ STRATA_PACKAGES=(cmake g++ make libopenmpi-dev openmpi-bin libhdf5-openmpi-dev h
 # tests/cli/test_mdanalysis.py installs MDAnalysis from PyPI into a virtual
 # environment under the build folder (skipped where PyPI is out of reach).
 STRATA_PACKAGES+=(python3-venv)
+# tests/cli/test_paraview.py opens every family's XDMF sidecar in pvpython
+# (ParaView 5.11), as ParaView itself picks the reader.
+STRATA_PACKAGES+=(python3-paraview)
 # For the Slurm tests and scripts/slurm/ (installed by scripts/test and by the
 # test cluster, tests/slurm/slurm_cluster.py). slurm-wlm-basic-plugins holds
 # Slurm's mpi/pmix plugin (mpi_pmix_v4.so), which dlopen()s the unversioned

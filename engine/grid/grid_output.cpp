@@ -131,6 +131,27 @@ void GridOutput::create_series() {
   }
 }
 
+// Cells per physical axis in z y x order: a 2-D grid is one cell thick
+// along the axis it lacks (see xdmf_entry).
+std::array<std::int64_t, 3> GridOutput::mesh_cells() const {
+  std::array<std::int64_t, 3> zyx = {1, 1, 1};
+  for (std::size_t i = 0; i < axes_.size(); ++i) {
+    const char name = axes_[i].empty() ? 'x' : axes_[i][0];
+    zyx[name == 'z' ? 0 : name == 'y' ? 1 : 2] = grid_.spec().n[i];
+  }
+  return zyx;
+}
+
+// Each field's frames as the mesh's cells (a 2-D frame one cell thick):
+// ParaView's XDMF 2 reader reads an attribute by the mesh's shape, its
+// XDMF 3 reader needs the dataset's to match the sidecar's.
+std::vector<xdmf::Series> GridOutput::shown_series() const {
+  const std::array<std::int64_t, 3> cells = mesh_cells();
+  std::vector<xdmf::Series> shown;
+  for (const Quantity& q : fields_) shown.push_back({q.name, "/" + q.name, {cells.begin(), cells.end()}});
+  return shown;
+}
+
 void GridOutput::adopt_earlier_layout() {
   H5Output& o = *out_;
   if (!o.exists("/fields")) return;
@@ -154,6 +175,7 @@ void GridOutput::resume(std::int64_t frames, std::int64_t rows) {
   if (!o.exists("/grid")) write_grid();
   adopt_earlier_layout();
   create_series();
+  const std::int64_t before = o.series_length("/time");
   // Exactly the checkpoint's frames and rows: what came after it is dropped
   // (it is computed again); what it counts but the file lacks (written
   // after the file's last flush before a kill, or a lost file) is grown
@@ -162,6 +184,7 @@ void GridOutput::resume(std::int64_t frames, std::int64_t rows) {
   for (const Quantity& q : fields_) o.series_resize("/" + q.name, frames);
   o.series_resize("/diagnostics/time", rows);
   for (const Quantity& q : diagnostics_) o.series_resize("/diagnostics/" + q.name, rows);
+  xdmf::restore_views(o, frames, before, shown_series());
   times_ = o.read("/time");
   frames_ = frames;
   rows_ = rows;
@@ -180,6 +203,7 @@ void GridOutput::frame(double time, const std::vector<std::vector<double>>& valu
   for (std::size_t f = 0; f < fields_.size(); ++f)
     out_->series_write("/" + fields_[f].name, frames_, values[f], b.start, b.count);
   out_->series_write("/time", frames_, time);
+  xdmf::write_views(*out_, frames_, shown_series());
   // On disk, metadata included, before the next step: a hard kill keeps
   // every frame written so far (and the diagnostics rows before it).
   out_->flush();
@@ -202,7 +226,7 @@ void GridOutput::diagnostics(double time, const std::vector<double>& values) {
 
 // XDMF 3: a temporal collection with one uniform grid per frame, the
 // geometry an origin and spacing, each field a cell-centred attribute
-// reading frame f of /<name> through a HyperSlab. The mesh is always
+// reading frame f's view of /<name> (xdmf::view_path). The mesh is always
 // a 3DCoRectMesh in physical X, Y, Z (node counts, origin and spacing in
 // z y x order): a 2-D grid is one cell thick along its missing axis, so
 // ParaView puts an x-y model in the x-y plane and euler2d's x-z slice in
@@ -211,11 +235,10 @@ void GridOutput::diagnostics(double time, const std::vector<double>& values) {
 // per frame).
 std::string GridOutput::xdmf_entry(std::size_t f) const {
   const GridSpec& s = grid_.spec();
-  const int dims = grid_.dims();
   const std::string h5_name = std::filesystem::path(out_->path()).filename().string();
   // Per physical axis X, Y, Z: cells, origin, spacing; a missing axis has
   // one cell as thick as the smallest cell size.
-  index_t n3[3] = {1, 1, 1};
+  const std::array<std::int64_t, 3> cells = mesh_cells();
   double o3[3] = {0, 0, 0};
   double d_min = s.d[0];
   for (std::size_t a = 1; a < axes_.size(); ++a) d_min = std::min(d_min, s.d[a]);
@@ -223,19 +246,17 @@ std::string GridOutput::xdmf_entry(std::size_t f) const {
   for (std::size_t i = 0; i < axes_.size(); ++i) {
     const char name = axes_[i].empty() ? 'x' : axes_[i][0];
     const int p = name == 'z' ? 2 : name == 'y' ? 1 : 0;
-    n3[p] = s.n[i];
     o3[p] = s.origin[i];
     d3[p] = s.d[i];
   }
-  std::string cells, nodes, origin, spacing, frame_cells;
+  std::string nodes, origin, spacing, frame_cells;
   for (int p = 2; p >= 0; --p) {
     const std::string sep = p == 2 ? "" : " ";
-    cells += sep + std::to_string(n3[p]);
-    nodes += sep + std::to_string(n3[p] + 1);
+    nodes += sep + std::to_string(cells[static_cast<std::size_t>(2 - p)] + 1);
+    frame_cells += sep + std::to_string(cells[static_cast<std::size_t>(2 - p)]);
     origin += sep + xdmf::number(o3[p]);
     spacing += sep + xdmf::number(d3[p]);
   }
-  for (std::size_t a = axes_.size(); a-- > 0;) frame_cells += (frame_cells.empty() ? "" : " ") + std::to_string(s.n[a]);
   std::ostringstream x;
   x << "      <Grid Name=\"frame " << f << "\" GridType=\"Uniform\">\n"
     << "        <Time Value=\"" << xdmf::number(times_[f]) << "\"/>\n"
@@ -246,22 +267,11 @@ std::string GridOutput::xdmf_entry(std::size_t f) const {
     << "          <DataItem Name=\"spacing\" Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" "
        "Format=\"XML\">" << spacing << "</DataItem>\n"
     << "        </Geometry>\n";
-  for (const Quantity& q : fields_) {
-    std::string first = std::to_string(f), stride = "1", count = "1";
-    for (int a = 0; a < dims; ++a) {
-      first += " 0";
-      stride += " 1";
-    }
-    count += " " + frame_cells;
+  for (const Quantity& q : fields_)
     x << "        <Attribute Name=\"" << q.name << "\" AttributeType=\"Scalar\" Center=\"Cell\">\n"
-      << "          <DataItem ItemType=\"HyperSlab\" Dimensions=\"" << cells << "\" Type=\"HyperSlab\">\n"
-      << "            <DataItem Dimensions=\"3 " << dims + 1 << "\" Format=\"XML\">" << first << " " << stride << " "
-      << count << "</DataItem>\n"
-      << "            <DataItem Dimensions=\"" << f + 1 << " " << frame_cells
-      << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << h5_name << ":/" << q.name << "</DataItem>\n"
-      << "          </DataItem>\n"
+      << "          <DataItem Dimensions=\"" << frame_cells << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">"
+      << h5_name << ":" << xdmf::view_path(static_cast<std::int64_t>(f), q.name) << "</DataItem>\n"
       << "        </Attribute>\n";
-  }
   x << "      </Grid>\n";
   return x.str();
 }

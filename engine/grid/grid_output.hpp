@@ -71,6 +71,8 @@ class GridOutput {
   // A file of an earlier strata (fields in /fields, coordinates in /grid):
   // its series moved to the root, where a restart continues them.
   void adopt_earlier_layout();
+  std::array<std::int64_t, 3> mesh_cells() const;  // the XDMF mesh's cells, z y x
+  std::vector<xdmf::Series> shown_series() const;  // the fields, a view per frame
   std::string xdmf_entry(std::size_t frame) const;
   void write_xdmf();    // the whole sidecar (rank 0)
   void append_xdmf();   // the newest frame's entry (rank 0)

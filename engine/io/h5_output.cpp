@@ -402,6 +402,33 @@ void H5Output::hard_link(const std::string& target, const std::string& link) {
   check(H5Lcreate_hard(file_, target.c_str(), file_, link.c_str(), lcpl_, H5P_DEFAULT), "link " + link);
 }
 
+void H5Output::frame_view(const std::string& view, const std::string& source, std::int64_t index,
+                          std::span<const std::int64_t> shape) {
+  remove(view);
+  H5Id ds{check_id(H5Dopen2(file_, source.c_str(), H5P_DEFAULT), "open dataset " + source), H5Dclose};
+  H5Id type{H5Dget_type(ds.id), H5Tclose};
+  H5Id space{H5Dget_space(ds.id), H5Sclose};
+  const int rank = H5Sget_simple_extent_ndims(space.id);
+  hsize_t dims[4] = {0, 0, 0, 0}, first[4] = {static_cast<hsize_t>(index), 0, 0, 0}, count[4] = {1, 1, 1, 1};
+  H5Sget_simple_extent_dims(space.id, dims, nullptr);
+  for (int d = 1; d < rank; ++d) count[d] = dims[d];
+  // The source's extent as far as the frame: the mapping needs no more, and
+  // frames appended later leave it valid.
+  dims[0] = first[0] + 1;
+  H5Id selected{H5Screate_simple(rank, dims, nullptr), H5Sclose};
+  check(H5Sselect_hyperslab(selected.id, H5S_SELECT_SET, first, nullptr, count, nullptr),
+        "select a frame of " + source);
+  hsize_t reshaped[4] = {1, 1, 1, 1};
+  for (std::size_t d = 0; d < shape.size() && d < 4; ++d) reshaped[d] = static_cast<hsize_t>(shape[d]);
+  H5Id frame{shape.empty() ? H5Screate_simple(rank - 1, count + 1, nullptr)
+                           : H5Screate_simple(static_cast<int>(shape.size()), reshaped, nullptr),
+             H5Sclose};
+  H5Id dcpl{H5Pcreate(H5P_DATASET_CREATE), H5Pclose};
+  // "." is this file, whatever its name becomes (a backup renames it).
+  check(H5Pset_virtual(dcpl.id, frame.id, ".", source.c_str(), selected.id), "map a frame of " + source);
+  H5Id vds{create_dataset(view, type.id, frame.id, dcpl.id), H5Dclose};
+}
+
 void H5Output::move(const std::string& from, const std::string& to) {
   check(H5Lmove(file_, from.c_str(), file_, to.c_str(), lcpl_, H5P_DEFAULT), "move " + from + " to " + to);
 }
@@ -688,6 +715,10 @@ void H5Output::table(const std::string& path, const H5Table& table) {
       check(H5DSattach_scale(ds.id, scale.id, 0), "attach " + key + " to " + column);
     }
   }
+  // HDF5 lists a group's datasets by name; the table's own order is this.
+  std::vector<std::string> names;
+  for (const auto& c : table.columns) names.push_back(c.name);
+  attribute(path, "columns", names);
 }
 
 void H5Output::fill_pending_strings() {

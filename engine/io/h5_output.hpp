@@ -163,6 +163,14 @@ class H5Output {
                     std::span<const std::int64_t> start, std::span<const std::int64_t> count);
   // The whole of a dataset of doubles, on every rank (small datasets: a series' times).
   std::vector<double> read(const std::string& path) const;
+  // A virtual dataset at `view` (made anew) that reads frame `index` of the
+  // series `source` of this file: the frame's shape, no data of its own. For
+  // readers that take whole datasets only (ParaView's XDMF 3 reader cannot
+  // read a frame of a series through a HyperSlab). Collective.
+  // `shape` (slowest first) reshapes it to as many values as a frame holds
+  // (a 2-D frame as a 3-D mesh one cell thick); empty: the frame's shape.
+  void frame_view(const std::string& view, const std::string& source, std::int64_t index,
+                  std::span<const std::int64_t> shape = {});
   // A 1-D series' entry `index`: rank 0's value is written.
   void series_write(const std::string& path, std::int64_t index, double value);
   // An integer series' entry `index` (integer_series): rank 0's value is written.

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "engine/io/h5_output.hpp"
 #include "engine/runtime/error.hpp"
 
 namespace strata::xdmf {
@@ -38,6 +39,21 @@ void write_atomically(const std::string& path, const std::string& text) {
 }
 
 }  // namespace
+
+std::string view_path(std::int64_t frame, const std::string& name) {
+  return std::string(kViews) + "/frame" + std::to_string(frame) + "/" + name;
+}
+
+void write_views(H5Output& o, std::int64_t frame, const std::vector<Series>& series) {
+  for (const Series& s : series) o.frame_view(view_path(frame, s.name), s.path, frame, s.shape);
+}
+
+void restore_views(H5Output& o, std::int64_t frames, std::int64_t before, const std::vector<Series>& series) {
+  for (std::int64_t f = frames; f < before; ++f) o.remove(std::string(kViews) + "/frame" + std::to_string(f));
+  for (std::int64_t f = 0; f < frames; ++f)
+    for (const Series& s : series)
+      if (!o.exists(view_path(f, s.name))) o.frame_view(view_path(f, s.name), s.path, f, s.shape);
+}
 
 std::string number(double v) {
   char buf[40];

@@ -20,6 +20,8 @@ namespace strata::particles {
 namespace {
 const char* const kAll = "/particles/all";
 const char* const kEdges = "/particles/all/box/edges";
+// Vertex k is particle k: the Polyvertex cells of the XDMF sidecar.
+const std::string kVertices = std::string(xdmf::kViews) + "/vertices";
 }  // namespace
 
 std::string run_author(const Config* config) {
@@ -97,12 +99,26 @@ void H5mdOutput::write_static(const HostParticles& p) {
   const Share mine = even_share(n_, mpi_.rank(), mpi_.size());
   o.rows(std::string(kAll) + "/id", share.id.empty() ? share.index : share.id, mine.first, n_);
   o.attribute(std::string(kAll) + "/id", "long_name", std::string("particle id"));
+  write_vertices();
   has_mass_ = Record::of(share).agreed(mpi_.comm()).mass;
   if (has_mass_) {
     o.rows(std::string(kAll) + "/mass", share.mass, mine.first, n_, 0);
     o.attribute(std::string(kAll) + "/mass", "units", units_.mass);
     o.attribute(std::string(kAll) + "/mass", "long_name", std::string("particle mass"));
   }
+}
+
+// The sidecar's Polyvertex cells: vertex k is particle k (without them the
+// XDMF 3 reader gives the points no cells, and ParaView draws nothing).
+void H5mdOutput::write_vertices() {
+  const Share mine = even_share(n_, mpi_.rank(), mpi_.size());
+  std::vector<std::int64_t> vertices(static_cast<std::size_t>(mine.count));
+  for (std::int64_t k = 0; k < mine.count; ++k) vertices[static_cast<std::size_t>(k)] = mine.first + k;
+  out_->rows(kVertices, vertices, mine.first, n_);
+}
+
+std::vector<xdmf::Series> H5mdOutput::shown_series() {
+  return {{"position", std::string(kAll) + "/position/value"}, {"velocity", std::string(kAll) + "/velocity/value"}};
 }
 
 bool H5mdOutput::create_series() {
@@ -148,6 +164,7 @@ void H5mdOutput::resume(std::int64_t frames, std::int64_t rows, const HostPartic
   // deleted, or never flushed before a hard kill) gets it back.
   if (!o.exists(std::string(kAll) + "/id")) write_static(p);
   has_mass_ = o.exists(std::string(kAll) + "/mass");
+  const std::int64_t before = o.series_length(std::string(kAll) + "/position/value");
   const bool fixed_box = create_series();
   // Exactly the checkpoint's frames and rows: what came after it is dropped
   // (it is computed again); what it counts but the file lacks is grown with
@@ -162,6 +179,8 @@ void H5mdOutput::resume(std::int64_t frames, std::int64_t rows, const HostPartic
     for (std::int64_t f = 0; f < frames; ++f) write_box(f);
   for (const Observable& ob : observables_)
     for (const char* part : {"step", "time", "value"}) o.series_resize("/observables/" + ob.name + "/" + part, rows);
+  if (!o.exists(kVertices)) write_vertices();
+  xdmf::restore_views(o, frames, before, shown_series());
   times_ = o.read(std::string(kAll) + "/position/time");
   frames_ = frames;
   rows_ = rows;
@@ -195,6 +214,7 @@ void H5mdOutput::frame(std::int64_t step, double time, const HostParticles& p) {
     out_->series_write(path + "/step", frames_, step);
     out_->series_write(path + "/time", frames_, time);
   }
+  xdmf::write_views(*out_, frames_, shown_series());
   // On disk, metadata included, before the next step: a hard kill keeps
   // every frame written so far (and the observable rows before it).
   out_->flush();
@@ -224,40 +244,35 @@ void H5mdOutput::observables(std::int64_t step, double time, const std::vector<s
   ++rows_;
 }
 
-// XDMF 3: a temporal collection with one Polyvertex grid per frame; the
-// geometry is frame f of /particles/all/position/value through a HyperSlab,
-// velocity a node vector the same way, id and mass node scalars. Rank 0
-// writes it (xdmf::Sidecar: whole at creation and restart, then one entry
-// per frame).
+// XDMF 3: a temporal collection with one Polyvertex grid per frame, a
+// vertex cell per particle (/xdmf/vertices); the geometry and the velocity
+// (a node vector) are frame f's views of position/value and velocity/value
+// (xdmf::view_path), id and mass node scalars. Rank 0 writes it
+// (xdmf::Sidecar: whole at creation and restart, then one entry per frame).
 std::string H5mdOutput::xdmf_entry(std::size_t f) const {
   const std::string h5 = std::filesystem::path(out_->path()).filename().string();
-  const std::string n = std::to_string(n_), frames = std::to_string(f + 1);
-  const auto slab = [&](const std::string& element) {
-    std::ostringstream s;
-    s << "          <DataItem ItemType=\"HyperSlab\" Dimensions=\"" << n << " 3\" Type=\"HyperSlab\">\n"
-      << "            <DataItem Dimensions=\"3 3\" Format=\"XML\">" << f << " 0 0 1 1 1 1 " << n << " 3</DataItem>\n"
-      << "            <DataItem Dimensions=\"" << frames << " " << n << " 3\" NumberType=\"Float\" Precision=\"8\" "
-      << "Format=\"HDF\">" << h5 << ":" << kAll << "/" << element << "/value</DataItem>\n"
-      << "          </DataItem>\n";
-    return s.str();
+  const std::string n = std::to_string(n_);
+  const auto item = [&](const std::string& dims, const char* type, const std::string& dataset) {
+    return "          <DataItem Dimensions=\"" + dims + "\" NumberType=\"" + type +
+           "\" Precision=\"8\" Format=\"HDF\">" + h5 + ":" + dataset + "</DataItem>\n";
+  };
+  const auto frame = [&](const std::string& name) {
+    return item(n + " 3", "Float", xdmf::view_path(static_cast<std::int64_t>(f), name));
   };
   std::ostringstream x;
   x << "      <Grid Name=\"frame " << f << "\" GridType=\"Uniform\">\n"
     << "        <Time Value=\"" << xdmf::number(times_[f]) << "\"/>\n"
-    << "        <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"" << n << "\" NodesPerElement=\"1\"/>\n"
+    << "        <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"" << n << "\" NodesPerElement=\"1\">\n"
+    << item(n, "Int", kVertices) << "        </Topology>\n"
     << "        <Geometry GeometryType=\"XYZ\">\n"
-    << slab("position") << "        </Geometry>\n"
+    << frame("position") << "        </Geometry>\n"
     << "        <Attribute Name=\"velocity\" AttributeType=\"Vector\" Center=\"Node\">\n"
-    << slab("velocity") << "        </Attribute>\n"
+    << frame("velocity") << "        </Attribute>\n"
     << "        <Attribute Name=\"id\" AttributeType=\"Scalar\" Center=\"Node\">\n"
-    << "          <DataItem Dimensions=\"" << n << "\" NumberType=\"Int\" Precision=\"8\" Format=\"HDF\">" << h5
-    << ":" << kAll << "/id</DataItem>\n"
-    << "        </Attribute>\n";
+    << item(n, "Int", std::string(kAll) + "/id") << "        </Attribute>\n";
   if (has_mass_)
     x << "        <Attribute Name=\"mass\" AttributeType=\"Scalar\" Center=\"Node\">\n"
-      << "          <DataItem Dimensions=\"" << n << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << h5
-      << ":" << kAll << "/mass</DataItem>\n"
-      << "        </Attribute>\n";
+      << item(n, "Float", std::string(kAll) + "/mass") << "        </Attribute>\n";
   x << "      </Grid>\n";
   return x.str();
 }

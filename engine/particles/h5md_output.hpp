@@ -98,6 +98,8 @@ class H5mdOutput {
   // older file's fixed box, whose frames then need their rows.
   bool create_series();
   void write_box(std::int64_t frame);  // the box's row of a frame
+  void write_vertices();               // the sidecar's vertex cells
+  static std::vector<xdmf::Series> shown_series();  // the series with a view per frame
   void create_element(const std::string& path, const std::vector<std::int64_t>& frame, const std::string& units,
                       const std::string& long_name);
   std::string xdmf_entry(std::size_t frame) const;

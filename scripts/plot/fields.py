@@ -26,8 +26,8 @@ A 3-D field is cut through one plane: by default the middle cell of the
 slowest axis; --slice z=12 takes cell 12, --slice y=0.25 the cell nearest
 y = 0.25 m.
 
-Needs python3-h5py, python3-numpy, python3-matplotlib (and python3-pil for
---gif).
+Reads the file with the strata reader (python/: xarray and h5netcdf);
+needs matplotlib (and python3-pil for --gif).
 """
 
 import os
@@ -35,7 +35,9 @@ import sys
 import textwrap
 
 import plot_common as pc
-from plot_common import PlotError, h5py, np
+from plot_common import PlotError, np
+
+reader = pc.strata  # the strata reader package (python/)
 
 import matplotlib.pyplot as plt  # noqa: E402
 from mpl_toolkits.axes_grid1 import make_axes_locatable  # noqa: E402
@@ -121,15 +123,13 @@ class Field:
     """One field of one file: its frames (as float64 planes or lines), axes
     and labels."""
 
-    def __init__(self, f, path, name, frames_spec, slice_spec):
-        ds = f[name]
-        times = f["time"][()]
-        grid_axes = [pc.text(a) for a in np.atleast_1d(f["grid"].attrs["axes"])]   # fastest first
-        axes = list(reversed(grid_axes))                                          # slowest first
-        coords = {a: f[a][()] for a in axes}
-        if ds.ndim != len(axes) + 1:
-            raise PlotError(f"{path}: /{name} has {ds.ndim} dimensions, expected time + {len(axes)}")
-        count = min(ds.shape[0], len(times))
+    def __init__(self, data, model, path, name, frames_spec, slice_spec):
+        var = data[name]                      # (time, [z,] y, x): xarray names the axes
+        times = data["time"].values
+        axes = list(var.dims[1:])             # slowest first
+        grid_axes = list(reversed(axes))      # fastest first
+        coords = {a: data[a].values for a in axes}
+        count = var.sizes["time"]
         if count == 0:
             raise PlotError(f"{path}: /{name} holds no frames yet")
         self.frames = parse_frames(frames_spec, count)
@@ -146,16 +146,16 @@ class Field:
             self.cut_text = f", {a} = {coords[a][cut_index]:.4g} m (cell {cut_index})"
         self.data = []
         for fr in self.frames:
-            sel = [fr] + [slice(None)] * len(axes)
+            sel = {"time": fr}
             if cut_pos is not None:
-                sel[1 + cut_pos] = cut_index
-            self.data.append(np.asarray(ds[tuple(sel)], dtype=np.float64))
+                sel[axes[cut_pos]] = cut_index
+            self.data.append(np.asarray(var.isel(sel).values, dtype=np.float64))
         self.plane_axes = [a for i, a in enumerate(axes) if i != cut_pos]   # [vertical, horizontal]
         # An axis one cell wide carries no information: a run with ny = 1
         # is a 1-D problem and reads best as a line.
         self.line_axes = [a for a in self.plane_axes if len(coords[a]) > 1]
-        self.units = pc.attr(ds, "units")
-        self.long_name = pc.attr(ds, "long_name", name)
+        self.units = str(var.attrs.get("units", ""))
+        self.long_name = str(var.attrs.get("long_name", name))
         # C-grid velocities sit on faces, half a cell before the centre
         # (their long_name says which face): draw them where they are.
         coords = dict(coords)
@@ -164,7 +164,7 @@ class Field:
                 coords[axis] = coords[axis] - 0.5 * (coords[axis][1] - coords[axis][0])
         self.coords = coords
         self.name = name
-        self.model = pc.attr(f, "model")
+        self.model = model
         span = max(float(np.ptp(edges(coords[a]))) for a in self.plane_axes)
         self.length = pc.length_unit(span)
         self.time_unit = pc.time_unit(float(np.max(times[:count])))
@@ -288,18 +288,18 @@ def plot_plane(field, folder, prefix, gif, fps):
 
 
 def plot_file(path, args):
-    f, _ = pc.open_output(path, GRID_MODELS, "the fields of grid models (diffusion, shallow_water, euler2d)")
+    f, model = pc.open_output(path, GRID_MODELS, "the fields of grid models (diffusion, shallow_water, euler2d)")
     with f:
         if "grid" not in f or "time" not in f:
             raise PlotError(f"{path}: no /grid or /time: the run wrote no frames")
-        # The fields: the root's datasets over time and space (the
-        # coordinates and /config have at most one dimension).
-        available = sorted(k for k, v in f.items() if isinstance(v, h5py.Dataset) and v.ndim > 1)
+    with reader.fields(path, decode_times=False) as data:
+        # The fields: the variables over time and space.
+        available = sorted(k for k, v in data.data_vars.items() if v.ndim > 1)
         names = args.field or available
         for name in names:
             if name not in available:
                 raise PlotError(f"{path}: no field {name!r}; it has {', '.join(available) or 'none'}")
-        fields = [Field(f, path, name, args.frames, args.slice) for name in names]
+        fields = [Field(data, model, path, name, args.frames, args.slice) for name in names]
     folder = pc.out_dir(args, path)
     for field in fields:
         if not args.field and all(not d.any() for d in field.data):

@@ -32,7 +32,8 @@ tau, temperature epsilon/k_B); nbody in N-body units (G = M = 1, so length,
 time and energy are in units of the initial scales the input sets). Where
 a dataset carries a unit other than "1" that one is shown.
 
-Needs python3-h5py, python3-numpy and python3-matplotlib.
+Needs the strata reader (python/: numpy, h5py, pandas, xarray, h5netcdf)
+and matplotlib.
 """
 
 import sys
@@ -40,6 +41,8 @@ import tomllib
 
 import plot_common as pc
 from plot_common import PlotError, np
+
+reader = pc.strata  # the strata reader package (python/)
 
 import matplotlib.colors as colors  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
@@ -64,44 +67,53 @@ ORBIT_MAX_BODIES = 8
 NEIGHBOURS = 16
 
 
-def config_of(f):
-    if "config" not in f:
-        return {}
-    try:
-        return tomllib.loads(pc.text(f["config"][()]))
-    except tomllib.TOMLDecodeError:
-        return {}
-
-
 class Run:
-    def __init__(self, path, f, model):
+    """A particle output through the strata reader: its trajectory, its
+    observables and its configuration, read once."""
+
+    def __init__(self, path, model):
         self.path = path
-        self.f = f
         self.model = model
         self.stem = pc.stem(path)
-        self.config = config_of(f)
+        try:
+            self.config = reader.open_run(path).config
+        except tomllib.TOMLDecodeError:
+            self.config = {}
         self.units = UNITS[model]
+        # What every frame shares (ids, masses, the frame count); frames on demand.
+        self.traj = reader.trajectory(path, frames=slice(0, 0))
+        try:
+            self.obs = reader.observables(path)
+        except reader.OutputError:
+            self.obs = None
 
-    def unit(self, kind, dataset=None):
-        """The unit of a quantity: the dataset's own if it says more than
-        "1", else the model's unit system."""
-        if dataset is not None:
-            own = pc.attr(dataset, "unit", "") or pc.attr(dataset, "units", "")
-            # "1" (dimensionless) or the name of a unit system says no more
-            # than the model's own units do.
-            if own and own not in ("1", "lj", "nbody", "LJ"):
-                return own
+    def unit(self, kind, quantity=None):
+        """The unit of a quantity: its own if it says more than "1", else
+        the model's unit system."""
+        own = quantity.units if quantity is not None else ""
+        # "1" (dimensionless) or the name of a unit system says no more
+        # than the model's own units do.
+        if own and own not in ("1", "lj", "nbody", "LJ"):
+            return own
         return self.units[kind]
 
     def series(self, name):
-        if f"observables/{name}/value" not in self.f:
+        """(time, values, Quantity) of an observable, or None."""
+        if self.obs is None or name not in self.obs.attrs["units"]:
             return None
-        g = self.f["observables"][name]
-        return g["time"][()], g["value"][()], g["value"]
+        what = Quantity(self.obs.attrs["units"][name], self.obs.attrs["long_name"][name])
+        return self.obs["time"].to_numpy(), self.obs[name].to_numpy(), what
 
-    def label(self, what, kind, dataset=None):
-        u = self.unit(kind, dataset)
+    def label(self, what, kind, quantity=None):
+        u = self.unit(kind, quantity)
         return f"{what} [{u}]" if u else what
+
+
+class Quantity:
+    """An observable's units and long name."""
+
+    def __init__(self, units, long_name):
+        self.units, self.long_name = units, long_name
 
 
 def time_axis(ax, run):
@@ -134,7 +146,7 @@ def energy_plot(run, folder):
         got = run.series(name)
         if got is not None:
             bottom.plot(got[0], got[1], lw=1, label=label)
-    per_atom = "per atom" in pc.attr(ds, "long_name")
+    per_atom = "per atom" in ds.long_name
     bottom.set_ylabel(run.label("energy per atom" if per_atom else "energy", "energy", ds))
     bottom.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     bottom.grid(alpha=0.3)
@@ -173,7 +185,7 @@ def temperature_plot(run, folder, target):
         if got is not None:
             bottom.plot(got[0], got[1], lw=1, label=label)
             e_ds = got[2]
-    per_atom = e_ds is not None and "per atom" in pc.attr(e_ds, "long_name")
+    per_atom = e_ds is not None and "per atom" in e_ds.long_name
     bottom.set_ylabel(run.label("energy per atom" if per_atom else "energy", "energy", e_ds))
     bottom.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     bottom.grid(alpha=0.3)
@@ -256,11 +268,9 @@ def density_centre(x, m):
 
 
 def density_plot(run, folder, frame, bins, smooth, extent):
-    pos = run.f["particles/all/position/value"]
-    times = run.f["particles/all/position/time"][()]
-    k = frame_index(run, frame, len(times))
-    x = pos[k]
-    m = run.f["particles/all/mass"][()]
+    k = frame_index(run, frame, run.traj.available)
+    drawn = reader.trajectory(run.path, frames=slice(k, k + 1))
+    x, m, t_k = drawn.position[0], drawn.mass, drawn.time[0]
     centre = density_centre(x, m)
     p = np.stack([x[:, 0] - centre[0], x[:, 1] - centre[1]], axis=1)
     half = extent if extent else max(float(np.quantile(np.abs(p).max(axis=1), 0.99)), 1e-12)
@@ -286,7 +296,7 @@ def density_plot(run, folder, frame, bins, smooth, extent):
     ax.set_xlabel(run.label("x - x_c", "length"))
     ax.set_ylabel(run.label("y - y_c", "length"))
     ax.set_aspect("equal")
-    ax.set_title(f"nbody {run.stem}: {len(m)} bodies at t = {times[k]:.4g} (frame {k})\n"
+    ax.set_title(f"nbody {run.stem}: {len(m)} bodies at t = {t_k:.4g} (frame {k})\n"
                  f"{bins} x {bins} cells, {what};\ncentred on the densest region (shrinking spheres)", fontsize=9)
     path = f"{folder}/{run.stem}_density.png"
     fig.savefig(path, dpi=120)
@@ -294,19 +304,19 @@ def density_plot(run, folder, frame, bins, smooth, extent):
     return path
 
 
-def paths_resolved(f):
+def paths_resolved(run):
     """Whether the frames trace the bodies' paths: a body moves across a
     fifth of the system's extent. Frames one orbit apart (two_body.toml)
     find every body where it was, and draw no path."""
-    pos = f["particles/all/position/value"][()][:, :, :2]
+    pos = reader.trajectory(run.path).position[:, :, :2]
     size = float(np.ptp(pos[0], axis=0).max())
     travel = float(np.ptp(pos, axis=0).max())
     return size > 0 and travel > 0.2 * size
 
 
 def orbits_plot(run, folder):
-    pos = run.f["particles/all/position/value"][()]
-    times = run.f["particles/all/position/time"][()]
+    every = reader.trajectory(run.path)
+    pos, times = every.position, every.time
     fig, ax = plt.subplots(figsize=(6.0, 5.6), constrained_layout=True)
     for i in range(pos.shape[1]):
         (line,) = ax.plot(pos[:, i, 0], pos[:, i, 1], lw=0.8, marker="." if len(times) < 50 else None,
@@ -327,24 +337,24 @@ def orbits_plot(run, folder):
 
 def plot_file(path, args):
     f, model = pc.open_output(path, ("nbody", "md"), "particle outputs (nbody, md)")
-    with f:
-        run = Run(path, f, model)
-        folder = pc.out_dir(args, path)
-        written = []
-        md = run.config.get("md", {})
-        if model == "md" and md.get("thermostat", "none") != "none":
-            written.append(temperature_plot(run, folder, float(md.get("temperature", float("nan")))))
+    f.close()
+    run = Run(path, model)
+    folder = pc.out_dir(args, path)
+    written = []
+    md = run.config.get("md", {})
+    if model == "md" and md.get("thermostat", "none") != "none":
+        written.append(temperature_plot(run, folder, float(md.get("temperature", float("nan")))))
+    else:
+        written.append(energy_plot(run, folder))
+    if run.traj.mass is not None:
+        frames, bodies = run.traj.available, len(run.traj.id)
+        if bodies > ORBIT_MAX_BODIES:
+            written.append(density_plot(run, folder, args.frame, args.bins, args.smooth, args.extent))
+        elif frames >= MIN_ORBIT_FRAMES and paths_resolved(run):
+            written.append(orbits_plot(run, folder))
         else:
-            written.append(energy_plot(run, folder))
-        if "particles/all/mass" in f and "particles/all/position/value" in f:
-            frames, bodies = f["particles/all/position/value"].shape[:2]
-            if bodies > ORBIT_MAX_BODIES:
-                written.append(density_plot(run, folder, args.frame, args.bins, args.smooth, args.extent))
-            elif frames >= MIN_ORBIT_FRAMES and paths_resolved(f):
-                written.append(orbits_plot(run, folder))
-            else:
-                print(f"{path}: no paths figure: {frames} frame(s) do not trace the orbits "
-                      "(a lower nbody.output_every stores more)", file=sys.stderr)
+            print(f"{path}: no paths figure: {frames} frame(s) do not trace the orbits "
+                  "(a lower nbody.output_every stores more)", file=sys.stderr)
     for p in written:
         print(p)
 

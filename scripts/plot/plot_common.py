@@ -24,6 +24,30 @@ except ImportError as err:  # pragma: no cover - environment problem
 
 matplotlib.use("Agg")  # files only: no display on cluster nodes
 
+
+def _reader():
+    """The strata reader package (python/ of the checkout, `pip install
+    ./python`): the one installed in this Python, else the copy two folders
+    up from these scripts (the checkout's python/, or share/strata/python
+    of an installed tree)."""
+    try:
+        import strata as package
+    except ImportError:
+        beside = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "python")
+        if not os.path.isfile(os.path.join(beside, "strata", "__init__.py")):
+            raise
+        sys.path.insert(0, os.path.abspath(beside))
+        import strata as package
+    return package
+
+
+try:
+    strata = _reader()
+except ImportError as err:  # pragma: no cover - environment problem
+    sys.exit(f"{os.path.basename(sys.argv[0])}: error: the strata reader (python/ of the strata checkout) needs "
+             f"pandas, xarray and h5netcdf (Debian: python3-pandas python3-xarray python3-h5netcdf), which "
+             f"{sys.executable} lacks ({err})")
+
 # Which script draws which model's output: named in the error for a file of
 # another model, so the user learns the right command. A sibling of the
 # script that runs, by the path it was started with (scripts/plot/ in a

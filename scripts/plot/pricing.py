@@ -38,7 +38,9 @@ import textwrap
 import tomllib
 
 import plot_common as pc
-from plot_common import PlotError, h5py
+from plot_common import PlotError, np
+
+reader = pc.strata  # the strata reader package (python/)
 
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FixedLocator, NullLocator  # noqa: E402
@@ -49,36 +51,30 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def results(path):
     """{instrument: (paths, price, ci_low, ci_high, reference or None, stderr)}."""
     out = {}
-    with h5py.File(path, "r") as f:
-        for name, g in f["pricing"].items():
-            if name == "summary":
-                continue
-            ref = g["reference_price"][()] if "reference_price" in g else None
-            out[name] = (int(g["paths"][()]), g["price"][()], g["ci95_low"][()], g["ci95_high"][()], ref,
-                         g["stderr"][()])
+    for name, inst in reader.instruments(path).items():
+        v = inst.values
+        out[name] = (int(v["paths"]), v["price"], v["ci95_low"], v["ci95_high"], v.get("reference_price"),
+                     v["stderr"])
     return out
 
 
 def reference_method(path, name):
     """How the instrument's reference price was computed (its `method`)."""
-    with h5py.File(path, "r") as f:
-        g = f["pricing"][name]
-        return pc.attr(g["reference_price"], "method", "") if "reference_price" in g else ""
+    return str(reader.instruments(path)[name].attrs.get("reference_price", {}).get("method", ""))
 
 
 def price_units(path):
-    with h5py.File(path, "r") as f:
-        for name, g in f["pricing"].items():
-            if name != "summary" and "price" in g:
-                return pc.attr(g["price"], "units", "currency")
+    for inst in reader.instruments(path).values():
+        if "price" in inst.values:
+            return inst.units("price", "currency")
     return "currency"
 
 
 def config_text(path):
-    with h5py.File(path, "r") as f:
-        if "config" not in f:
-            raise PlotError(f"{path}: no /config: cannot rerun the stored configuration")
-        return pc.text(f["config"][()])
+    text = reader.open_run(path).config_text
+    if not text:
+        raise PlotError(f"{path}: no /config: cannot rerun the stored configuration")
+    return text
 
 
 def find_strata(given):
@@ -150,24 +146,25 @@ GREEK_SYMBOL = {"delta": "Δ", "gamma": "Γ", "vega": "vega", "vega_v0": "vega (
 def greeks_of(path, names):
     """({greek: [(label, value, stderr, reference or None)]}, {greek: units})."""
     out, units = {}, {}
-    with h5py.File(path, "r") as f:
-        for name in names:
-            g = f["pricing"][name]
-            for greek in GREEK_ORDER:
-                if greek not in g:
-                    continue
-                units.setdefault(greek, pc.attr(g[greek], "units", ""))
-                value, se = g[greek][()], g[greek + "_stderr"][()]
-                ref = g[greek + "_reference"][()] if greek + "_reference" in g else None
-                if value.shape == ():
-                    out.setdefault(greek, []).append((name, float(value), float(se), ref))
-                else:
-                    assets = [pc.text(a) for a in g[greek].attrs["assets"]]
-                    refs = list(ref) if ref is not None and ref.shape != () else [None] * len(assets)
-                    for a, v, e, r in zip(assets, value, se, refs):
-                        # One instrument: the assets alone label the bars (the title names it).
-                        label = a if len(names) == 1 else f"{name}[{a}]"
-                        out.setdefault(greek, []).append((label, float(v), float(e), r))
+    insts = reader.instruments(path)
+    for name in names:
+        inst = insts[name]
+        v = inst.values
+        for greek in GREEK_ORDER:
+            if greek not in v:
+                continue
+            units.setdefault(greek, inst.units(greek))
+            value, se = np.asarray(v[greek]), np.asarray(v[greek + "_stderr"])
+            ref = v.get(greek + "_reference")
+            if value.shape == ():
+                out.setdefault(greek, []).append((name, float(value), float(se), ref))
+            else:
+                assets = inst.attrs[greek]["assets"]
+                refs = list(ref) if ref is not None and np.ndim(ref) != 0 else [None] * len(assets)
+                for a, x, e, r in zip(assets, value, se, refs):
+                    # One instrument: the assets alone label the bars (the title names it).
+                    label = a if len(names) == 1 else f"{name}[{a}]"
+                    out.setdefault(greek, []).append((label, float(x), float(e), r))
     return out, units
 
 
@@ -267,8 +264,7 @@ def portfolio_override(path, text):
         return []
     if not name or os.path.isabs(name):
         return []
-    with h5py.File(path, "r") as f:
-        input_file = pc.attr(f, "input_file", "")
+    input_file = str(reader.open_run(path).attrs.get("input_file", ""))
     out_dir = os.path.dirname(os.path.abspath(path))
     for base in (os.getcwd(), out_dir, os.path.dirname(out_dir)):
         candidate = os.path.join(base, os.path.dirname(input_file), name)

@@ -5,7 +5,8 @@
 
 SUMMARY is what `strata sweep INPUT --collect summary.h5` writes: the HDF5
 file or the CSV beside it (index, swept parameters, status, results); the
-table is read from the CSV. Defaults: the first two swept columns (x, then
+table is read from the HDF5 file where there is one (with the strata
+reader), else from the CSV (with pandas). Defaults: the first two swept columns (x, then
 y) and the first `.price` column (else the first numeric result). Each
 cell is annotated with its value, in black or white, whichever reads on
 the cell's colour. Cells of points that are not done (NaN) stay blank.
@@ -14,17 +15,20 @@ the summary where it names them, else from the input reference of this
 checkout (docs/inputs.md). Writes DIR/<stem>_<value>.png; DIR is -o DIR,
 by default the folder of SUMMARY.
 
-Needs python3-numpy and python3-matplotlib (and python3-h5py for the
-units stored in summary.h5).
+Needs the strata reader (python/: numpy, h5py, pandas, xarray, h5netcdf)
+and matplotlib.
 """
 
-import csv
 import math
 import os
 import re
 
 import plot_common as pc
-from plot_common import PlotError, h5py, np
+from plot_common import PlotError, np
+
+import pandas
+
+reader = pc.strata  # the strata reader package (python/)
 
 import matplotlib.pyplot as plt  # noqa: E402
 
@@ -82,48 +86,41 @@ def labelled(column, unit):
 
 
 def read_summary(path):
-    """(csv path, units stored in summary.h5 by column)."""
+    """(columns, rows as dicts, units by column) of a sweep summary: the
+    table of summary.h5 (given, or beside the CSV given) through the strata
+    reader, else the CSV through pandas."""
     if not os.path.exists(path):
         raise PlotError(f"{path}: no such file")
-    stored = {}
     base, ext = os.path.splitext(path)
     h5_path = path if ext == ".h5" else base + ".h5"
-    if ext == ".h5" or (h5py is not None and os.path.exists(h5_path)):
-        if ext == ".h5" and not h5py.is_hdf5(path):
-            raise PlotError(f"{path}: not an HDF5 file; sweep.py plots the summary of strata sweep --collect")
-        if h5py.is_hdf5(h5_path):
-            with h5py.File(h5_path, "r") as f:
-                if "summary" not in f:
-                    model = pc.attr(f, "model", "")
-                    if ext == ".h5":
-                        hint = f" (for {model}: {pc.SCRIPT_OF_MODEL[model]})" if model in pc.SCRIPT_OF_MODEL else ""
-                        raise PlotError(f"{path}: no /summary: not a sweep summary; sweep.py plots the summary "
-                                        f"of strata sweep --collect{hint}")
-                else:
-                    table = f["summary"]
-                    if isinstance(table, h5py.Group):   # one dataset per column, each with its units
-                        for name, column in table.items():
-                            if "units" in column.attrs:
-                                stored[name] = pc.text(column.attrs["units"])
-                    else:   # a compound table, as strata wrote before: attributes <column>_units
-                        for name, value in table.attrs.items():
-                            if name.endswith("_units"):
-                                stored[name[:-len("_units")]] = pc.text(value)
-    csv_path = base + ".csv" if ext == ".h5" else path
-    if not os.path.exists(csv_path):
-        raise PlotError(f"{path}: no {os.path.basename(csv_path)} beside it (strata sweep --collect writes both)")
-    return csv_path, stored
-
-
-def read_csv(path):
-    try:
-        with open(path, newline="", encoding="utf-8") as f:
-            rows = list(csv.DictReader(f))
-    except UnicodeDecodeError:
-        raise PlotError(f"{path}: not a text file; sweep.py plots the summary of strata sweep --collect") from None
-    if not rows:
+    frame, units = None, {}
+    if ext == ".h5" or os.path.exists(h5_path):
+        try:
+            run = reader.open_run(h5_path)
+        except reader.OutputError:
+            if ext == ".h5":
+                raise PlotError(f"{path}: not a sweep summary; sweep.py plots the summary of strata sweep "
+                                "--collect") from None
+            run = None
+        if run is not None and run.model != "sweep":
+            hint = f" (for {run.model}: {pc.SCRIPT_OF_MODEL[run.model]})" if run.model in pc.SCRIPT_OF_MODEL else ""
+            raise PlotError(f"{path}: no /summary: not a sweep summary; sweep.py plots the summary "
+                            f"of strata sweep --collect{hint}")
+        if run is not None:
+            frame = reader.sweep_summary(h5_path)
+            units = frame.attrs.get("units", {})
+            frame = frame.reset_index()
+    if frame is None:
+        try:
+            frame = pandas.read_csv(path, keep_default_na=False, na_values=["nan", "NaN"])
+        except (UnicodeDecodeError, pandas.errors.ParserError):
+            raise PlotError(f"{path}: not a text file; sweep.py plots the summary of strata sweep --collect") \
+                from None
+        except pandas.errors.EmptyDataError:
+            frame = pandas.DataFrame()
+    if frame.empty:
         raise PlotError(f"{path}: no points in the summary")
-    return list(rows[0].keys()), rows
+    return [str(c) for c in frame.columns], frame.to_dict("records"), units
 
 
 def as_float(text):
@@ -134,8 +131,8 @@ def as_float(text):
 
 
 def plot_file(path, args, schema):
-    csv_path, stored = read_summary(path)
-    columns, rows = read_csv(csv_path)
+    columns, rows, stored = read_summary(path)
+    csv_path = path
     if "status" not in columns or "index" not in columns:
         raise PlotError(f"{csv_path}: no index and status columns: not a strata sweep summary")
     # Swept parameters sit between index and status.

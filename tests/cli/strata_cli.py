@@ -543,8 +543,6 @@ def _parse_xdmf(xmf_path, fail):
     hdf_items = [item for item in root.iter("DataItem") if item.get("Format") == "HDF"]
     if not hdf_items:
         fail("no DataItem with Format=\"HDF\"")
-    slab_sources = {id(item[-1]) for item in root.iter("DataItem")
-                    if item.get("ItemType") == "HyperSlab" and len(item)}
     for item in hdf_items:
         ref = (item.text or "").strip()
         if ":" not in ref:
@@ -560,13 +558,7 @@ def _parse_xdmf(xmf_path, fail):
             fail(f"{name} has no dataset {dataset}")
         shape = tuple(int(v) for v in item.get("Dimensions", "").split())
         actual = h5[dataset].shape
-        if id(item) in slab_sources:
-            # A frame's entry names the series with the extent it had when
-            # the frame was written (the sidecar only grows): at most the
-            # dataset's frames now, the rest of the shape equal.
-            if len(shape) != len(actual) or shape[1:] != actual[1:] or not 0 < shape[0] <= actual[0]:
-                fail(f"{name}:{dataset} has shape {actual}, the XDMF says {shape}")
-        elif actual != shape:
+        if actual != shape:
             fail(f"{name}:{dataset} has shape {actual}, the XDMF says {shape}")
         kind = {"Float": "f", "Int": "i", "UInt": "u"}.get(item.get("NumberType", "Float"))
         precision = int(item.get("Precision", "4"))
@@ -591,8 +583,8 @@ def check_xdmf(xmf_path):
     - each grid's 3DCoRectMesh topology has cells + 1 nodes per physical
       axis (z y x; a 2-D grid one cell thick along its missing axis) and
       its geometry origin and spacing are /grid's;
-    - each field Attribute is cell-centred and its HyperSlab selects frame f
-      of /<name>: start (f, 0, ...), stride 1, count (1, cells);
+    - each field Attribute is cell-centred and reads frame f of /<name>
+      through that frame's view (frame_view), shaped as the mesh's cells;
     - every field appears in every frame.
     """
     def frames(root, h5, fail):
@@ -617,14 +609,34 @@ def _checked_xdmf(xmf_path, check):
             f.close()
 
 
+def frame_view(h5, item, series, f, fail, where):
+    """Checks that the HDF DataItem `item` reads frame f of the dataset
+    `series` as ParaView's XDMF readers take it: a dataset of its own, a
+    virtual dataset mapping that frame of `series` in the same file (no
+    copy), holding exactly its values (in the frame's order; its shape may
+    be the mesh's)."""
+    if item is None or item.get("Format") != "HDF" or item.get("ItemType") not in (None, "Uniform"):
+        fail(f"{where}: {series} is not read from a dataset of its own")
+    dataset = item.text.strip().split(":", 1)[1]
+    view = h5[dataset]
+    if not view.is_virtual:
+        fail(f"{where}: {dataset} is not a virtual dataset (a copy of the frame)")
+    sources = view.virtual_sources()
+    if len(sources) != 1 or sources[0].file_name != "." or sources[0].dset_name != series:
+        fail(f"{where}: {dataset} maps {[(m.file_name, m.dset_name) for m in sources]}, not {series} of this file")
+    if not np.array_equal(view[()].ravel(), h5[series][f].ravel(), equal_nan=True):
+        fail(f"{where}: {dataset} does not hold frame {f} of {series}")
+
+
 def check_particle_xdmf(xmf_path):
     """Checks the OUT.xmf of a particle model (H5MD output) as ParaView's
-    XDMF3 reader uses it; returns the number of frames. Every HDF DataItem
+    XDMF readers use it; returns the number of frames. Every HDF DataItem
     as in check_xdmf; a temporal collection with one Polyvertex grid per
-    /particles/all/position/time entry (Time equal to it), N elements; the
-    XYZ geometry and the velocity attribute read frame f of position/value
-    and velocity/value through HyperSlabs (start f 0 0, stride 1, count
-    1 N 3); id (and mass where the file has it) are node scalars."""
+    /particles/all/position/time entry (Time equal to it), N elements whose
+    cells are the vertices 0..N-1; the XYZ geometry and the velocity
+    attribute read frame f of position/value and velocity/value through
+    that frame's views (frame_view); id (and mass where the file has it)
+    are node scalars."""
     def frames(root, h5, fail):
         times = h5["particles/all/position/time"][()]
         n = h5["particles/all/position/value"].shape[1]
@@ -634,20 +646,6 @@ def check_particle_xdmf(xmf_path):
         grids = series.findall("Grid")
         if len(grids) != len(times):
             fail(f"{len(grids)} grids, {len(times)} frames in /particles/all/position/time")
-
-        def slab(item, f, element, where):
-            if item is None or item.get("ItemType") != "HyperSlab":
-                fail(f"{where}: {element} is not read through a HyperSlab")
-            if [int(v) for v in item.get("Dimensions").split()] != [n, 3]:
-                fail(f"{where}: {element} hyperslab is not {n} x 3")
-            selection, source = item.findall("DataItem")
-            if [int(v) for v in selection.text.split()] != [f, 0, 0, 1, 1, 1, 1, n, 3]:
-                fail(f"{where}: {element} hyperslab {selection.text!r} does not select frame {f}")
-            if not source.text.strip().endswith(f":/particles/all/{element}/value"):
-                fail(f"{where}: {element} reads {source.text.strip()!r}")
-            if int(source.get("Dimensions").split()[0]) <= f:
-                fail(f"{where}: {element} declares {source.get('Dimensions')}, without frame {f}")
-
         for f, grid in enumerate(grids):
             where = f"frame {f}"
             if float(grid.find("Time").get("Value")) != times[f]:
@@ -655,17 +653,20 @@ def check_particle_xdmf(xmf_path):
             topo = grid.find("Topology")
             if topo.get("TopologyType") != "Polyvertex" or int(topo.get("NumberOfElements")) != n:
                 fail(f"{where}: topology is not a Polyvertex of {n} elements")
+            cells = topo.find("DataItem")
+            if cells is None or not np.array_equal(h5[cells.text.strip().split(":", 1)[1]][()], np.arange(n)):
+                fail(f"{where}: the Polyvertex cells are not the vertices 0..{n - 1}")
             geo = grid.find("Geometry")
             if geo.get("GeometryType") != "XYZ":
                 fail(f"{where}: geometry is not XYZ")
-            slab(geo.find("DataItem"), f, "position", where)
+            frame_view(h5, geo.find("DataItem"), "/particles/all/position/value", f, fail, where)
             attrs = {a.get("Name"): a for a in grid.findall("Attribute")}
             expected = {"velocity", "id"} | ({"mass"} if "particles/all/mass" in h5 else set())
             if set(attrs) != expected:
                 fail(f"{where}: attributes {sorted(attrs)}, expected {sorted(expected)}")
             if attrs["velocity"].get("AttributeType") != "Vector" or attrs["velocity"].get("Center") != "Node":
                 fail(f"{where}: velocity is not a node vector")
-            slab(attrs["velocity"].find("DataItem"), f, "velocity", where)
+            frame_view(h5, attrs["velocity"].find("DataItem"), "/particles/all/velocity/value", f, fail, where)
         return len(grids)
     return _checked_xdmf(xmf_path, frames)
 
@@ -692,8 +693,6 @@ def _xdmf_mesh(h5):
 
 
 def _check_xdmf_frames(root, h5, fail):
-    cells = grid_cells(h5)                                 # a frame's shape, slowest first
-    dims = len(cells)
     mesh_cells, origin, spacing = _xdmf_mesh(h5)
     times = h5["time"][()]
     fields = field_names(h5)
@@ -733,23 +732,10 @@ def _check_xdmf_frames(root, h5, fail):
             seen.append(name)
             if attr.get("Center") != "Cell":
                 fail(f"{where}: attribute {name} is not cell-centred")
-            slab = attr.find("DataItem")
-            if slab is None or slab.get("ItemType") != "HyperSlab":
-                fail(f"{where}: attribute {name} is not read through a HyperSlab")
-            if [int(v) for v in slab.get("Dimensions").split()] != mesh_cells:
-                fail(f"{where}: {name} hyperslab Dimensions {slab.get('Dimensions')}, expected {mesh_cells}")
-            selection, source = slab.findall("DataItem")
-            if [int(v) for v in selection.get("Dimensions").split()] != [3, dims + 1]:
-                fail(f"{where}: {name} selection is not 3 x {dims + 1}")
-            sel = [int(v) for v in selection.text.split()]
-            start, stride, count = sel[:dims + 1], sel[dims + 1:2 * dims + 2], sel[2 * dims + 2:]
-            if start != [f] + [0] * dims or stride != [1] * (dims + 1) or count != [1] + cells:
-                fail(f"{where}: {name} hyperslab start {start} stride {stride} count {count} "
-                     f"does not select frame {f}")
-            if source.get("Format") != "HDF" or not source.text.strip().endswith(f":/{name}"):
-                fail(f"{where}: {name} reads {source.text.strip()!r}, not /{name}")
-            if int(source.get("Dimensions").split()[0]) <= f:
-                fail(f"{where}: {name} declares {source.get('Dimensions')}, without frame {f}")
+            item = attr.find("DataItem")
+            frame_view(h5, item, "/" + name, f, fail, where)
+            if [int(v) for v in item.get("Dimensions").split()] != mesh_cells:
+                fail(f"{where}: {name} Dimensions {item.get('Dimensions')}, the mesh's cells are {mesh_cells}")
         if sorted(seen) != fields:
             fail(f"{where}: attributes {sorted(seen)}, the file's fields are {fields}")
 

@@ -89,7 +89,8 @@ class Install(sc.StrataTestCase):
         files = [f"{SHARE}/inputs/quickstart.toml", f"{SHARE}/inputs/pricing/book.toml",
                  f"{SHARE}/inputs/pricing/book.csv", f"{SHARE}/inputs/shallow_water/vortex.toml",
                  f"{SHARE}/inputs/sweeps/pricing_vol_strike.toml", f"{SHARE}/scripts/plot/plot_common.py",
-                 COMPLETION] + ([MAN_PAGE] if configured_help2man() else [])
+                 f"{SHARE}/python/strata/__init__.py", f"{SHARE}/python/strata/reader.py",
+                 f"{SHARE}/python/pyproject.toml", COMPLETION] + ([MAN_PAGE] if configured_help2man() else [])
         for rel in executables + files:
             self.assertTrue(os.path.isfile(self.installed(rel)), f"{rel} not installed")
         for rel in executables:
@@ -111,6 +112,16 @@ class Install(sc.StrataTestCase):
         # An input naming another file (book.csv) finds it beside itself.
         book = self.installed(SHARE, "inputs", "pricing", "book.toml")
         self.assertExit(self.strata("run", book, "-o", "book.h5", "--dry-run"), 0)
+
+    def test_plot_scripts_import_the_installed_reader(self):
+        """Where no strata package is installed in the Python, the installed
+        plot scripts take the reader installed beside them."""
+        plot = self.installed(SHARE, "scripts", "plot")
+        res = sc.run_command([sc.PYTHON, "-I", "-c", f"import sys; sys.path.insert(0, {plot!r}); import plot_common; "
+                              "print(plot_common.strata.__file__)"], self.tmp)
+        self.assertExit(res, 0)
+        self.assertEqual(os.path.realpath(res.stdout.strip()),
+                         os.path.realpath(self.installed(SHARE, "python", "strata", "__init__.py")), res.describe())
 
     def test_slurm_job_script_finds_the_installed_binary(self):
         """Outside Slurm, with no strata on PATH and no STRATA_BIN: the job
