@@ -96,12 +96,7 @@ def stem(path):
     return os.path.splitext(os.path.basename(path))[0]
 
 
-def text(value):
-    if isinstance(value, bytes):
-        return value.decode("utf-8")
-    if isinstance(value, np.ndarray) and value.shape == ():
-        return text(value[()])
-    return str(value)
+text = strata.reader.text   # an HDF5 string (bytes or str) as str
 
 
 def attr(obj, name, default=""):

@@ -149,6 +149,29 @@ def run_strata(args, cwd, ranks=None, env=None, timeout=TIMEOUT_S):
     return run_command(strata_command(args, ranks), cwd, env=env, timeout=timeout)
 
 
+def make_outputs(folder, runs, sweep=None):
+    """The outputs a test reads, made in `folder`: for each name -> (input
+    under inputs/, [--set KEY=VALUE, ...]) folder/NAME.h5; with `sweep` (an
+    input's text), that sweep run (--all) and collected into
+    folder/sweep/summary.h5. AssertionError naming what failed."""
+    quiet = {"STRATA_PROGRESS": "off"}
+    for name, (inp, sets) in runs.items():
+        args = ["run", os.path.join(SOURCE_DIR, "inputs", inp), "-o", f"{name}.h5"]
+        for s in sets:
+            args += ["--set", s]
+        res = run_strata(args, folder, env=quiet)
+        if res.returncode != 0:
+            raise AssertionError(f"making the {name} output failed:{res.describe()}")
+    if sweep is None:
+        return
+    with open(os.path.join(folder, "sweep.toml"), "w", encoding="utf-8") as f:
+        f.write(sweep)
+    for args in (["sweep", "sweep.toml", "--all"], ["sweep", "sweep.toml", "--collect", "sweep/summary.h5"]):
+        res = run_strata(args, folder, env=quiet)
+        if res.returncode != 0:
+            raise AssertionError(f"making the sweep summary failed:{res.describe()}")
+
+
 def make_tmpdir(tag):
     return tempfile.mkdtemp(prefix=f"strata-cli-{tag}-")
 

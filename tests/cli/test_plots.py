@@ -84,19 +84,7 @@ class PlotScripts(unittest.TestCase):
         cls.tmp = sc.make_tmpdir("plots")
         cls.data = os.path.join(cls.tmp, "data")
         os.makedirs(cls.data)
-        for name, (inp, sets) in RUNS.items():
-            args = ["run", os.path.join(INPUTS, inp), "-o", f"{name}.h5"]
-            for s in sets:
-                args += ["--set", s]
-            res = sc.run_strata(args, cls.data, env={"STRATA_PROGRESS": "off"})
-            if res.returncode != 0:
-                raise AssertionError(f"making the {name} output failed:{res.describe()}")
-        with open(os.path.join(cls.data, "sweep.toml"), "w", encoding="utf-8") as f:
-            f.write(SWEEP)
-        for args in (["sweep", "sweep.toml", "--all"], ["sweep", "sweep.toml", "--collect", "sweep/summary.h5"]):
-            res = sc.run_strata(args, cls.data, env={"STRATA_PROGRESS": "off"})
-            if res.returncode != 0:
-                raise AssertionError(f"making the sweep summary failed:{res.describe()}")
+        sc.make_outputs(cls.data, RUNS, SWEEP)
 
     @classmethod
     def tearDownClass(cls):

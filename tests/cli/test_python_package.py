@@ -23,7 +23,6 @@ import unittest
 import strata_cli as sc
 
 PLOT_DIR = os.path.join(sc.SOURCE_DIR, "scripts", "plot")
-INPUTS = os.path.join(sc.SOURCE_DIR, "inputs")
 
 RUNS = {
     "heat": ("diffusion/gaussian.toml", ["diffusion.nx=6", "diffusion.ny=5", "diffusion.nz=4",
@@ -139,19 +138,7 @@ class PythonPackage(unittest.TestCase):
         cls.tmp = sc.make_tmpdir("python_package")
         cls.data = os.path.join(cls.tmp, "data")
         os.makedirs(cls.data)
-        for name, (inp, sets) in RUNS.items():
-            args = ["run", os.path.join(INPUTS, inp), "-o", f"{name}.h5"]
-            for s in sets:
-                args += ["--set", s]
-            res = sc.run_strata(args, cls.data, env={"STRATA_PROGRESS": "off"})
-            if res.returncode != 0:
-                raise AssertionError(f"making the {name} output failed:{res.describe()}")
-        with open(os.path.join(cls.data, "sweep.toml"), "w", encoding="utf-8") as f:
-            f.write(SWEEP)
-        for args in (["sweep", "sweep.toml", "--all"], ["sweep", "sweep.toml", "--collect", "sweep/summary.h5"]):
-            res = sc.run_strata(args, cls.data, env={"STRATA_PROGRESS": "off"})
-            if res.returncode != 0:
-                raise AssertionError(f"making the sweep summary failed:{res.describe()}")
+        sc.make_outputs(cls.data, RUNS, SWEEP)
         # A fresh environment; the system's packages are its dependencies.
         cls.venv = os.path.join(cls.tmp, "venv")
         subprocess.run([sc.PYTHON, "-m", "venv", "--system-site-packages", cls.venv], check=True, timeout=300)
