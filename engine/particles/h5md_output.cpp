@@ -164,8 +164,8 @@ void H5mdOutput::resume(std::int64_t frames, std::int64_t rows, const HostPartic
   // deleted, or never flushed before a hard kill) gets it back.
   if (!o.exists(std::string(kAll) + "/id")) write_static(p);
   has_mass_ = o.exists(std::string(kAll) + "/mass");
-  const std::int64_t before = o.series_length(std::string(kAll) + "/position/value");
   const bool fixed_box = create_series();
+  const std::int64_t before = o.series_length(std::string(kAll) + "/position/value");
   // Exactly the checkpoint's frames and rows: what came after it is dropped
   // (it is computed again); what it counts but the file lacks is grown with
   // the fill values (NaN time and value, step -1), so every later frame

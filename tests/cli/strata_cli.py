@@ -395,6 +395,15 @@ def bits(x):
     return struct.pack("<d", float(x)).hex()
 
 
+def raw_bytes(value):
+    """A dataset's value as bytes, for a bitwise compare: numbers as their
+    bytes; variable-length strings (objects in h5py) by their text."""
+    value = np.asarray(value)
+    if value.dtype.kind == "O":
+        return "\x00".join(as_str(v) for v in value.ravel()).encode()
+    return value.tobytes()
+
+
 def read_table(group):
     """{column: numpy array} of a strata table (a group of 1-D column
     datasets along one dimension), strings decoded to str."""

@@ -59,7 +59,7 @@ def same_results(test, a, b):
         fa["pricing"].visit(lambda n: names.append(n) if isinstance(fa["pricing"][n], h5py.Dataset) else None)
         test.assertGreater(len(names), 0)
         for n in names:
-            test.assertEqual(fa["pricing"][n][()].tobytes(), fb["pricing"][n][()].tobytes(), n)
+            test.assertEqual(sc.raw_bytes(fa["pricing"][n][()]), sc.raw_bytes(fb["pricing"][n][()]), n)
 
 
 class PricingShape(sc.StrataTestCase):

@@ -46,7 +46,7 @@ def result_bits(path, groups):
         def visit(name, obj):
             if isinstance(obj, h5py.Dataset):
                 value = obj[()]
-                out[name] = value.tobytes() if isinstance(value, np.ndarray) else repr(value)
+                out[name] = sc.raw_bytes(value) if isinstance(value, np.ndarray) else repr(value)
         for g in groups:
             sc.visit_series(f, g, lambda name, obj, g=g: visit(g + "/" + name, obj))
     return out

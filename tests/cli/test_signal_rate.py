@@ -26,7 +26,6 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import strata_cli as sc  # noqa: E402
 import h5py  # noqa: E402
-import numpy as np  # noqa: E402
 
 # Milliseconds of sleep after each step: none (this machine's own rate), and
 # enough to make every step slower than any computation here.
@@ -88,7 +87,7 @@ def datasets(path, groups):
         for g in groups:
             def visit(name, obj, g=g):
                 if isinstance(obj, h5py.Dataset):
-                    found[f"{g}/{name}"] = np.asarray(obj[()]).tobytes()
+                    found[f"{g}/{name}"] = sc.raw_bytes(obj[()])
             sc.visit_series(f, g, visit)
     return found
 

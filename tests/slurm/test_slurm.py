@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.join(HERE, os.pardir, "cli"))
 sys.path.insert(0, HERE)
 
 from strata_cli import (SOURCE_DIR, STRATA_BIN, as_str, check_binary, child_env, h5py,  # noqa: E402
-                        make_tmpdir, np, one_call_input, remove_tmpdir, run_strata)
+                        make_tmpdir, np, one_call_input, raw_bytes, read_table, remove_tmpdir, run_strata)
 from slurm_cluster import ClusterError, SlurmCluster  # noqa: E402
 
 SCRIPTS = os.path.join(SOURCE_DIR, "scripts", "slurm")
@@ -228,7 +228,7 @@ class SlurmTest(unittest.TestCase):
             rows = [line for line in f.read().splitlines() if line.strip()]
         self.assertEqual(len(rows), SWEEP_POINTS + 1, f"summary.csv: a header and one row per point:\n{rows}")
         with h5py.File(os.path.join(out, "summary.h5"), "r") as h5:
-            table = h5["summary"][()]
+            table = read_table(h5["summary"])
         self.assertEqual(list(table["index"]), list(range(SWEEP_POINTS)))
         self.assertEqual([as_str(v) for v in table["status"]], ["done"] * SWEEP_POINTS)
         self.assertTrue(np.all(np.isfinite(table["pricing.call.price"])), f"prices: {table['pricing.call.price']}")
@@ -343,7 +343,7 @@ def pricing_bits(h5file):
     def visit(name, obj):
         if isinstance(obj, h5py.Dataset):
             value = np.asarray(obj[()])
-            found[name] = (str(value.dtype), value.tobytes())
+            found[name] = (str(value.dtype), raw_bytes(value))
     h5file["pricing"].visititems(visit)
     return found
 
