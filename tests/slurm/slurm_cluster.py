@@ -8,6 +8,20 @@ or, from Python:
     with SlurmCluster(DIR) as cluster:        # start() ... stop(), whatever happens
         subprocess.run(["sbatch", ...], env=cluster.env())
 
+    with Cluster(2) as nodes, SlurmCluster(DIR, nodes=nodes) as cluster:
+        cluster.run(["sbatch", "--nodes=2", ...])   # one slurmd per simulated node
+
+With nodes (a tests/cluster/cluster.py Cluster), every simulated node runs
+a slurmd of its own inside its namespaces (NodeName n0, n1, ...,
+NodeHostname its hostname, NodeAddr its address; spool, pid file, log and
+TmpFS named by %n), and
+slurmctld runs inside node 0, the head node that also computes, where the
+batch scripts start: every slurmd reaches it over the simulated network.
+Client commands (cluster.run) run inside node 0 too. One munged serves them
+all: its socket is a file, and the nodes share the file system. The daemons
+enter the node with nsenter (not `ip netns exec`, which mounts a fresh
+/sys without /sys/fs/cgroup, where slurmd 22.05 refuses to start).
+
 Everything lives in DIR: a fresh munge key and munged socket, slurm.conf,
 the controller's state, slurmd's spool, logs and pid files. Nothing of the
 system's own munge or Slurm set-up is read or changed (no /etc/munge,
@@ -39,7 +53,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_DIR = os.path.abspath(os.environ.get("STRATA_SOURCE_DIR") or os.path.join(HERE, os.pardir, os.pardir))
 
 MARKER = "STRATA_SLURM_CLUSTER"
-DAEMONS = ("slurmd", "slurmctld", "munged")  # stop order: compute node first, munge last
+DAEMONS = ("slurmctld", "munged")  # stop order after every slurmd-*: controller, then munge
 # Seconds to wait for a daemon to come up, the node to turn idle, or a
 # daemon to exit after SIGTERM; generous for a loaded 2-core CI runner.
 START_TIMEOUT_S = 60
@@ -136,6 +150,15 @@ def _comm_of(pid):
         return None
 
 
+def _node_hardware():
+    """slurmd -C: (this machine's NodeName, its CPUs, sockets, cores, threads and memory as slurm.conf says them)."""
+    out = subprocess.run(["slurmd", "-C"], capture_output=True, text=True, check=True).stdout
+    line = next(l for l in out.splitlines() if l.startswith("NodeName="))
+    fields = dict(f.split("=", 1) for f in line.split())
+    keep = ("CPUs", "Boards", "SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore", "RealMemory")
+    return fields["NodeName"], " ".join(f"{k}={fields[k]}" for k in keep if k in fields)
+
+
 def _alive(pid):
     try:
         os.kill(pid, 0)
@@ -152,14 +175,16 @@ def _alive(pid):
 
 
 class SlurmCluster:
-    def __init__(self, root, attach=True):
+    def __init__(self, root, attach=True, nodes=None):
         self.root = os.path.abspath(root)
         self.attach = attach
+        self.nodes = nodes
         self.conf = os.path.join(self.root, "slurm.conf")
         self.munge_socket = os.path.join(self.root, "munge", "munge.socket.2")
         self.log_dir = os.path.join(self.root, "log")
         self.pids_file = os.path.join(self.root, "pids.json")
-        self.node = None
+        self.node = None           # the (first) node's NodeName
+        self.node_names = []
         self._procs = {}
 
     # --- environment for clients ------------------------------------------
@@ -175,9 +200,13 @@ class SlurmCluster:
         env.update(extra or {})
         return env
 
+    def client_command(self, args):
+        """args as run where the cluster's clients run: on the head node, for simulated nodes."""
+        return self.nodes.exec_command(0, args) if self.nodes else list(args)
+
     def run(self, args, check=True, timeout=60, **kw):
         """Runs a Slurm client command against this cluster; returns CompletedProcess."""
-        proc = subprocess.run(args, env=self.env(kw.pop("env", None)), stdin=subprocess.DEVNULL,
+        proc = subprocess.run(self.client_command(args), env=self.env(kw.pop("env", None)), stdin=subprocess.DEVNULL,
                               capture_output=True, text=True, timeout=timeout, **kw)
         if check and proc.returncode != 0:
             raise ClusterError(f"{' '.join(args)}: exit {proc.returncode}\n{proc.stdout}{proc.stderr}")
@@ -191,6 +220,14 @@ class SlurmCluster:
         ensure_packages()
         for sub in ("munge", "log", "state", "spool", "run", "tmp"):
             os.makedirs(os.path.join(self.root, sub), exist_ok=True)
+        # Short NodeNames for simulated nodes (n0, n1, ...): slurmstepd's
+        # sockets are SPOOL/NODE/NODE_JOB.STEP, and a Unix socket's path has
+        # at most 108 bytes.
+        self.node_names = [f"n{n.index}" for n in self.nodes.nodes] if self.nodes else [_node_hardware()[0]]
+        self.node = self.node_names[0]
+        for name in self.node_names:  # %n in slurm.conf: each slurmd's own
+            os.makedirs(os.path.join(self.root, "spool", name), exist_ok=True)
+            os.makedirs(os.path.join(self.root, "tmp", name), exist_ok=True)
         if self.attach:
             _become_subreaper()
             # Jobs outlive slurmd; if this process is killed (ctest's timeout),
@@ -204,11 +241,12 @@ class SlurmCluster:
             self._write_munge_key()
             self._start_munged()
             self._write_conf()
-            self._start("slurmctld", ["slurmctld", "-D", "-f", self.conf])
+            self._start("slurmctld", self._on_node(0, ["slurmctld", "-D", "-f", self.conf]))
             self._wait(lambda: self.run(["scontrol", "ping"], check=False).stdout.count("is UP") > 0,
                        "slurmctld to answer scontrol ping")
-            self._start("slurmd", ["slurmd", "-D", "-f", self.conf, "-N", self.node])
-            self._wait(self._node_idle, f"node {self.node} to be idle")
+            for i, name in enumerate(self.node_names):
+                self._start(f"slurmd-{name}", self._on_node(i, ["slurmd", "-D", "-f", self.conf, "-N", name]))
+            self._wait(self._nodes_idle, f"node(s) {','.join(self.node_names)} to be idle")
         except BaseException:
             self.stop()
             raise
@@ -231,23 +269,31 @@ class SlurmCluster:
                                           stderr=subprocess.DEVNULL).returncode == 0,
                    "munged to answer on its socket")
 
-    def _node_config(self):
-        """slurmd -C: this machine's NodeName, CPUs, sockets, cores, threads, memory."""
-        out = subprocess.run(["slurmd", "-C"], capture_output=True, text=True, check=True).stdout
-        line = next(l for l in out.splitlines() if l.startswith("NodeName="))
-        fields = dict(f.split("=", 1) for f in line.split())
-        self.node = fields["NodeName"]
-        keep = ("CPUs", "Boards", "SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore", "RealMemory")
-        return " ".join(f"{k}={fields[k]}" for k in keep if k in fields)
+    def _on_node(self, i, argv):
+        """argv run inside simulated node i, or as it is without simulated nodes."""
+        return self.nodes.exec_command(i, argv) if self.nodes else argv
+
+    def _node_lines(self, hardware):
+        if not self.nodes:
+            return f"NodeName={self.node} NodeAddr=127.0.0.1 {hardware} State=UNKNOWN\n"
+        # Every simulated node has the machine's hardware (they share it).
+        return "".join(f"NodeName={name} NodeAddr={n.address} NodeHostname={n.hostname} {hardware} State=UNKNOWN\n"
+                       for name, n in zip(self.node_names, self.nodes.nodes))
 
     def _write_conf(self):
-        node_hw = self._node_config()
+        node_hw = _node_hardware()[1]
         ctld_port, slurmd_port = _free_ports(2)
+        # slurmctld starts only on the host SlurmctldHost names (its hostname).
+        ctld_host = self.nodes.nodes[0].hostname if self.nodes else self.node
+        ctld_addr = self.nodes.nodes[0].address if self.nodes else "127.0.0.1"
         r = self.root
         conf = f"""\
 # Generated by tests/slurm/slurm_cluster.py for one test run; everything in {r}.
+# %n is the NodeName of the slurmd reading it: each has its own spool, pid
+# file, log and TmpFS (PMIx's per-step directories), though all share one
+# file system.
 ClusterName=strata-test
-SlurmctldHost={self.node}(127.0.0.1)
+SlurmctldHost={ctld_host}({ctld_addr})
 SlurmctldPort={ctld_port}
 SlurmdPort={slurmd_port}
 SlurmUser=root
@@ -258,14 +304,14 @@ CredType=cred/munge
 # again (120 s by default): 10 s keeps the requeue tests short.
 AuthInfo=socket={self.munge_socket},cred_expire=10
 StateSaveLocation={r}/state
-SlurmdSpoolDir={r}/spool
+SlurmdSpoolDir={r}/spool/%n
 SlurmctldPidFile={r}/run/slurmctld.pid
-SlurmdPidFile={r}/run/slurmd.pid
+SlurmdPidFile={r}/run/slurmd-%n.pid
 SlurmctldLogFile={r}/log/slurmctld.log
-SlurmdLogFile={r}/log/slurmd.log
+SlurmdLogFile={r}/log/slurmd-%n.log
 SlurmctldDebug=info
 SlurmdDebug=info
-TmpFS={r}/tmp
+TmpFS={r}/tmp/%n
 # No cgroups in a container: track processes by parentage, bind nothing.
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
@@ -287,8 +333,7 @@ SchedulerType=sched/backfill
 # Schedule every 2 s (default: on events, main loop every 60 s, backfill every
 # 30 s), so a requeued job starts as soon as it may.
 SchedulerParameters=sched_interval=2,bf_interval=2
-NodeName={self.node} NodeAddr=127.0.0.1 {node_hw} State=UNKNOWN
-PartitionName=debug Nodes={self.node} Default=YES MaxTime=INFINITE State=UP
+{self._node_lines(node_hw)}PartitionName=debug Nodes={",".join(self.node_names)} Default=YES MaxTime=INFINITE State=UP
 """
         with open(self.conf, "w", encoding="utf-8") as f:
             f.write(conf)
@@ -333,9 +378,9 @@ PartitionName=debug Nodes={self.node} Default=YES MaxTime=INFINITE State=UP
             time.sleep(0.3)
         raise ClusterError(f"timed out after {timeout} s waiting for {what}\n{self.logs()}")
 
-    def _node_idle(self):
+    def _nodes_idle(self):
         out = self.run(["sinfo", "-h", "-N", "-o", "%t"], check=False).stdout.split()
-        return out == ["idle"]
+        return out == ["idle"] * len(self.node_names)
 
     # --- stop ---------------------------------------------------------------
 
@@ -346,7 +391,8 @@ PartitionName=debug Nodes={self.node} Default=YES MaxTime=INFINITE State=UP
             return
         if pids.get("slurmctld") and self._ours(pids["slurmctld"]):
             self._cancel_all_jobs()
-        for name in DAEMONS:
+        slurmds = sorted(name for name in pids if name.startswith("slurmd-"))
+        for name in slurmds + list(DAEMONS):
             pid = pids.get(name)
             if pid and self._ours(pid):
                 self._terminate(pid)
