@@ -3,6 +3,7 @@
 // Simulation to the engine's step loop and write what it returns.
 #include <hdf5.h>
 #include <toml++/toml.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <ctime>
@@ -154,6 +155,12 @@ std::vector<Override> overrides_from(const RunArgs& a) {
   return o;
 }
 
+std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "unknown";
+  return name;
+}
+
 void write_header(H5Output& h5, const Config& cfg, const MpiContext& mpi, const Device& device, Precision precision,
                   const std::string& restarted_from) {
   h5.attribute("/", "strata_version", std::string(build::version_line()));
@@ -163,6 +170,9 @@ void write_header(H5Output& h5, const Config& cfg, const MpiContext& mpi, const 
   h5.attribute("/", "backend", std::string(to_string(device.backend)));
   h5.attribute("/", "ranks", static_cast<std::int64_t>(mpi.size()));
   h5.attribute("/", "devices", mpi.gather_strings(device.name));
+  // Which node ran which rank: on a cluster, the first thing to look up
+  // when one rank is slow or one node misbehaves.
+  h5.attribute("/", "hosts", mpi.gather_strings(host_name()));
   if (restarted_from.empty()) {
     h5.attribute("/", "created", iso8601_now());
   } else {
