@@ -18,6 +18,7 @@
 #include "engine/backend/parallel.hpp"
 #include "engine/runtime/cartesian.hpp"
 #include "engine/runtime/stop_request.hpp"
+#include "engine/runtime/timers.hpp"
 #include "kernels/grid/box_kernels.hpp"
 #include "kernels/grid/field_view.hpp"
 #include "kernels/grid/halo.hpp"
@@ -202,7 +203,11 @@ void for_boxes(const Device& device, const kernels::grid::BoxList& boxes, const 
 template <class T>
 class HaloExchange {
  public:
-  HaloExchange(const Grid& g, const Device& device, int max_fields);
+  // With timers, the time spent posting the messages and waiting for them
+  // (not packing or unpacking) goes to the phase "halo_exchange", and so
+  // out of the step's "compute": what the step spends on the network that
+  // the interior's work did not hide.
+  HaloExchange(const Grid& g, const Device& device, int max_fields, Timers* timers = nullptr);
   ~HaloExchange();
   HaloExchange(const HaloExchange&) = delete;
   HaloExchange& operator=(const HaloExchange&) = delete;
@@ -225,6 +230,7 @@ class HaloExchange {
   const Grid& grid_;
   Device device_;
   int max_fields_;
+  Timers* timers_;
   bool staged_ = false;   // device buffers reach MPI through host copies (not CUDA-aware)
   std::vector<Link> links_;
   // The links' boxes, one launch packs (unpacks) them all; the wrapped

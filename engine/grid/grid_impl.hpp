@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <type_traits>
@@ -56,8 +57,8 @@ inline void link_boxes(const Grid& g, const int o[3], Box& send, Box& recv) {
 }  // namespace detail
 
 template <class T>
-HaloExchange<T>::HaloExchange(const Grid& g, const Device& device, int max_fields)
-    : grid_(g), device_(device), max_fields_(max_fields) {
+HaloExchange<T>::HaloExchange(const Grid& g, const Device& device, int max_fields, Timers* timers)
+    : grid_(g), device_(device), max_fields_(max_fields), timers_(timers) {
   if (max_fields < 1 || max_fields > kernels::grid::kMaxFields)
     throw std::logic_error("HaloExchange: 1 to kMaxFields fields");
   // Where the messages' bytes travel from, not which kernels run: MPI
@@ -154,6 +155,8 @@ void HaloExchange<T>::begin(std::initializer_list<Field<T>*> fields) {
   }
   // Every receive posted before any send; a link's send and receive boxes
   // have the same size.
+  std::optional<Timers::Scope> timed;
+  if (timers_ != nullptr) timed.emplace(*timers_, "halo_exchange");
   for (const bool receive : {true, false})
     for (const Link& l : links_) {
       const int count = static_cast<int>(static_cast<std::size_t>(l.send.size()) * nf);
@@ -170,8 +173,12 @@ void HaloExchange<T>::begin(std::initializer_list<Field<T>*> fields) {
 template <class T>
 void HaloExchange<T>::end() {
   if (requests_.empty()) return;
-  throw_mpi(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
-                    "MPI_Waitall (halo)");
+  {
+    std::optional<Timers::Scope> timed;
+    if (timers_ != nullptr) timed.emplace(*timers_, "halo_exchange");
+    throw_mpi(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
+                      "MPI_Waitall (halo)");
+  }
   requests_.clear();
   const std::size_t nf = static_cast<std::size_t>(pending_.count);
   if (staged_) recv_dev_.copy_from_host(recv_host_.data(), cells_ * nf);

@@ -132,7 +132,7 @@ class DiffusionSimulation final : public grid::GridSimulation<T> {
     auto g = std::make_unique<grid::Grid>(ctx.mpi, p.spec());
     u_ = Field<T>(*g, ctx.device, "u");
     next_ = Field<T>(*g, ctx.device, "u_next");
-    halo_ = std::make_unique<grid::HaloExchange<T>>(*g, ctx.device, 1);
+    halo_ = std::make_unique<grid::HaloExchange<T>>(*g, ctx.device, 1, &ctx.timers);
     const auto own = g->owned();
     factors_ = Buffer<double>(ctx.device, static_cast<std::size_t>(own.n[0] + own.n[1] + own.n[2]));
     const auto st = g->start();

@@ -36,7 +36,7 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
     q_ = Field<T>(*g, ctx.device, names);
     tmp_ = Field<T>(*g, ctx.device, tmp);
     tmp2_ = Field<T>(*g, ctx.device, tmp2);
-    halo_ = std::make_unique<grid::HaloExchange<T>>(*g, ctx.device, k::kVars);
+    halo_ = std::make_unique<grid::HaloExchange<T>>(*g, ctx.device, k::kVars, &ctx.timers);
     upload_background(*g);
     initial_state(*g);
     if (p.c == Case::gravity_waves) gravity_wave_forcing(*g);

@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,7 @@
 #include "engine/particles/particles.hpp"
 #include "models/md/kernels.hpp"
 #include "engine/runtime/error.hpp"
+#include "engine/runtime/timers.hpp"
 #include "kernels/particles/lennard_jones.hpp"
 #include "kernels/particles/neighbour_list.hpp"
 #include "kernels/particles/pair_forces.hpp"
@@ -58,8 +60,10 @@ using particles::HostParticles;
 template <class T>
 class AtomSystem {
  public:
-  AtomSystem(const Device& device, const Domain& domain, double ghost_cutoff)
-      : device_(device), domain_(domain), ghost_cutoff_(ghost_cutoff) {}
+  // With timers, the time spent posting and waiting for the messages of
+  // ghost forwarding and migration goes to the phase "ghost_exchange".
+  AtomSystem(const Device& device, const Domain& domain, double ghost_cutoff, Timers* timers = nullptr)
+      : device_(device), domain_(domain), ghost_cutoff_(ghost_cutoff), timers_(timers) {}
 
   int n_local() const { return n_local_; }
   std::int64_t rebuilds() const { return rebuilds_; }
@@ -223,6 +227,8 @@ class AtomSystem {
   template <class V>
   void exchange_pair(const Swap* pair, int tag_offset, MPI_Datatype type, std::array<const V*, 2> send,
                      const int* send_n, std::array<V*, 2> recv, const int* recv_n) const {
+    std::optional<Timers::Scope> timed;
+    if (timers_ != nullptr) timed.emplace(*timers_, "ghost_exchange");
     MPI_Request requests[4];
     int pending = 0;
     for (int k = 0; k < 2; ++k)
@@ -336,6 +342,7 @@ class AtomSystem {
   Device device_;
   const Domain& domain_;
   double ghost_cutoff_;
+  Timers* timers_;
   int n_local_ = 0, n_ghost_ = 0, index_bits_ = 0;
   std::int64_t capacity_ = 0, rebuilds_ = 0, step_ = 0;
   std::vector<Swap> swaps_;

@@ -44,7 +44,7 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
       stage_[s][1] = Field<T>(*g, dev, "u" + tag);
       stage_[s][2] = Field<T>(*g, dev, "v" + tag);
     }
-    halo_ = std::make_unique<grid::HaloExchange<T>>(*g, dev, 3);
+    halo_ = std::make_unique<grid::HaloExchange<T>>(*g, dev, 3, &ctx.timers);
     const InitialState init(p);   // a signal in set_owned stops the run in initial_dt
     grid::set_owned(*g, h_, [&](index_t I, index_t J) { return init.h(I, J); });
     grid::set_owned(*g, u_, [&](index_t I, index_t J) { return init.u(I, J); });
