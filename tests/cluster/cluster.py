@@ -400,18 +400,23 @@ class Cluster:
         for node in self.nodes:
             _run(["ip", "-n", node.netns, "neigh", "flush", "all"], check=False, quiet=True)
 
-    def limit(self, rate):
+    def limit(self, rate, burst_s=0.01):
         """Limits every node's link to `rate` (a tc rate such as 100mbit) in
-        both directions with a token bucket; limit(None) removes it."""
+        both directions with a token bucket; limit(None) removes it.
+        burst_s: the seconds of traffic at `rate` the bucket holds, which
+        pass at the link's full speed after a pause; a benchmark whose
+        messages come in bursts shorter than that wants it small (1 ms)."""
         for node in self.nodes:
             for ns, dev in ((node.netns, "eth0"), (self.bridge_ns, self._port(node.index))):
                 if rate is None:
                     _run(["ip", "netns", "exec", ns, "tc", "qdisc", "del", "dev", dev, "root"],
                          check=False, quiet=True)
                     continue
-                # The bucket holds at least 10 ms of traffic (tbf needs more
-                # than one timer tick's worth) and never under 64 KiB.
-                burst = max(65536, int(_rate_bytes(rate) / 100))
+                # The bucket holds at least 10 ms of traffic by default (tbf
+                # needs more than one timer tick's worth where the kernel
+                # has no high-resolution timers) and never under 64 KiB
+                # (one GSO packet of the veth).
+                burst = max(65536, int(_rate_bytes(rate) * burst_s))
                 _run(["ip", "netns", "exec", ns, "tc", "qdisc", "replace", "dev", dev, "root", "tbf",
                       "rate", rate, "burst", str(burst), "latency", "100ms"])
 
