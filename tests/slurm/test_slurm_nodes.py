@@ -1,8 +1,9 @@
 """strata under a real Slurm cluster of two simulated nodes: one slurmd per
 node, each inside its node's network and UTS namespaces (its own hostname
 and address, tests/cluster/cluster.py), slurmctld on the head node. The
-sbatch template runs a diffusion problem with --nodes=2 --ntasks-per-node=1
-through srun and PMIx; the run must complete, its ranks must have run on
+sbatch template runs a diffusion problem with --nodes=2 --ntasks-per-node=1,
+once through srun and PMIx, once through mpirun (which starts its daemons
+on the nodes through Slurm); each run must complete, its ranks must have run on
 both hostnames (the output's `hosts` attribute), and its fields must be
 bitwise those of the same input on one rank outside Slurm (the grid models
 promise the same bits for any rank count).
@@ -119,7 +120,13 @@ class SlurmNodesTest(unittest.TestCase):
             parts.append(f"--- job output {path} ---\n{read_text(path)}")
         return "\n".join(parts)
 
-    def test_run_sbatch_on_two_nodes(self):
+    def test_run_sbatch_on_two_nodes_srun(self):
+        self.run_on_two_nodes("srun")
+
+    def test_run_sbatch_on_two_nodes_mpirun(self):
+        self.run_on_two_nodes("mpirun")
+
+    def run_on_two_nodes(self, launcher):
         start = time.monotonic()
         # The same input on one rank, outside Slurm: the reference bits.
         ref = run_strata(["run", GAUSSIAN, *RUN, "--set", "diffusion.decomposition=[1,1,1]", "-o", "ref.h5"],
@@ -128,7 +135,7 @@ class SlurmNodesTest(unittest.TestCase):
 
         job = self.slurm("sbatch", "--parsable", f"--nodes={NODES}", "--ntasks-per-node=1",
                          os.path.join(SCRIPTS, "run.sbatch"), GAUSSIAN, *RUN, "-o", "out/run.h5",
-                         env={"STRATA_LAUNCHER": "srun"}).stdout.strip().split(";")[0]
+                         env={"STRATA_LAUNCHER": launcher}).stdout.strip().split(";")[0]
         log = os.path.join(self.workdir, f"strata-run-{job}.out")
         self.job_files.append(log)
         fields = self.wait_job_done(job)
@@ -146,7 +153,8 @@ class SlurmNodesTest(unittest.TestCase):
             # One rank a node, in the node order Slurm allocates (its node list, sorted by name).
             self.assertEqual(sorted(hosts), sorted(hostnames), f"the ranks' hosts: {hosts}")
             self.assertEqual(field_bits(got), field_bits(want), "the two-node run differs from one rank's")
-        print(f"sbatch --nodes={NODES} run of diffusion: {time.monotonic() - start:.1f} s, ranks on {hosts}",
+        print(f"sbatch --nodes={NODES} run of diffusion under {launcher}: {time.monotonic() - start:.1f} s, "
+              f"ranks on {hosts}",
               file=sys.stderr)
 
 
