@@ -322,6 +322,9 @@ class Cluster:
             # Node 0 starts every daemon itself: the agent works from there.
             "--mca", "plm_rsh_no_tree_spawn", "1",
             "--mca", "btl", "self,vader,tcp",
+            # The nodes share this machine's cores: a rank waiting in MPI
+            # yields its core rather than spin against the others.
+            "--mca", "mpi_yield_when_idle", "1",
             "--mca", "btl_tcp_if_include", SUBNET,
             "--mca", "oob_tcp_if_include", SUBNET,
         ]
