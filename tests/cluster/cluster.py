@@ -54,6 +54,7 @@ SETTLE_S = 20
 
 _seq = itertools.count()
 _live = []          # Clusters not torn down yet, for atexit and SIGTERM
+_paths = []         # folders to remove with them (remove_on_exit)
 _lock = threading.Lock()
 
 
@@ -419,14 +420,27 @@ class Cluster:
                       "rate", rate, "burst", str(burst), "latency", "100ms"])
 
 
+def remove_on_exit(path):
+    """Has `path` (a test's temporary folder) removed with the clusters at
+    exit or on SIGTERM, when a test's own clean-up does not run."""
+    _install_handlers()
+    with _lock:
+        _paths.append(path)
+
+
 def _teardown_all():
     with _lock:
         live = list(_live)
+        paths = list(_paths)
+        _paths.clear()
     for cluster in live:
         try:
             cluster.close()
         except Exception as err:  # noqa: BLE001  (tear down the others too)
             print(f"cluster: teardown of {cluster.prefix} failed: {err}", file=sys.stderr)
+    if not os.environ.get("STRATA_KEEP_TMP"):
+        for path in paths:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 _installed = False

@@ -84,6 +84,7 @@ class Layouts(unittest.TestCase):
     def setUpClass(cls):
         sc.check_binary()
         cls.tmp = sc.make_tmpdir("cluster-layouts")
+        cl.remove_on_exit(cls.tmp)
         cls.clusters = {}
         try:
             cls.clusters = {2: cl.Cluster(2, tag="lay"), 4: cl.Cluster(4, tag="lay")}

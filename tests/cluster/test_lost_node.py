@@ -223,6 +223,7 @@ class LostNode(unittest.TestCase):
     def setUpClass(cls):
         sc.check_binary()
         cls.tmp = sc.make_tmpdir("cluster-lost-node")
+        cl.remove_on_exit(cls.tmp)
         cls.cluster = None
         cls.references = {}
         try:
@@ -289,6 +290,8 @@ class LostNode(unittest.TestCase):
         """Freezes node 1 the moment a checkpoint's temporary file appears
         and kills it if that checkpoint then cannot complete."""
         watch = DirectoryWatch(chk)
+        # Found before, so that the freeze follows the file's creation at once.
+        frozen = self.cluster.node_pids(1)
         try:
             deadline = time.monotonic() + sc.TIMEOUT_S
             while time.monotonic() < deadline:
@@ -297,7 +300,6 @@ class LostNode(unittest.TestCase):
                 for name in watch.names(0.5):
                     if not name.endswith(".h5.tmp"):
                         continue
-                    frozen = self.cluster.node_pids(1)
                     signal_all(frozen, signal.SIGSTOP)
                     # Node 0 may still finish what needs no more of node 1.
                     time.sleep(1.0)
