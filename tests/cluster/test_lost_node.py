@@ -292,6 +292,7 @@ class LostNode(unittest.TestCase):
         watch = DirectoryWatch(chk)
         # Found before, so that the freeze follows the file's creation at once.
         frozen = self.cluster.node_pids(1)
+        self.tries = 0
         try:
             deadline = time.monotonic() + sc.TIMEOUT_S
             while time.monotonic() < deadline:
@@ -301,6 +302,7 @@ class LostNode(unittest.TestCase):
                     if not name.endswith(".h5.tmp"):
                         continue
                     signal_all(frozen, signal.SIGSTOP)
+                    self.tries += 1
                     # Node 0 may still finish what needs no more of node 1.
                     time.sleep(1.0)
                     final = os.path.join(chk, name[:-len(".tmp")])
@@ -343,7 +345,9 @@ class LostNode(unittest.TestCase):
             if proc.poll() is None:
                 proc.wait()
         text = stdout.decode(errors="replace")[-3000:] + stderr.decode(errors="replace")[-3000:]
-        print(f"\n  {model}, {phase}: mpirun exit {proc.returncode} {took:.1f} s after the kill", file=sys.stderr)
+        caught_on = f", caught on checkpoint write {self.tries}" if phase == "checkpoint" else ""
+        print(f"\n  {model}, {phase}: mpirun exit {proc.returncode} {took:.1f} s after the kill{caught_on}",
+              file=sys.stderr)
         self.assertIn(proc.returncode, LOST_NODE_EXITS, text)
 
         # The output: readable, not complete, nothing stray beside it.
