@@ -22,6 +22,9 @@ STRATA_PACKAGES+=(python3-venv)
 # tests/cli/test_paraview.py opens every family's XDMF sidecar in pvpython
 # (ParaView 5.11), as ParaView itself picks the reader.
 STRATA_PACKAGES+=(python3-paraview)
+# tests/cluster/ builds its simulated nodes with ip and tc (iproute2) and
+# enters them with nsenter and unshare (util-linux).
+STRATA_PACKAGES+=(iproute2 util-linux)
 # For the Slurm tests and scripts/slurm/ (installed by scripts/test and by the
 # test cluster, tests/slurm/slurm_cluster.py). slurm-wlm-basic-plugins holds
 # Slurm's mpi/pmix plugin (mpi_pmix_v4.so), which dlopen()s the unversioned

@@ -20,6 +20,16 @@ MpiContext::MpiContext(int& argc, char**& argv) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
+    // Open MPI's MPI-IO (OMPIO) opens a shared-file-pointer component with
+    // every file. Across nodes that is `lockedfile`, which puts
+    // OUT.h5-<job>-<pid>.lock beside the output and removes it only on a
+    // clean close, so a lost node or a kill -9 leaves it behind (and
+    // `individual` would leave OUT.h5.data.<rank> files). HDF5 never uses
+    // shared file pointers: only `sm` stays, which serves the ranks of one
+    // node and declines across nodes (OMPIO opens files without a component
+    // that accepts, but not with none loaded). A user's own choice wins;
+    // other MPIs ignore the name.
+    setenv("OMPI_MCA_sharedfp", "sm", 0);
     int provided = 0;
     // MULTIPLE: OpenMP threads compute and never call MPI; the main thread
     // talks MPI, and so does the background output writer's thread (MPI-IO

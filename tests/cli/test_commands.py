@@ -5,9 +5,10 @@ validate, run --dry-run, --set of a whole-number float, --precision fp32."""
 import os
 import re
 import statistics
+import subprocess
 import sys
+import time
 import tomllib
-import unittest
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -150,6 +151,31 @@ class Commands(sc.StrataTestCase):
         self.assertExit(res, 0)
         self.assertRegex(res.stdout, rf"oversubscribed {ranks} rank\(s\) x 1 OpenMP thread\(s\) per rank on "
                          rf"{cores} core", res.describe())
+
+    def test_doctor_reports_a_node_crowded_by_other_work(self):
+        # Cores enough for 2 threads, but every one of the node's cores
+        # busy with other processes: threads that spin while they wait for
+        # a thread without a core made a run 100x slower. strata waits
+        # passively and doctor says why.
+        online = os.cpu_count() or 1
+        if online < 2:
+            self.skipTest("one core: 2 threads are oversubscribed anyway")
+        loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(online + 1)]
+        try:
+            time.sleep(0.5)
+            env = {"OMP_NUM_THREADS": "2", "OMP_WAIT_POLICY": None, "STRATA_PASSIVE_WAIT": None}
+            res = self.strata("doctor", env=env)
+            self.assertExit(res, 0)
+            self.assertRegex(res.stdout, rf"shared node   \d+ other runnable task\(s\) on the node's {online} core\(s\)"
+                             r" beside 1 rank\(s\) x 2 OpenMP thread\(s\): threads wait passively "
+                             r"\(OMP_WAIT_POLICY=passive, set by strata\)", res.describe())
+            # The user's own policy is kept, and its cost named.
+            res = self.strata("doctor", env={**env, "OMP_WAIT_POLICY": "active"})
+            self.assertIn("waiting threads spin (OMP_WAIT_POLICY=active)", res.stdout, res.describe())
+        finally:
+            for p in loops:
+                p.kill()
+                p.wait()
 
     def test_doctor_probe(self):
         """--probe measures on rank 0 alone, on any rank count: host copy

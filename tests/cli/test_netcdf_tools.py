@@ -16,6 +16,8 @@ For each grid model, a tiny run on 1 and on 2 ranks:
 4. compliance-checker (PyPI, in a venv cached under the build folder;
    skipped with a message where PyPI cannot be reached) finds no
    high-priority failure of CF-1.10 in a diffusion and an euler2d file;
+   the current xarray, h5netcdf, h5py and netCDF4 from PyPI (another cached
+   venv, skipped alike) pass the checks of 2 on every grid model;
 5. a restarted run, and a restart of a file in the layout before CF,
    keep all of this.
 """
@@ -27,8 +29,8 @@ import shutil
 import signal
 import subprocess
 import sys
+import importlib.util
 import unittest
-import warnings
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -36,10 +38,9 @@ import strata_cli as sc  # noqa: E402
 import h5py  # noqa: E402
 import numpy as np  # noqa: E402
 
-try:
-    import xarray as xr
-except ImportError as err:  # pragma: no cover - environment problem
-    sys.exit(f"needs python3-xarray, python3-h5netcdf and python3-netcdf4 ({err})")
+for module in ("xarray", "h5netcdf", "netCDF4"):
+    if importlib.util.find_spec(module) is None:  # pragma: no cover - environment problem
+        sys.exit(f"needs python3-xarray, python3-h5netcdf and python3-netcdf4 (no {module})")
 
 # The smallest runs with two frames or more; (dims of a field, its name).
 MODELS = {
@@ -56,8 +57,51 @@ MODELS = {
 INPUTS = {"diffusion": ("diffusion", "gaussian.toml"), "shallow_water": ("shallow_water", "gaussian.toml"),
           "euler2d": ("euler2d", "thermal.toml")}
 EPOCH = np.datetime64("1970-01-01T00:00:00", "ns")
-# compliance-checker's venv, kept between runs beside the binary.
-VENV = os.path.join(os.path.dirname(sc.STRATA_BIN), "compliance-checker-venv")
+# What xarray must see in a grid file, run in a child process by the
+# Python under test (Debian's, or a venv's with PyPI's current xarray):
+# argv = path, an npz of what h5py reads, the field, its dims. Warnings
+# are errors; prints the xarray version it used.
+XARRAY_CHECK = r"""
+import sys, warnings
+import numpy as np
+import xarray as xr
+path, expected, field, dims = sys.argv[1], np.load(sys.argv[2]), sys.argv[3], tuple(sys.argv[4].split(","))
+epoch = np.datetime64("1970-01-01T00:00:00", "ns")
+warnings.simplefilter("error")
+with xr.open_dataset(path, engine="h5netcdf") as ds:
+    fields = [n for n, v in ds.data_vars.items() if v.ndim > 1]
+    assert field in fields, fields
+    for name in fields:
+        assert ds[name].dims == dims, (name, ds[name].dims)
+    assert sorted(ds.coords) == sorted(dims), list(ds.coords)
+    assert ds.attrs["Conventions"] == "CF-1.10", ds.attrs
+    for a in expected["axes"]:
+        np.testing.assert_allclose(ds[a].values, expected["centre_" + a], rtol=1e-15, atol=0)
+        assert ds[a].attrs["units"] == "m", ds[a].attrs
+    assert ds.time.dtype == np.dtype("datetime64[ns]"), ds.time.dtype
+    seconds = (ds.time.values - epoch) / np.timedelta64(1, "s")
+    np.testing.assert_allclose(seconds, expected["times"], rtol=0, atol=1e-9)
+    np.testing.assert_array_equal(ds[field].values[-1], expected["frame"])
+with xr.open_dataset(path, engine="h5netcdf", decode_times=False) as ds:
+    np.testing.assert_array_equal(ds.time.values, expected["times"])
+with xr.open_dataset(path, engine="h5netcdf", group="diagnostics") as ds:
+    assert list(ds.coords) == ["time"], list(ds.coords)
+    assert all(v.dims == ("time",) for v in ds.data_vars.values())
+    assert len(ds.time) == len(expected["diag_times"])
+# netCDF-C reads the same dimensions (only what the grid output holds:
+# other root datasets are not this check's).
+warnings.resetwarnings()
+with xr.open_dataset(path, engine="netcdf4", decode_times=False) as ds:
+    assert ds[field].dims == dims, ds[field].dims
+    np.testing.assert_array_equal(ds.time.values, expected["times"])
+    np.testing.assert_array_equal(ds[field].values[-1], expected["frame"])
+print("xarray", xr.__version__)
+"""
+# Current releases from PyPI, each in a venv of its own kept between runs
+# beside the binary: compliance-checker, and xarray with both engines (no
+# system packages: PyPI's numpy, pandas, h5py and netCDF4 too).
+PYPI_VENVS = {"compliance-checker": ("compliance-checker-venv", ["compliance-checker"]),
+              "xarray": ("xarray-venv", ["xarray", "h5netcdf", "h5py", "netCDF4"])}
 
 
 def tool(name, package):
@@ -67,23 +111,28 @@ def tool(name, package):
     return path
 
 
-def compliance_checker():
-    """The venv's compliance-checker, installed on first use; None (and
-    why) when PyPI cannot be reached."""
-    exe = os.path.join(VENV, "bin", "compliance-checker")
-    done = os.path.join(VENV, "installed")
+def pypi_venv(which):
+    """The bin folder of PYPI_VENVS[which], installed on first use; (None,
+    why) when PyPI cannot be reached. The file `installed`, written last,
+    lists the packages of a completed install: an interrupted one, or one
+    of another list, is made again."""
+    name, packages = PYPI_VENVS[which]
+    venv = os.path.join(os.path.dirname(sc.STRATA_BIN), name)
+    done = os.path.join(venv, "installed")
     if os.path.exists(done):
-        return exe, ""
-    shutil.rmtree(VENV, ignore_errors=True)
-    subprocess.run([sys.executable, "-m", "venv", VENV], check=True, capture_output=True)
-    res = subprocess.run([os.path.join(VENV, "bin", "pip"), "install", "--quiet", "--timeout", "20",
-                          "compliance-checker"], capture_output=True, text=True, timeout=900)
+        with open(done, encoding="utf-8") as f:
+            if f.read().split() == packages:
+                return os.path.join(venv, "bin"), ""
+    shutil.rmtree(venv, ignore_errors=True)
+    subprocess.run([sys.executable, "-m", "venv", venv], check=True, capture_output=True)
+    res = subprocess.run([os.path.join(venv, "bin", "pip"), "install", "--quiet", "--timeout", "20", *packages],
+                         capture_output=True, text=True, timeout=900)
     if res.returncode != 0:
-        shutil.rmtree(VENV, ignore_errors=True)
+        shutil.rmtree(venv, ignore_errors=True)
         return None, res.stderr.strip().splitlines()[-1:] or ["pip failed"]
     with open(done, "w", encoding="utf-8") as f:
-        f.write("compliance-checker\n")
-    return exe, ""
+        f.write(" ".join(packages) + "\n")
+    return os.path.join(venv, "bin"), ""
 
 
 class NetcdfTools(sc.StrataTestCase):
@@ -112,44 +161,24 @@ class NetcdfTools(sc.StrataTestCase):
         self.assertIn(f"({', '.join(dims)})", res.stdout)
         self.assertIn(':Conventions = "CF-1.10"', res.stdout)
 
-    def check_xarray(self, path, dims, field):
+    def check_xarray(self, path, dims, field, python=None):
+        """XARRAY_CHECK on `path`, by `python` (default: this one, Debian's
+        xarray) in a child process: a failure there is an assertion here."""
         with h5py.File(path, "r") as f:
-            times = f["time"][()]
             axes = sc.grid_axes(f)
             attrs = f["grid"].attrs
-            centres = {a: float(np.atleast_1d(attrs["origin"])[i])
-                       + (np.arange(int(attrs["n" + a])) + 0.5) * float(attrs["d" + a]) for i, a in enumerate(axes)}
-            frame = f[field][-1]
-            diag_times = f["diagnostics/time"][()]
-        self.assertGreaterEqual(len(times), 2)
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            with xr.open_dataset(path, engine="h5netcdf") as ds:
-                fields = [n for n, v in ds.data_vars.items() if v.ndim > 1]
-                self.assertIn(field, fields)
-                for name in fields:
-                    self.assertEqual(ds[name].dims, dims, name)
-                self.assertEqual(sorted(ds.coords), sorted(dims))
-                self.assertEqual(ds.attrs["Conventions"], "CF-1.10")
-                for a in axes:
-                    np.testing.assert_allclose(ds[a].values, centres[a], rtol=1e-15, atol=0)
-                    self.assertEqual(ds[a].attrs["units"], "m")
-                self.assertEqual(ds.time.dtype, np.dtype("datetime64[ns]"))
-                seconds = (ds.time.values - EPOCH) / np.timedelta64(1, "s")
-                np.testing.assert_allclose(seconds, times, rtol=0, atol=1e-9)
-                np.testing.assert_array_equal(ds[field].values[-1], frame)
-            with xr.open_dataset(path, engine="h5netcdf", decode_times=False) as ds:
-                np.testing.assert_array_equal(ds.time.values, times)
-            with xr.open_dataset(path, engine="h5netcdf", group="diagnostics") as ds:
-                self.assertEqual(list(ds.coords), ["time"])
-                self.assertTrue(all(v.dims == ("time",) for v in ds.data_vars.values()))
-                self.assertEqual(len(ds.time), len(diag_times))
-        # netCDF-C reads the same dimensions (only what the grid output
-        # holds: other root datasets are not this test's).
-        with xr.open_dataset(path, engine="netcdf4", decode_times=False) as ds:
-            self.assertEqual(ds[field].dims, dims)
-            np.testing.assert_array_equal(ds.time.values, times)
-            np.testing.assert_array_equal(ds[field].values[-1], frame)
+            expected = self.path(os.path.basename(path) + ".expected.npz")
+            np.savez(expected, times=f["time"][()], frame=f[field][-1], diag_times=f["diagnostics/time"][()],
+                     axes=np.array(axes),
+                     **{"centre_" + a: float(np.atleast_1d(attrs["origin"])[i])
+                        + (np.arange(int(attrs["n" + a])) + 0.5) * float(attrs["d" + a])
+                        for i, a in enumerate(axes)})
+        self.assertGreaterEqual(len(np.load(expected)["times"]), 2)
+        res = subprocess.run([python or sys.executable, "-c", XARRAY_CHECK, path, expected, field, ",".join(dims)],
+                             capture_output=True, text=True, timeout=sc.TIMEOUT_S)
+        self.assertEqual(res.returncode, 0, f"xarray ({python or 'Debian'}) on {path}:\n{res.stdout}{res.stderr}")
+        self.assertIn("xarray ", res.stdout)
+        return res.stdout.strip()
 
     def check_units(self, path):
         udunits = tool("udunits2", "udunits-bin")
@@ -176,6 +205,17 @@ class NetcdfTools(sc.StrataTestCase):
                     self.check_xarray(path, dims, field)
                     self.check_units(path)
                     sc.check_xdmf(path[:-3] + ".xmf")
+
+    def test_current_pypi_xarray_reads_every_grid_model(self):
+        # The same checks by the newest xarray, h5netcdf and netCDF4 that
+        # PyPI has (Debian 12's xarray is from 2023).
+        bin_dir, why = pypi_venv("xarray")
+        if bin_dir is None:
+            self.skipTest(f"xarray could not be installed from PyPI (unreachable?): {why}")
+        for model, (_, dims, field) in MODELS.items():
+            with self.subTest(model=model):
+                used = self.check_xarray(self.run_model(model, 2), dims, field, os.path.join(bin_dir, "python"))
+                print(f"{model}: {used} (PyPI)", file=sys.stderr)
 
     def test_a_restarted_run_keeps_its_dimensions(self):
         # Stopped after step 3 of euler2d's 6 (a frame every 2 steps), then
@@ -234,9 +274,10 @@ class NetcdfTools(sc.StrataTestCase):
         self.check_xarray(self.path("run.h5"), dims, field)
 
     def test_compliance_checker_finds_no_high_priority_failure(self):
-        exe, why = compliance_checker()
-        if exe is None:
+        bin_dir, why = pypi_venv("compliance-checker")
+        if bin_dir is None:
             self.skipTest(f"compliance-checker could not be installed from PyPI (unreachable?): {why}")
+        exe = os.path.join(bin_dir, "compliance-checker")
         for model in ("diffusion", "euler2d"):
             with self.subTest(model=model):
                 path = self.run_model(model, 2)

@@ -54,6 +54,7 @@ SETTLE_S = 20
 
 _seq = itertools.count()
 _live = []          # Clusters not torn down yet, for atexit and SIGTERM
+_paths = []         # folders to remove with them (remove_on_exit)
 _lock = threading.Lock()
 
 
@@ -322,6 +323,9 @@ class Cluster:
             # Node 0 starts every daemon itself: the agent works from there.
             "--mca", "plm_rsh_no_tree_spawn", "1",
             "--mca", "btl", "self,vader,tcp",
+            # The nodes share this machine's cores: a rank waiting in MPI
+            # yields its core rather than spin against the others.
+            "--mca", "mpi_yield_when_idle", "1",
             "--mca", "btl_tcp_if_include", SUBNET,
             "--mca", "oob_tcp_if_include", SUBNET,
         ]
@@ -421,14 +425,27 @@ class Cluster:
                       "rate", rate, "burst", str(burst), "latency", "100ms"])
 
 
+def remove_on_exit(path):
+    """Has `path` (a test's temporary folder) removed with the clusters at
+    exit or on SIGTERM, when a test's own clean-up does not run."""
+    _install_handlers()
+    with _lock:
+        _paths.append(path)
+
+
 def _teardown_all():
     with _lock:
         live = list(_live)
+        paths = list(_paths)
+        _paths.clear()
     for cluster in live:
         try:
             cluster.close()
         except Exception as err:  # noqa: BLE001  (tear down the others too)
             print(f"cluster: teardown of {cluster.prefix} failed: {err}", file=sys.stderr)
+    if not os.environ.get("STRATA_KEEP_TMP"):
+        for path in paths:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 _installed = False
