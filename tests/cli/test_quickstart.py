@@ -11,6 +11,7 @@ import datetime
 import os
 import re
 import shutil
+import socket
 import sys
 import tomllib
 import unittest
@@ -130,6 +131,8 @@ class Quickstart(unittest.TestCase):
                 self.assertEqual(len(devices), ranks, f"one device name per rank: {devices}")
                 for name in devices:
                     self.assertTrue(name.strip(), f"empty device name in {devices}")
+                # One machine here: every rank names the same host, this one.
+                self.assertEqual(sc.str_list(attrs["hosts"]), [socket.gethostname()] * ranks)
                 self.assertEqual(sc.as_str(attrs["status"]), "complete")
 
     def test_created_is_iso8601(self):

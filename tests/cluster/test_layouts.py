@@ -8,7 +8,7 @@ different nodes talk over TCP). Every dataset of the outputs (fields,
 trajectories, observables, diagnostics, pricing results, the input as
 stored) and their attributes must be equal byte for byte; only what
 measures the run itself is left out: /performance, /timers and the root
-attributes `created` and `devices`.
+attributes `created`, `devices` and `hosts`.
 
 Needs root (network namespaces); exits 77 (skipped) otherwise.
 """
@@ -48,7 +48,7 @@ USING_BTL = re.compile(r"^\[([^:\]]+):\d+\] mca: bml: Using (\w+) btl for send t
 
 # What describes the run rather than its result.
 SKIPPED_GROUPS = ("performance", "timers")
-SKIPPED_ROOT_ATTRS = ("created", "devices")
+SKIPPED_ROOT_ATTRS = ("created", "devices", "hosts")
 # HDF5's dimension-scale bookkeeping: object references, whose bytes are
 # addresses inside the file (the scales themselves are compared).
 SKIPPED_ATTRS = ("REFERENCE_LIST", "DIMENSION_LIST")
