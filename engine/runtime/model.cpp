@@ -82,7 +82,7 @@ void declare_run_schema(Schema& s) {
          "a rank that waits this long in one phase (a halo exchange, a collective, an output or checkpoint write, "
          "the set-up) takes a peer for lost (a cut link, a hung or stopped process) and ends the run with exit 76, "
          "naming the rank, the phase and the peer; a step's phases may also take 30 x the slowest of the last 16 "
-         "steps (docs/faults.md); 0 = no watchdog")
+         "steps, the set-up 10 x the floor (docs/faults.md); 0 = no watchdog")
       .restart_safe = true;
   // The run's backend as written; a restart also checks the backend it resolved to.
   s.find_mut("run.backend").restart_safe = true;

@@ -103,10 +103,9 @@ std::string seconds_text(double s) {
   }
   std::string line = "strata: rank " + std::to_string(settings.rank) + ": error: a peer stopped answering: " +
                      describe_phase(s) + " has waited " + seconds_text(elapsed) + " for " + describe_peer(s.peer) +
-                     " (allowed: " + seconds_text(allowance) + ", the larger of run.watchdog_floor and " +
-                     std::to_string(static_cast<int>(kStepFactor)) + " x the slowest recent step for a step's "
-                     "phases; a cut network link, or a hung or stopped process; a phase that is only slow needs a "
-                     "larger run.watchdog_floor); ";
+                     " (allowed: " + seconds_text(allowance) + " from run.watchdog_floor and the recent steps, "
+                     "docs/faults.md; a cut network link, or a hung or stopped process; a phase that is only slow "
+                     "needs a larger run.watchdog_floor); ";
   if (!checkpoint.empty()) {
     line += "the checkpoint " + checkpoint + " is intact; continue with: " + settings.restart_hint;
   } else {
@@ -227,8 +226,9 @@ void Watchdog::monitor() {
     Snapshot s{};
     if (!read_record(s) || s.phase == Phase::idle) continue;
     const double elapsed = 1e-9 * static_cast<double>(now - std::max(s.since_ns, resumed));
-    const double allowance = stepwise(s.phase) ? std::max(settings_.floor_seconds, kStepFactor * g_recent_max.load())
-                                               : settings_.floor_seconds;
+    double allowance = settings_.floor_seconds;
+    if (stepwise(s.phase)) allowance = std::max(allowance, kStepFactor * g_recent_max.load());
+    if (s.phase == Phase::setup) allowance *= kSetupFactor;
     if (elapsed > allowance) trip(settings_, s, elapsed, allowance);
   }
 }

@@ -38,6 +38,10 @@ constexpr int kAllRanks = -1;
 // slowest of them.
 constexpr int kRecentSteps = 16;
 constexpr double kStepFactor = 30.0;
+// The set-up's allowance over the floor: it reads inputs and restarts and
+// makes the first connections between ranks (slow on a busy cluster)
+// before anything is known of the run's pace.
+constexpr double kSetupFactor = 10.0;
 
 struct Settings {
   double floor_seconds = 300;    // run.watchdog_floor; 0: no watchdog
