@@ -319,8 +319,9 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
   });
   // From here on, a peer that stops answering ends the run (exit 76)
   // rather than hanging it; the watchdog stops as this function returns.
+  // One rank alone has no peer to lose.
   watchdog::Settings watch;
-  watch.floor_seconds = cfg->real("run.watchdog_floor");
+  watch.floor_seconds = mpi.size() > 1 ? cfg->real("run.watchdog_floor") : 0.0;
   watch.rank = mpi.rank();
   // A sweep point is continued by running the sweep again.
   watch.restart_hint = args.resume_if_possible ? "the same sweep command" : command_line(args, "--restart");

@@ -80,16 +80,26 @@ def results(path):
 
 class CutLinkTest(unittest.TestCase):
 
-    def setUp(self):
+    @classmethod
+    def setUpClass(cls):
+        # The uninterrupted run, once for both tests (2 ranks of this machine).
         sc.check_binary()
+        ref_dir = sc.make_tmpdir("cut-link-ref")
+        try:
+            with open(os.path.join(ref_dir, "in.toml"), "w", encoding="utf-8") as f:
+                f.write(INPUT)
+            ref = sc.run_strata(["run", "in.toml", "-o", "ref.h5"], ref_dir, ranks=2)
+            if ref.returncode != 0:
+                raise AssertionError("the reference run failed:" + ref.describe())
+            cls.expected = results(os.path.join(ref_dir, "ref.h5"))
+        finally:
+            sc.remove_tmpdir(ref_dir)
+
+    def setUp(self):
         self.tmp = sc.make_tmpdir(self.id().rsplit(".", 1)[-1])
         self.addCleanup(sc.remove_tmpdir, self.tmp)
         with open(os.path.join(self.tmp, "in.toml"), "w", encoding="utf-8") as f:
             f.write(INPUT)
-        ref = sc.run_strata(["run", "in.toml", "-o", "ref.h5"], self.tmp, ranks=2)
-        if ref.returncode != 0:
-            self.fail("the reference run failed:" + ref.describe())
-        self.expected = results(os.path.join(self.tmp, "ref.h5"))
 
     def cut_mid_run(self, nodes):
         with cl.Cluster(nodes, tag="cut") as cluster:
