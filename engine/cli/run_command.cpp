@@ -30,6 +30,7 @@
 #include "engine/runtime/step_loop.hpp"
 #include "engine/runtime/stop_request.hpp"
 #include "engine/runtime/timers.hpp"
+#include "engine/runtime/watchdog.hpp"
 
 namespace strata {
 
@@ -326,6 +327,16 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
     model->check(*cfg);
     settings = LoopSettings::from(*cfg, args.max_walltime, mpi.size());
   });
+  // From here on, a peer that stops answering ends the run (exit 76)
+  // rather than hanging it; the watchdog stops as this function returns.
+  // One rank alone has no peer to lose.
+  watchdog::Settings watch;
+  watch.floor_seconds = mpi.size() > 1 ? cfg->real("run.watchdog_floor") : 0.0;
+  watch.rank = mpi.rank();
+  // A sweep point is continued by running the sweep again.
+  watch.restart_hint = args.resume_if_possible ? "the same sweep command" : command_line(args, "--restart");
+  watch.fresh_hint = args.resume_if_possible ? "the same sweep command" : command_line(args, "--overwrite");
+  const watchdog::Watchdog watchdog(watch);
   const Precision precision = cfg->string("run.precision") == "fp32" ? Precision::fp32 : Precision::fp64;
   mpi.collective([&] {
     try {
@@ -472,6 +483,7 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
                             cfg->to_toml(), 0, 0, mpi.size(), 0.0};
     if (!checkpoint.empty()) {
       restore_checkpoint(checkpoint, *sim, mpi);
+      watchdog::note_checkpoint(checkpoint);
       sim->resume_step_count(restored.steps);
       header.wall_seconds = restored.wall_seconds;
       out << "restarted from " << checkpoint << " (written by " << restored.ranks << " rank(s)): step "
@@ -490,6 +502,7 @@ int run_command(const MpiContext& mpi, std::ostream& out, const RunArgs& args) {
       }
     }
     const LoopResult loop = run_steps(*sim, ctx, store, header, settings);
+    const watchdog::PhaseScope finishing(watchdog::Phase::finish);
     if (loop.stopped) {
       health.write(*h5, mpi);
       Timers::write(*h5, timers.summarize(mpi));

@@ -13,6 +13,7 @@
 #include "engine/runtime/fixed_sum.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/simulation.hpp"
+#include "engine/runtime/watchdog.hpp"
 
 namespace strata::grid {
 
@@ -176,8 +177,14 @@ void HaloExchange<T>::end() {
   {
     std::optional<Timers::Scope> timed;
     if (timers_ != nullptr) timed.emplace(*timers_, "halo_exchange");
-    throw_mpi(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
-                      "MPI_Waitall (halo)");
+    // One request at a time, receives first (begin()'s order), so that the
+    // watchdog can name the neighbour a hung exchange waits for; MPI
+    // progresses all of them during each wait, as MPI_Waitall would.
+    watchdog::PhaseScope phase(watchdog::Phase::halo, links_.front().rank);
+    for (std::size_t r = 0; r < requests_.size(); ++r) {
+      watchdog::set_peer(links_[r % links_.size()].rank);
+      throw_mpi(MPI_Wait(&requests_[r], MPI_STATUS_IGNORE), "MPI_Wait (halo)");
+    }
   }
   requests_.clear();
   const std::size_t nf = static_cast<std::size_t>(pending_.count);

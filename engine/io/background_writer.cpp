@@ -7,6 +7,7 @@
 #include "engine/backend/shape_counts.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/mpi_context.hpp"
+#include "engine/runtime/watchdog.hpp"
 
 namespace strata {
 namespace {
@@ -71,6 +72,7 @@ void BackgroundWriter::submit(std::function<void()> job) {
   ++jobs_;
   if (!thread_.joinable()) {
     // Synchronous: the caller waits for the whole write.
+    watchdog::PhaseScope phase(watchdog::Phase::output);
     const auto t0 = std::chrono::steady_clock::now();
     run_one(job);
     waited_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -101,6 +103,7 @@ void BackgroundWriter::run_jobs() {
 
 void BackgroundWriter::wait() noexcept {
   if (!thread_.joinable()) return;
+  watchdog::PhaseScope phase(watchdog::Phase::output);
   const auto t0 = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(lock, [this] { return queue_.empty() && !busy_; });
@@ -108,6 +111,7 @@ void BackgroundWriter::wait() noexcept {
 }
 
 void BackgroundWriter::drain() {
+  watchdog::PhaseScope phase(watchdog::Phase::output);
   wait();
   mpi_.collective([&] {
     if (error_) std::rethrow_exception(error_);

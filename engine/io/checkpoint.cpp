@@ -19,6 +19,7 @@
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/simulation.hpp"
+#include "engine/runtime/watchdog.hpp"
 
 namespace strata {
 namespace {
@@ -433,6 +434,8 @@ std::string CheckpointStore::write(const Simulation& sim, const CheckpointHeader
     fs::create_directories(dir_, ec);
     if (ec) throw Error(ExitCode::resources, "cannot create checkpoint directory " + dir_ + " (" + ec.message() + ")");
   });
+  // Removed by the watchdog if a peer is lost while this one is written.
+  const watchdog::TemporaryFile temporary(tmp_path);
   std::optional<H5Output> out;
   try {
     out.emplace(tmp_path, "checkpoint", mpi_, H5Output::Mode::create, "checkpoint " + final_path);

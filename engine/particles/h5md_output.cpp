@@ -14,6 +14,7 @@
 #include "engine/runtime/build_info.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/mpi_context.hpp"
+#include "engine/runtime/watchdog.hpp"
 
 namespace strata::particles {
 
@@ -204,6 +205,7 @@ void H5mdOutput::resume(std::int64_t frames, std::int64_t rows, const HostPartic
 
 void H5mdOutput::frame(std::int64_t step, double time, const HostParticles& p) {
   if (out_ == nullptr) return;
+  watchdog::PhaseScope phase(watchdog::Phase::output);
   const HostParticles share = to_even_share(mpi_, p, n_);
   const Share mine = even_share(n_, mpi_.rank(), mpi_.size());
   const std::int64_t start[2] = {mine.first, 0}, count[2] = {mine.count, 3};
@@ -225,6 +227,7 @@ void H5mdOutput::frame(std::int64_t step, double time, const HostParticles& p) {
 
 void H5mdOutput::observables(std::int64_t step, double time, const std::vector<std::vector<double>>& values) {
   if (out_ == nullptr) return;
+  watchdog::PhaseScope phase(watchdog::Phase::output);
   if (values.size() != observables_.size()) throw std::logic_error("H5mdOutput::observables: one entry per name");
   for (std::size_t k = 0; k < observables_.size(); ++k) {
     const Observable& ob = observables_[k];

@@ -15,6 +15,7 @@ enum class ExitCode : int {
   numerical = 3,    // NaN/Inf or instability, after writing diagnostics
   resources = 4,    // device memory or disk
   stopped = 75,     // checkpointed and stopped on a signal or wall-time limit
+  peer_lost = 76,   // a peer stopped answering (the watchdog); continue from the last checkpoint
 };
 
 class Error : public std::runtime_error {

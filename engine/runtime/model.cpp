@@ -78,6 +78,12 @@ void declare_run_schema(Schema& s) {
             "grid models write output frames from a background thread while the steps go on (needs "
             "MPI_THREAD_MULTIPLE, else synchronous); the compute waits for the file system at most one frame")
       .restart_safe = true;
+  s.real("run.watchdog_floor", 300.0, "s", Range{0.0, 1e6},
+         "with several ranks, a rank that waits this long in one phase (a halo exchange, a collective, an output "
+         "or checkpoint write) takes a peer for lost (a cut link, a hung or stopped process) and ends the run with "
+         "exit 76, naming the rank, the phase and the peer; a step's phases may also take 30 x the slowest of the "
+         "last 16 steps, the set-up 10 x the floor (docs/faults.md); 0 = no watchdog")
+      .restart_safe = true;
   // The run's backend as written; a restart also checks the backend it resolved to.
   s.find_mut("run.backend").restart_safe = true;
 

@@ -20,6 +20,7 @@
 #include "engine/runtime/simulation.hpp"
 #include "engine/runtime/stop_request.hpp"
 #include "engine/runtime/timers.hpp"
+#include "engine/runtime/watchdog.hpp"
 
 namespace strata {
 namespace {
@@ -99,6 +100,23 @@ void read_test_switches(LoopSettings& s, int ranks) {
     s.signal_number = sig;
     s.signal_rank = *rank;
   }
+  if (auto v = test_switch("STRATA_TEST_HANG_AT")) {
+    const std::vector<std::string> part = split_colons(*v);
+    const auto step = switch_step(part[0], false);
+    const auto rank = part.size() == 2 ? switch_rank(part[1], ranks) : std::optional<int>(0);
+    if (part.size() > 2 || !step || *step < 1 || !rank) {
+      throw InputError("STRATA_TEST_HANG_AT=" + *v + ": expected STEP or STEP:RANK (STEP from 1, a rank below " +
+                       std::to_string(ranks) + ")");
+    }
+    s.hang_step = *step;
+    s.hang_rank = *rank;
+  }
+  if (auto v = test_switch("STRATA_TEST_CHECKPOINT_DELAY_MS")) {
+    if (!all_digits(*v) || v->size() > 7) {
+      throw InputError("STRATA_TEST_CHECKPOINT_DELAY_MS=" + *v + ": expected milliseconds");
+    }
+    s.checkpoint_delay_seconds = std::stod(*v) / 1000.0;
+  }
   if (auto v = test_switch("STRATA_TEST_HOLD_AT")) {
     const auto step = switch_step(*v, true);
     if (!step) throw InputError("STRATA_TEST_HOLD_AT=" + *v + ": expected a step number or `setup`");
@@ -108,10 +126,15 @@ void read_test_switches(LoopSettings& s, int ranks) {
 
 // Collective: waits until some rank has a request to stop (a signal, or
 // its launcher gone), polling every 10 ms; returns it (the highest).
+// A hold is no hang: the watchdog watches each all-reduce, not the wait.
 int wait_for_stop_request(const MpiContext& mpi) {
+  const watchdog::PhaseScope held(watchdog::Phase::idle);
   for (;;) {
     int sig = stop_signal();
-    MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, mpi.comm());
+    {
+      const watchdog::PhaseScope phase(watchdog::Phase::stop_flag);
+      MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, mpi.comm());
+    }
     if (sig != 0) return sig;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -194,6 +217,7 @@ LoopResult run_steps(Simulation& sim, RunContext& ctx, CheckpointStore& store, C
   double last_checkpoint = start, step_cost = 0, checkpoint_cost = 0;
 
   const auto write_checkpoint = [&] {
+    const watchdog::PhaseScope phase(watchdog::Phase::checkpoint);
     // The output in flight goes first: HDF5 is one thread's at a time.
     sim.flush_output();
     // Then the output file reaches the disk, metadata included, before the
@@ -207,7 +231,10 @@ LoopResult run_steps(Simulation& sim, RunContext& ctx, CheckpointStore& store, C
     header.step = sim.steps_done();
     header.steps = sim.steps();
     header.wall_seconds = prior_seconds + (t0 - start);
+    if (s.checkpoint_delay_seconds > 0)
+      std::this_thread::sleep_for(std::chrono::duration<double>(s.checkpoint_delay_seconds));
     result.checkpoint = store.write(sim, header, s.keep);
+    watchdog::note_checkpoint(result.checkpoint);
     ++result.checkpoints;
     last_checkpoint = process_seconds();
     checkpoint_cost = mpi.max(last_checkpoint - t0);
@@ -224,6 +251,7 @@ LoopResult run_steps(Simulation& sim, RunContext& ctx, CheckpointStore& store, C
   };
 
   Progress progress(mpi.root(), header.model, sim.work_total(), sim.work_unit());
+  watchdog::set_step(sim.steps_done());
   // A stop asked for during the set-up (an initial state, a first frame) is
   // honoured before the first step rather than after it: the state as set
   // up is a checkpoint like any other.
@@ -236,14 +264,20 @@ LoopResult run_steps(Simulation& sim, RunContext& ctx, CheckpointStore& store, C
       }
     }
     int sig = stop_signal();
-    MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, mpi.comm());
+    {
+      const watchdog::PhaseScope phase(watchdog::Phase::stop_flag);
+      MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, mpi.comm());
+    }
     if (sig != 0) return stop_with(signal_name(sig), false);
   }
   while (sim.steps_done() < sim.steps()) {
     const double t0 = process_seconds();
+    watchdog::set_step(sim.steps_done() + 1);
+    const watchdog::PhaseScope step_phase(watchdog::Phase::step);
     // The test's signal arrives as the step starts, so it waits through the
     // whole step, as a real one landing mid-step does.
     if (sim.steps_done() + 1 == s.signal_step && mpi.rank() == s.signal_rank) std::raise(s.signal_number);
+    if (sim.steps_done() + 1 == s.hang_step && mpi.rank() == s.hang_rank) std::raise(SIGSTOP);
     {
       auto t = ctx.timers.scope("compute");
       sim.advance();
@@ -267,8 +301,12 @@ LoopResult run_steps(Simulation& sim, RunContext& ctx, CheckpointStore& store, C
       if (s.max_walltime > 0 && now + step_cost + 1.5 * checkpoint_estimate + 1.0 >= s.max_walltime) flags[1] = 1;
       if (s.checkpoint_every_seconds > 0 && now - last_checkpoint >= s.checkpoint_every_seconds) flags[2] = 1;
     }
-    MPI_Allreduce(MPI_IN_PLACE, flags, kFlags, MPI_DOUBLE, MPI_MAX, mpi.comm());
+    {
+      const watchdog::PhaseScope phase(watchdog::Phase::stop_flag);
+      MPI_Allreduce(MPI_IN_PLACE, flags, kFlags, MPI_DOUBLE, MPI_MAX, mpi.comm());
+    }
     step_cost = flags[3];
+    watchdog::step_seconds(step_cost);
     int any_events = 0;
     for (std::size_t e = 0; e < std::size(kHealthEvents); ++e) any_events |= flags[4 + e] != 0 ? kHealthEvents[e] : 0;
     for (const std::string& warning : DeviceHealth::describe(any_events)) progress.warn(warning);

@@ -38,6 +38,10 @@ struct LoopSettings {
   //     the loss of the launcher), then checkpoints there and stops: a run
   //     signalled from outside can never finish first; `setup`: wait before
   //     the model's set-up, which then meets the request.
+  //   STRATA_TEST_HANG_AT=STEP[:RANK]: rank RANK stops its own process
+  //     (SIGSTOP) as step STEP starts: a hung peer, for the watchdog;
+  //   STRATA_TEST_CHECKPOINT_DELAY_MS: sleep inside each checkpoint write
+  //     (a slow file system: a long phase that is no hang).
   static constexpr std::int64_t kNever = -1;
   static constexpr std::int64_t kSetUp = -2;
   double step_delay_seconds = 0;
@@ -47,6 +51,9 @@ struct LoopSettings {
   int signal_number = 0;
   int signal_rank = 0;
   std::int64_t hold_step = kNever;
+  std::int64_t hang_step = kNever;
+  int hang_rank = 0;
+  double checkpoint_delay_seconds = 0;
 
   // From [checkpoint], [health] and --max-walltime (which wins when given),
   // and the test switches. Throws InputError naming the key, the option or

@@ -44,6 +44,7 @@
 #include "models/md/kernels.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/timers.hpp"
+#include "engine/runtime/watchdog.hpp"
 #include "kernels/particles/lennard_jones.hpp"
 #include "kernels/particles/neighbour_list.hpp"
 #include "kernels/particles/pair_forces.hpp"
@@ -230,19 +231,30 @@ class AtomSystem {
     std::optional<Timers::Scope> timed;
     if (timers_ != nullptr) timed.emplace(*timers_, "ghost_exchange");
     MPI_Request requests[4];
+    int peers[4];   // the rank each request waits for, for the watchdog
     int pending = 0;
     for (int k = 0; k < 2; ++k)
-      if (!local(pair[k]))
+      if (!local(pair[k])) {
+        peers[pending] = pair[k].from;
         MPI_Irecv(recv[k], recv_n[k], type, pair[k].from, pair[k].tag + tag_offset, domain_.comm(),
                   &requests[pending++]);
+      }
     for (int k = 0; k < 2; ++k) {
       if (local(pair[k])) {
         std::copy_n(send[k], send_n[k], recv[k]);
       } else {
+        peers[pending] = pair[k].to;
         MPI_Isend(send[k], send_n[k], type, pair[k].to, pair[k].tag + tag_offset, domain_.comm(), &requests[pending++]);
       }
     }
-    MPI_Waitall(pending, requests, MPI_STATUSES_IGNORE);
+    // One at a time, receives first: the watchdog names the neighbour a
+    // hung exchange waits for (MPI progresses them all in each wait).
+    if (pending == 0) return;
+    watchdog::PhaseScope phase(watchdog::Phase::halo, peers[0]);
+    for (int r = 0; r < pending; ++r) {
+      watchdog::set_peer(peers[r]);
+      MPI_Wait(&requests[r], MPI_STATUS_IGNORE);
+    }
   }
 
   // An axis's two swaps of positions p (x, y, z of the sources, shifted)
