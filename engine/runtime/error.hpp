@@ -10,12 +10,12 @@ namespace strata {
 // Process exit codes, docs/contract.md "Exit codes".
 enum class ExitCode : int {
   ok = 0,
-  internal = 1,     // a bug or an unexpected system failure
-  bad_input = 2,    // bad input or usage; nothing computed, nothing written
-  numerical = 3,    // NaN/Inf or instability, after writing diagnostics
-  resources = 4,    // device memory or disk
-  stopped = 75,     // checkpointed and stopped on a signal or wall-time limit
-  peer_lost = 76,   // a peer stopped answering (the watchdog); continue from the last checkpoint
+  internal = 1,    // a bug or an unexpected system failure
+  bad_input = 2,   // bad input or usage; nothing computed, nothing written
+  numerical = 3,   // NaN/Inf or instability, after writing diagnostics
+  resources = 4,   // device memory or disk
+  stopped = 75,    // checkpointed and stopped on a signal or wall-time limit
+  peer_lost = 76,  // a peer stopped answering (the watchdog); continue from the last checkpoint
 };
 
 class Error : public std::runtime_error {

@@ -41,8 +41,8 @@ MpiContext::MpiContext(int& argc, char**& argv) {
     // before its receive is posted is buffered. Larger faces still wait;
     // docs/cluster.md says how to raise it. Only the TCP transport reads
     // these; a user's own values win.
-    for (const char* name : {"OMPI_MCA_btl_tcp_eager_limit", "OMPI_MCA_btl_tcp_rndv_eager_limit",
-                             "OMPI_MCA_btl_tcp_max_send_size"}) {
+    for (const char* name :
+         {"OMPI_MCA_btl_tcp_eager_limit", "OMPI_MCA_btl_tcp_rndv_eager_limit", "OMPI_MCA_btl_tcp_max_send_size"}) {
       setenv(name, "1048576", 0);
     }
     int provided = 0;

@@ -131,9 +131,9 @@ std::string describe_thread_layout(const ThreadLayout& l) {
   const char* chosen = std::getenv("STRATA_PASSIVE_WAIT");
   const std::string_view why = chosen != nullptr ? chosen : "";
   if (l.oversubscribed() || why == "oversubscribed") {
-    return text + "  oversubscribed " +
-           (l.bound ? std::string() : std::to_string(l.ranks_on_node) + " rank(s) x ") + std::to_string(l.threads) +
-           " OpenMP thread(s) per rank on " + std::to_string(l.mask) + " core(s): " + waiting(l, l.cores);
+    return text + "  oversubscribed " + (l.bound ? std::string() : std::to_string(l.ranks_on_node) + " rank(s) x ") +
+           std::to_string(l.threads) + " OpenMP thread(s) per rank on " + std::to_string(l.mask) +
+           " core(s): " + waiting(l, l.cores);
   }
   int others = l.others;
   if (why.starts_with("crowded ")) others = std::atoi(chosen + 8);

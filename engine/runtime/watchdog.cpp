@@ -69,21 +69,27 @@ bool stepwise(Phase p) { return p == Phase::step || p == Phase::halo || p == Pha
 std::string describe_phase(const Snapshot& s) {
   const std::string step = std::to_string(s.step);
   switch (s.phase) {
-    case Phase::setup: return "the set-up";
-    case Phase::step: return "step " + step + "'s computation";
-    case Phase::halo: return s.step > 0 ? "step " + step + "'s halo exchange" : "the set-up's halo exchange";
-    case Phase::stop_flag: return "the all-reduce of the stop flag after step " + step;
-    case Phase::output: return "an output write at step " + step;
-    case Phase::checkpoint: return "the checkpoint write at step " + step;
-    case Phase::finish: return "the run's final write";
-    case Phase::idle: break;
+    case Phase::setup:
+      return "the set-up";
+    case Phase::step:
+      return "step " + step + "'s computation";
+    case Phase::halo:
+      return s.step > 0 ? "step " + step + "'s halo exchange" : "the set-up's halo exchange";
+    case Phase::stop_flag:
+      return "the all-reduce of the stop flag after step " + step;
+    case Phase::output:
+      return "an output write at step " + step;
+    case Phase::checkpoint:
+      return "the checkpoint write at step " + step;
+    case Phase::finish:
+      return "the run's final write";
+    case Phase::idle:
+      break;
   }
   return "an unnamed phase";
 }
 
-std::string describe_peer(int peer) {
-  return peer >= 0 ? "rank " + std::to_string(peer) : "all ranks (a collective)";
-}
+std::string describe_peer(int peer) { return peer >= 0 ? "rank " + std::to_string(peer) : "all ranks (a collective)"; }
 
 std::string seconds_text(double s) {
   char buf[32];
@@ -101,9 +107,10 @@ std::string seconds_text(double s) {
     checkpoint = g_checkpoint;
     temporaries = g_temporaries;
   }
-  std::string line = "strata: rank " + std::to_string(settings.rank) + ": error: a peer stopped answering: " +
-                     describe_phase(s) + " has waited " + seconds_text(elapsed) + " for " + describe_peer(s.peer) +
-                     " (allowed: " + seconds_text(allowance) + " from run.watchdog_floor and the recent steps, "
+  std::string line = "strata: rank " + std::to_string(settings.rank) +
+                     ": error: a peer stopped answering: " + describe_phase(s) + " has waited " +
+                     seconds_text(elapsed) + " for " + describe_peer(s.peer) + " (allowed: " + seconds_text(allowance) +
+                     " from run.watchdog_floor and the recent steps, "
                      "docs/faults.md; a cut network link, or a hung or stopped process; a phase that is only slow "
                      "needs a larger run.watchdog_floor); ";
   if (!checkpoint.empty()) {

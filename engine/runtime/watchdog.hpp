@@ -22,14 +22,14 @@ namespace strata::watchdog {
 // What the main thread is doing. Phases of a step are timed against the
 // step allowance; the others against the floor alone.
 enum class Phase : int {
-  idle,         // not watched: no run, or a test's hold between collectives
-  setup,        // resolving the input, opening files, the model's set-up, a restart's read
-  step,         // step N's computation (a collective inside it included)
-  halo,         // step N's halo exchange with a neighbour
-  stop_flag,    // the all-reduce of the stop flag after step N
-  output,       // writing an output frame or diagnostics row (or waiting for the writer)
-  checkpoint,   // writing a checkpoint
-  finish,       // the run's last results and file
+  idle,        // not watched: no run, or a test's hold between collectives
+  setup,       // resolving the input, opening files, the model's set-up, a restart's read
+  step,        // step N's computation (a collective inside it included)
+  halo,        // step N's halo exchange with a neighbour
+  stop_flag,   // the all-reduce of the stop flag after step N
+  output,      // writing an output frame or diagnostics row (or waiting for the writer)
+  checkpoint,  // writing a checkpoint
+  finish,      // the run's last results and file
 };
 
 // The peer of a phase that waits for every rank (a collective).
@@ -44,10 +44,10 @@ constexpr double kStepFactor = 30.0;
 constexpr double kSetupFactor = 10.0;
 
 struct Settings {
-  double floor_seconds = 300;    // run.watchdog_floor; 0: no watchdog
+  double floor_seconds = 300;  // run.watchdog_floor; 0: no watchdog
   int rank = 0;
-  std::string restart_hint;      // how to continue from a checkpoint ("continue with: ...")
-  std::string fresh_hint;        // how to start again when there is none yet
+  std::string restart_hint;  // how to continue from a checkpoint ("continue with: ...")
+  std::string fresh_hint;    // how to start again when there is none yet
 };
 
 // Sets the current phase of this process's main thread for its lifetime
@@ -62,7 +62,7 @@ class PhaseScope {
 
  private:
   bool active_ = false;
-  int phase_ = 0, peer_ = kAllRanks;   // the outer phase, put back after
+  int phase_ = 0, peer_ = kAllRanks;  // the outer phase, put back after
 };
 
 // The neighbour a halo wait now waits for (main thread; cheap).

@@ -40,19 +40,19 @@
 #include <vector>
 
 #include "engine/backend/buffer.hpp"
+#include "engine/backend/primitives.hpp"
 #include "engine/particles/particles.hpp"
-#include "models/md/kernels.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/timers.hpp"
 #include "engine/runtime/watchdog.hpp"
+#include "kernels/core/exact_sum.hpp"
+#include "kernels/particles/comm_kernels.hpp"
 #include "kernels/particles/lennard_jones.hpp"
 #include "kernels/particles/neighbour_list.hpp"
 #include "kernels/particles/pair_forces.hpp"
-#include "kernels/particles/comm_kernels.hpp"
 #include "kernels/particles/rebuild.hpp"
-#include "engine/backend/primitives.hpp"
-#include "kernels/core/exact_sum.hpp"
 #include "models/md/domain.hpp"
+#include "models/md/kernels.hpp"
 
 namespace strata::md {
 
@@ -231,7 +231,7 @@ class AtomSystem {
     std::optional<Timers::Scope> timed;
     if (timers_ != nullptr) timed.emplace(*timers_, "ghost_exchange");
     MPI_Request requests[4];
-    int peers[4];   // the rank each request waits for, for the watchdog
+    int peers[4];  // the rank each request waits for, for the watchdog
     int pending = 0;
     for (int k = 0; k < 2; ++k)
       if (!local(pair[k])) {

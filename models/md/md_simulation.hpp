@@ -67,7 +67,11 @@ class MdSimulation : public Simulation {
   // `ids`: the user ids of the owned atoms (empty: the index), for /particles/all/id.
   MdSimulation(RunContext& ctx, const Params& p, std::unique_ptr<Domain> domain, HostParticles owned, std::int64_t n,
                std::vector<std::int64_t> ids)
-      : ctx_(ctx), p_(p), domain_(std::move(domain)), atoms_(ctx.device, *domain_, p.ghost_cutoff(), &ctx.timers), n_(n) {
+      : ctx_(ctx),
+        p_(p),
+        domain_(std::move(domain)),
+        atoms_(ctx.device, *domain_, p.ghost_cutoff(), &ctx.timers),
+        n_(n) {
     lj_ = kernels::particles::LennardJones<T>::make(p.epsilon, p.sigma, p.cutoff, p.shift);
     particles::Box box;
     box.edges = domain_->length();

@@ -172,6 +172,35 @@ def make_outputs(folder, runs, sweep=None):
             raise AssertionError(f"making the sweep summary failed:{res.describe()}")
 
 
+def jet_input(every_steps, keep, sim_time, output_interval):
+    """A small shallow_water run (24 x 18 cells, a barotropic jet between
+    walls; 600 s steps) writing out/run.h5 and a checkpoint every
+    `every_steps` steps, the fault tests' common input."""
+    return f"""[run]
+model = "shallow_water"
+output = "out/run.h5"
+
+[checkpoint]
+every_steps = {every_steps}
+every_seconds = 0
+keep = {keep}
+
+[shallow_water]
+nx = 24
+ny = 18
+lx = 2.4e6
+ly = 1.8e6
+initial = "barotropic_instability"
+boundary_y = "wall"
+beta = 2e-11
+jet_speed = 30.0
+jet_width = 2.0e5
+perturbation_amplitude = 20.0
+sim_time = {sim_time}
+output_interval = {output_interval}
+"""
+
+
 def make_tmpdir(tag):
     return tempfile.mkdtemp(prefix=f"strata-cli-{tag}-")
 

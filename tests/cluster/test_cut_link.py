@@ -40,29 +40,7 @@ PEER_LOST = 76
 BOUND_S = 120
 STEP_DELAY_MS = 40
 
-INPUT = """[run]
-model = "shallow_water"
-output = "out/run.h5"
-
-[checkpoint]
-every_steps = 5
-every_seconds = 0
-keep = 50
-
-[shallow_water]
-nx = 24
-ny = 18
-lx = 2.4e6
-ly = 1.8e6
-initial = "barotropic_instability"
-boundary_y = "wall"
-beta = 2e-11
-jet_speed = 30.0
-jet_width = 2.0e5
-perturbation_amplitude = 20.0
-sim_time = 60000.0
-output_interval = 6000.0
-"""
+INPUT = sc.jet_input(every_steps=5, keep=50, sim_time=60000.0, output_interval=6000.0)
 
 
 def results(path):

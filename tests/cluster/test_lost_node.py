@@ -59,29 +59,7 @@ LOST_NODE_EXITS = (205, 9)
 
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "STRATA_PROGRESS": "off"}
 
-SHALLOW_WATER = """[run]
-model = "shallow_water"
-output = "out/run.h5"
-
-[checkpoint]
-every_steps = 5
-every_seconds = 0
-keep = 2
-
-[shallow_water]
-nx = 24
-ny = 18
-lx = 2.4e6
-ly = 1.8e6
-initial = "barotropic_instability"
-boundary_y = "wall"
-beta = 2e-11
-jet_speed = 30.0
-jet_width = 2.0e5
-perturbation_amplitude = 20.0
-sim_time = 12000.0
-output_interval = 1000.0
-"""
+SHALLOW_WATER = sc.jet_input(every_steps=5, keep=2, sim_time=12000.0, output_interval=1000.0)
 
 MD = """[run]
 model = "md"

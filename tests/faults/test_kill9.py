@@ -41,29 +41,7 @@ HELD = {**ONE_THREAD, "STRATA_TEST_HOLD_AT": "25"}
 # The balanced jet of tests/cli/test_shallow_water.py on 24 x 18 cells:
 # dt is about 216 s, so 56 steps, a frame every 4 or 5 steps (13 frames)
 # and a checkpoint every 10 steps.
-SHALLOW_WATER = """[run]
-model = "shallow_water"
-output = "out/run.h5"
-
-[checkpoint]
-every_steps = 10
-every_seconds = 0
-keep = 2
-
-[shallow_water]
-nx = 24
-ny = 18
-lx = 2.4e6
-ly = 1.8e6
-initial = "barotropic_instability"
-boundary_y = "wall"
-beta = 2e-11
-jet_speed = 30.0
-jet_width = 2.0e5
-perturbation_amplitude = 20.0
-sim_time = 12000.0
-output_interval = 1000.0
-"""
+SHALLOW_WATER = fs.jet_input(every_steps=10, keep=2, sim_time=12000.0, output_interval=1000.0)
 FIELDS = ("time", "h", "u", "v", "vorticity")
 DIAGNOSTICS = ("time", "mass", "energy", "potential_enstrophy", "max_courant")
 

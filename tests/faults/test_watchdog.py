@@ -29,29 +29,7 @@ FLOOR_S = 2
 BOUND_S = 60
 PEER_LOST = 76
 
-SHALLOW_WATER = """[run]
-model = "shallow_water"
-output = "out/run.h5"
-
-[checkpoint]
-every_steps = 4
-every_seconds = 0
-keep = 10
-
-[shallow_water]
-nx = 24
-ny = 18
-lx = 2.4e6
-ly = 1.8e6
-initial = "barotropic_instability"
-boundary_y = "wall"
-beta = 2e-11
-jet_speed = 30.0
-jet_width = 2.0e5
-perturbation_amplitude = 20.0
-sim_time = 6000.0
-output_interval = 1500.0
-"""
+SHALLOW_WATER = sc.jet_input(every_steps=4, keep=10, sim_time=6000.0, output_interval=1500.0)
 
 MD = """[run]
 model = "md"
