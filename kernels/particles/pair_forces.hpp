@@ -31,6 +31,10 @@ struct PairForces {
   // Neighbours a row holds on average, padding included: the cost model's
   // (work() below), from the density; never read on the device.
   double mean_row = 0;
+  // The atoms to compute, in launch order: item k is atom atoms[k]; nullptr:
+  // item k is atom k. Each atom's sums depend on its own row alone, so a
+  // subset (the interior atoms while the ghosts travel) gives the same bits.
+  const int* atoms = nullptr;
 
   // Each pair: its row entry read from a row-major list (a warp's 32 reads
   // of one column fall in 32 sectors: 32 bytes), the neighbour's x, y, z
@@ -54,7 +58,8 @@ struct PairForces {
   // the last group weigh 0: no branches.
   static constexpr int kLanes = kRowPad;
 
-  STRATA_HD STRATA_FORCEINLINE void operator()(std::int64_t i) const { atom<Real>(i); }
+  STRATA_HD STRATA_FORCEINLINE void operator()(std::int64_t k) const { atom<Real>(atom_of(k)); }
+  STRATA_HD STRATA_FORCEINLINE std::int64_t atom_of(std::int64_t k) const { return atoms != nullptr ? atoms[k] : k; }
 
   // The host's launch (parallel_for selects it): atom() on vectors.
   void host_for(std::int64_t n) const {
@@ -62,7 +67,7 @@ struct PairForces {
 #if defined(_OPENMP)
 #pragma omp parallel for schedule(static)
 #endif
-    for (std::int64_t i = 0; i < n; ++i) atom<Vec>(i);
+    for (std::int64_t k = 0; k < n; ++k) atom<Vec>(atom_of(k));
   }
 
   template <class V>

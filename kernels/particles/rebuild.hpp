@@ -227,6 +227,24 @@ struct SelectFlagged {
   }
 };
 
+// code[i] = 1 when owned atom i's neighbour row holds a ghost (an index
+// at or above n_local): a border atom, whose force needs the forwarded
+// ghost positions; 0 for an interior atom, whose force can be computed
+// while they travel.
+struct GhostRows {
+  const int* neighbours;
+  const int* count;
+  std::int64_t capacity;
+  int n_local;
+  int* code;
+  STRATA_HD void operator()(std::int64_t i) const {
+    const int* const row = neighbours + i * capacity;
+    int ghost = 0;
+    for (int k = 0; k < count[i]; ++k) ghost |= row[k] >= n_local ? 1 : 0;
+    code[i] = ghost;
+  }
+};
+
 // Sort keys: the cell of each build position (rounded to Real, as the
 // lists see it) above `shift` bits of the global index, if any; value i.
 template <class Real>

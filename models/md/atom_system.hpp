@@ -6,7 +6,10 @@
 // sorts them by cell, finds the ghosts (six swaps, x then y then z, each
 // forwarding the ghosts of the axes before it, so edges and corners arrive
 // too), bins owned and ghost atoms by a stable sort and builds the
-// neighbour lists. Every step is a kernel on the atoms' device
+// neighbour lists, then splits the owned atoms into interior ones (no
+// ghost in the row) and border ones, so that a step without a rebuild can
+// compute the interior's forces while the ghost positions travel
+// (forward_and_compute_forces). Every step is a kernel on the atoms' device
 // (kernels/particles/rebuild.hpp); only the MPI messages (migrating
 // records, ghost positions) and a few counts cross to the host.
 //
@@ -122,6 +125,18 @@ class AtomSystem {
     vx_.copy_from_host(v.data(), v.size());
   }
 
+  // Test-only, local: the ghosts' positions := NaN (until the next
+  // forward_positions()), so that a force that reads one shows it.
+  void poison_ghost_positions() {
+    const auto all = static_cast<std::size_t>(n_local_ + n_ghost_);
+    std::vector<T> v(all);
+    for (Buffer<T>* b : {&x_, &y_, &z_}) {
+      b->copy_to_host(v.data(), all);
+      std::fill(v.begin() + n_local_, v.end(), std::numeric_limits<T>::quiet_NaN());
+      b->copy_from_host(v.data(), all);
+    }
+  }
+
   // Sets the owned atoms' forces (3 per atom, in the owned order).
   void upload_forces(const std::vector<double>& f) {
     deinterleave(f, {&fx_, &fy_, &fz_}, static_cast<std::size_t>(n_local_));
@@ -150,18 +165,44 @@ class AtomSystem {
   // Sends the current positions of the ghosts' sources, axis by axis (a
   // later axis forwards the ghosts of the earlier ones).
   void forward_positions() {
-    for (std::size_t first = 0; first < swaps_.size(); first += 2)
-      swap_pair<T>(&swaps_[first], {x_.data(), y_.data(), z_.data()}, stage_out_, stage_in_, send_host_, recv_host_);
+    for (std::size_t first = 0; first < swaps_.size(); first += 2) forward_pair(first);
+  }
+
+  // forward_positions() and compute_forces() with the first axis that
+  // talks to another rank in flight while the interior atoms' forces are
+  // computed (their rows hold no ghost); that axis completes, the later
+  // ones follow (they forward its ghosts), then the border atoms' forces.
+  // Each atom's force is summed over its own row as before: the same bits.
+  template <class Evaluator = kernels::particles::LennardJones<T>>
+  void forward_and_compute_forces(const typename Evaluator::param_type& params, bool tally) {
+    std::size_t remote = 0;
+    while (remote < swaps_.size() && local(swaps_[remote]) && local(swaps_[remote + 1])) remote += 2;
+    if (remote == swaps_.size()) {  // every swap copies on this rank: nothing to hide
+      forward_positions();
+      compute_forces<Evaluator>(params, tally);
+      return;
+    }
+    for (std::size_t first = 0; first < remote; first += 2) forward_pair(first);
+    const std::optional<PostedPair> posted =
+        post_swap_pair<T>(&swaps_[remote], positions(), stage_out_, send_host_, recv_host_);
+    compute_forces<Evaluator>(params, tally, Rows::interior);
+    finish_swap_pair<T>(&swaps_[remote], positions(), posted, stage_in_, recv_host_);
+    for (std::size_t first = remote + 2; first < swaps_.size(); first += 2) forward_pair(first);
+    compute_forces<Evaluator>(params, tally, Rows::border);
   }
 
   // The pair-force kernel over the current lists (parallel_for runs it:
-  // on the host its vectorised host_for; tests also run it atom by atom).
+  // on the host its vectorised host_for; tests also run it atom by atom);
+  // with `atoms`, item k is atom atoms[k].
   template <bool Tally, class Evaluator = kernels::particles::LennardJones<T>>
-  kernels::particles::PairForces<Evaluator, Tally> pair_forces(const typename Evaluator::param_type& params) {
-    return {x_.data(),      y_.data(),      z_.data(),      neighbours_.data(), count_.data(),
-            capacity_,      params,         fx_.data(),     fy_.data(),         fz_.data(),
-            energy_.data(), virial_.data(), mean_row()};
+  kernels::particles::PairForces<Evaluator, Tally> pair_forces(const typename Evaluator::param_type& params,
+                                                               const int* atoms = nullptr) {
+    return {x_.data(),  y_.data(),  z_.data(),  neighbours_.data(), count_.data(),  capacity_,  params,
+            fx_.data(), fy_.data(), fz_.data(), energy_.data(),     virial_.data(), mean_row(), atoms};
   }
+
+  // Owned atoms whose rows hold no ghost (the first of the lists' order).
+  int n_interior() const { return n_interior_; }
 
   // The neighbours a row holds on average: a uniform liquid's count within
   // the list's reach, plus half the padding to kRowPad (the cost model's).
@@ -173,13 +214,18 @@ class AtomSystem {
            0.5 * (kernels::particles::kRowPad - 1);
   }
 
-  // Pair forces (and, when tally, per-atom energy and virial) from the lists.
+  // Pair forces (and, when tally, per-atom energy and virial) from the
+  // lists, of all owned atoms or of one of the two kinds: interior (no
+  // ghost in the row) or border.
+  enum class Rows { all, interior, border };
   template <class Evaluator = kernels::particles::LennardJones<T>>
-  void compute_forces(const typename Evaluator::param_type& params, bool tally) {
+  void compute_forces(const typename Evaluator::param_type& params, bool tally, Rows rows = Rows::all) {
+    const int* atoms = rows == Rows::all ? nullptr : order_.data() + (rows == Rows::border ? n_interior_ : 0);
+    const int n = rows == Rows::all ? n_local_ : rows == Rows::interior ? n_interior_ : n_local_ - n_interior_;
     if (tally) {
-      parallel_for(device_, n_local_, pair_forces<true, Evaluator>(params));
+      parallel_for(device_, n, pair_forces<true, Evaluator>(params, atoms));
     } else {
-      parallel_for(device_, n_local_, pair_forces<false, Evaluator>(params));
+      parallel_for(device_, n, pair_forces<false, Evaluator>(params, atoms));
     }
   }
 
@@ -228,32 +274,54 @@ class AtomSystem {
   template <class V>
   void exchange_pair(const Swap* pair, int tag_offset, MPI_Datatype type, std::array<const V*, 2> send,
                      const int* send_n, std::array<V*, 2> recv, const int* recv_n) const {
+    Requests r = post_pair<V>(pair, tag_offset, type, send, send_n, recv, recv_n);
+    wait_pair(r);
+  }
+
+  // An axis's messages in flight: the requests and the rank each waits for
+  // (for the watchdog).
+  struct Requests {
+    MPI_Request requests[4];
+    int peers[4];
+    int pending = 0;
+  };
+
+  // exchange_pair's first half: posts the receives, then the sends.
+  template <class V>
+  Requests post_pair(const Swap* pair, int tag_offset, MPI_Datatype type, std::array<const V*, 2> send,
+                     const int* send_n, std::array<V*, 2> recv, const int* recv_n) const {
     std::optional<Timers::Scope> timed;
     if (timers_ != nullptr) timed.emplace(*timers_, "ghost_exchange");
-    MPI_Request requests[4];
-    int peers[4];  // the rank each request waits for, for the watchdog
-    int pending = 0;
+    Requests r;
     for (int k = 0; k < 2; ++k)
       if (!local(pair[k])) {
-        peers[pending] = pair[k].from;
+        r.peers[r.pending] = pair[k].from;
         MPI_Irecv(recv[k], recv_n[k], type, pair[k].from, pair[k].tag + tag_offset, domain_.comm(),
-                  &requests[pending++]);
+                  &r.requests[r.pending++]);
       }
     for (int k = 0; k < 2; ++k) {
       if (local(pair[k])) {
         std::copy_n(send[k], send_n[k], recv[k]);
       } else {
-        peers[pending] = pair[k].to;
-        MPI_Isend(send[k], send_n[k], type, pair[k].to, pair[k].tag + tag_offset, domain_.comm(), &requests[pending++]);
+        r.peers[r.pending] = pair[k].to;
+        MPI_Isend(send[k], send_n[k], type, pair[k].to, pair[k].tag + tag_offset, domain_.comm(),
+                  &r.requests[r.pending++]);
       }
     }
-    // One at a time, receives first: the watchdog names the neighbour a
-    // hung exchange waits for (MPI progresses them all in each wait).
-    if (pending == 0) return;
-    watchdog::PhaseScope phase(watchdog::Phase::halo, peers[0]);
-    for (int r = 0; r < pending; ++r) {
-      watchdog::set_peer(peers[r]);
-      MPI_Wait(&requests[r], MPI_STATUS_IGNORE);
+    return r;
+  }
+
+  // Its second half: one at a time, receives first, so the watchdog names
+  // the neighbour a hung exchange waits for (MPI progresses them all in
+  // each wait).
+  void wait_pair(Requests& r) const {
+    if (r.pending == 0) return;
+    std::optional<Timers::Scope> timed;
+    if (timers_ != nullptr) timed.emplace(*timers_, "ghost_exchange");
+    watchdog::PhaseScope phase(watchdog::Phase::halo, r.peers[0]);
+    for (int k = 0; k < r.pending; ++k) {
+      watchdog::set_peer(r.peers[k]);
+      MPI_Wait(&r.requests[k], MPI_STATUS_IGNORE);
     }
   }
 
@@ -264,6 +332,28 @@ class AtomSystem {
   template <class V>
   void swap_pair(const Swap* pair, std::array<V*, 3> p, Buffer<V>& out, Buffer<V>& in, std::vector<V>& send,
                  std::vector<V>& recv) {
+    const std::optional<PostedPair> posted = post_swap_pair<V>(pair, p, out, send, recv);
+    finish_swap_pair<V>(pair, p, posted, in, recv);
+  }
+
+  // The positions forwarded each step.
+  std::array<T*, 3> positions() { return {x_.data(), y_.data(), z_.data()}; }
+  void forward_pair(std::size_t first) {
+    swap_pair<T>(&swaps_[first], positions(), stage_out_, stage_in_, send_host_, recv_host_);
+  }
+
+  // swap_pair's messages in flight (none when both swaps copy here).
+  struct PostedPair {
+    Requests requests;
+    int recv_n[2] = {0, 0};
+  };
+
+  // swap_pair's first half: the local copies and the messages' packing,
+  // download and posting (send and recv must stay as they are until the
+  // second half).
+  template <class V>
+  std::optional<PostedPair> post_swap_pair(const Swap* pair, std::array<V*, 3> p, Buffer<V>& out, std::vector<V>& send,
+                                           std::vector<V>& recv) {
     using kernels::particles::CopyPositions;
     int send_n[2] = {0, 0}, recv_n[2] = {0, 0};
     for (int k = 0; k < 2; ++k) {
@@ -280,13 +370,29 @@ class AtomSystem {
     }
     const auto sent = static_cast<std::size_t>(send_n[0] + send_n[1]);
     const auto received = static_cast<std::size_t>(recv_n[0] + recv_n[1]);
-    if (sent + received == 0) return;
+    if (sent + received == 0) return std::nullopt;
     send.resize(sent);
     recv.resize(received);
     out.copy_to_host(send.data(), sent);
-    exchange_pair<V>(pair, 0, sizeof(V) == 8 ? MPI_DOUBLE : MPI_FLOAT, {send.data(), send.data() + send_n[0]}, send_n,
+    PostedPair posted;
+    posted.requests =
+        post_pair<V>(pair, 0, sizeof(V) == 8 ? MPI_DOUBLE : MPI_FLOAT, {send.data(), send.data() + send_n[0]}, send_n,
                      {recv.data(), recv.data() + recv_n[0]}, recv_n);
-    in.copy_from_host(recv.data(), received);
+    posted.recv_n[0] = recv_n[0];
+    posted.recv_n[1] = recv_n[1];
+    return posted;
+  }
+
+  // Its second half: waits for the messages and unpacks them into the
+  // ghost slots.
+  template <class V>
+  void finish_swap_pair(const Swap* pair, std::array<V*, 3> p, std::optional<PostedPair> posted, Buffer<V>& in,
+                        const std::vector<V>& recv) {
+    using kernels::particles::CopyPositions;
+    if (!posted) return;
+    wait_pair(posted->requests);
+    const int* recv_n = posted->recv_n;
+    in.copy_from_host(recv.data(), static_cast<std::size_t>(recv_n[0] + recv_n[1]));
     for (int k = 0; k < 2; ++k) {
       const std::int64_t n = pair[k].recv_count, at = pair[k].recv_first;
       const V* from = in.data() + (k == 0 ? 0 : recv_n[0]);
@@ -341,6 +447,7 @@ class AtomSystem {
     if (b.size() < n) b = Buffer<V>(device_, n + n / 4 + 16);
   }
   void reserve_owned(std::size_t n);
+  void order_rows();
   int select(std::int64_t n, int mask, int* list);
   void rebuild_here(bool from_reference, bool keys_hold_positions);
   std::string check();
@@ -356,6 +463,7 @@ class AtomSystem {
   double ghost_cutoff_;
   Timers* timers_;
   int n_local_ = 0, n_ghost_ = 0, index_bits_ = 0;
+  int n_interior_ = 0;  // order_: the interior atoms (rows without a ghost), then the border ones
   std::int64_t capacity_ = 0, rebuilds_ = 0, step_ = 0;
   std::vector<Swap> swaps_;
   Buffer<T> x_, y_, z_, x0_, y0_, z0_, vx_, vy_, vz_, fx_, fy_, fz_, energy_, virial_;
@@ -363,6 +471,7 @@ class AtomSystem {
   Buffer<std::int64_t> index_;
   Buffer<int> image_, neighbours_, count_, cell_start_, cell_atoms_, send_index_;
   Buffer<int> code_, flag_, scan_, list_, sort_value_;   // selections and sorts
+  Buffer<int> order_;
   Buffer<std::uint64_t> sort_key_, sorted_key_;
   Buffer<T> binned_x_, binned_y_, binned_z_;   // build positions in cell order
   Buffer<T> stage_out_, stage_in_;

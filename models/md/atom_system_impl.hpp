@@ -42,7 +42,21 @@ void AtomSystem<T>::rebuild_here(bool from_reference, bool keys_hold_positions) 
   sort_by_cell(grid);
   find_ghosts();
   bin_and_list(grid);
+  order_rows();
   forward_positions();
+}
+
+// The owned atoms in two lists (order_): those whose rows hold no ghost,
+// then the others, each in increasing index, by the selection kernels, so
+// the lists never visit the host.
+template <class T>
+void AtomSystem<T>::order_rows() {
+  using namespace kernels::particles;
+  const std::int64_t n = n_local_;
+  for (Buffer<int>* b : {&code_, &flag_, &scan_, &order_}) scratch(*b, static_cast<std::size_t>(n));
+  parallel_for(device_, n, GhostRows{neighbours_.data(), count_.data(), capacity_, n_local_, code_.data()});
+  n_interior_ = select(n, 0b01, order_.data());
+  select(n, 0b10, order_.data() + n_interior_);
 }
 
 // The owned arrays for n atoms; contents are lost when they grow (the

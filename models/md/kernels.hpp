@@ -30,6 +30,7 @@
                     STRATA_FOR(M, strata::kernels::particles::GhostFaces) \
                     STRATA_FOR(M, strata::kernels::particles::FlagCodes) \
                     STRATA_FOR(M, strata::kernels::particles::SelectFlagged) \
+                    STRATA_FOR(M, strata::kernels::particles::GhostRows) \
                     STRATA_FOR(M, strata::kernels::particles::CellStarts) \
                     STRATA_REDUCE(M, double, strata::kernels::MaxOp, strata::kernels::particles::RowCount)) \
   STRATA_REDUCE(M, double, strata::kernels::MaxOp, strata::kernels::particles::Displacement2<Real>) \

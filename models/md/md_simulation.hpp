@@ -112,16 +112,19 @@ class MdSimulation : public Simulation {
       parallel_for(dev, atoms_.n_local(),
                    KickDrift<T>{atoms_.x(), atoms_.y(), atoms_.z(), atoms_.vx(), atoms_.vy(), atoms_.vz(),
                                 atoms_.fx(), atoms_.fy(), atoms_.fz(), dt, half});
+      bool rebuilt = false;
       {
         auto t = ctx_.timers.scope("neighbours");
         atoms_.at_step(next);
         if (atoms_.needs_rebuild(p_.skin)) {
           atoms_.rebuild();
-        } else {
-          atoms_.forward_positions();
+          rebuilt = true;
         }
       }
-      forces(next, thermo);
+      // Without a rebuild the ghosts' positions are forwarded inside
+      // forces(), their messages in flight while the interior atoms'
+      // forces are computed.
+      forces(next, thermo, !rebuilt);
       parallel_for(dev, atoms_.n_local(),
                    Kick<T>{atoms_.vx(), atoms_.vy(), atoms_.vz(), atoms_.fx(), atoms_.fy(), atoms_.fz(), half});
     });
@@ -200,10 +203,16 @@ class MdSimulation : public Simulation {
   }
 
  protected:
-  // Pair forces for step `step` (plus the Langevin force keyed by it).
-  void forces(std::int64_t step, bool tally) {
+  // Pair forces for step `step` (plus the Langevin force keyed by it);
+  // with `forward`, the ghosts' positions are forwarded first, overlapped
+  // with the interior atoms' forces.
+  void forces(std::int64_t step, bool tally, bool forward = false) {
     auto t = ctx_.timers.scope("forces");
-    atoms_.compute_forces(lj_, tally);
+    if (forward) {
+      atoms_.forward_and_compute_forces(lj_, tally);
+    } else {
+      atoms_.compute_forces(lj_, tally);
+    }
     if (p_.thermostat == Thermostat::langevin) {
       const T gamma = static_cast<T>(1.0 / p_.damp);
       const T strength = static_cast<T>(std::sqrt(2.0 * p_.temperature / (p_.damp * p_.dt)));

@@ -109,6 +109,39 @@ TEMPLATE_TEST_CASE("md's vectorised host pair kernel gives the bits of the plain
   CHECK(ew[0] == ew[1]);
 }
 
+// The interior atoms' forces (computed while the ghosts' positions travel)
+// read no ghost, and the interior and border launches together give the
+// bits of one launch over all atoms: each atom's sums follow its own row.
+TEMPLATE_TEST_CASE("md's interior atoms read no ghost; interior and border give the bits of all", "[md]", double,
+                   float) {
+  const double box = 12;  // an interior beyond the ghosts' reach from every face
+  const HostParticles atoms = md::random_atoms(1200, box, 0.85, 5);
+  const Domain domain(test::world(), {box, box, box});
+  const auto lj = kernels::particles::LennardJones<TestType>::make(1.0, 1.0, kCutoff, true);
+  for (const Device& d : test::devices()) {
+    INFO(test::describe(d, sizeof(TestType) == 8 ? Precision::fp64 : Precision::fp32));
+    using Rows = typename AtomSystem<TestType>::Rows;
+    AtomSystem<TestType> system(d, domain, kCutoff + kSkin);
+    system.load(atoms, false);
+    REQUIRE(system.n_interior() > 0);
+    REQUIRE(system.n_interior() < system.n_local());
+    system.compute_forces(lj, true);
+    const std::vector<double> f = system.host_forces(), ew = system.host_energy_virial();
+    system.upload_forces(std::vector<double>(f.size(), 0.0));
+    system.poison_ghost_positions();
+    system.compute_forces(lj, true, Rows::interior);
+    const std::vector<double> interior = system.host_forces();
+    int finite = 0;
+    for (std::size_t k = 0; k < interior.size(); k += 3)
+      finite += interior[k] != 0 && std::isfinite(interior[k]) ? 1 : 0;
+    CHECK(finite == system.n_interior());  // every interior atom computed, none read a ghost
+    system.forward_positions();
+    system.compute_forces(lj, true, Rows::border);
+    CHECK(system.host_forces() == f);
+    CHECK(system.host_energy_virial() == ew);
+  }
+}
+
 TEMPLATE_TEST_CASE("md pair forces, energy and virial match a direct minimum-image sum", "[md]", double, float) {
   for (const Device& d : test::devices()) {
     INFO(test::describe(d, sizeof(TestType) == 8 ? Precision::fp64 : Precision::fp32));
