@@ -14,12 +14,15 @@ counted on whatever backend runs the test:
   sources (the blocks are broadcast while the previous one is summed);
 - md: a step waits in `compute` only for a thermo row or a frame (the
   rebuild test's reduction, in `neighbours`, still reads the device every
-  step: the one wait left between rebuilds).
+  step: the one wait left between rebuilds); on two ranks a step without a
+  rebuild computes its pair forces in two launches, the interior atoms'
+  while the ghost messages travel, then the border atoms'.
 
 The counts are the run's structure, not its speed (test_shape_counts.py).
 """
 
 import os
+import re
 
 import h5py
 import numpy as np
@@ -79,6 +82,26 @@ class MdShape(sc.StrataTestCase):
         rows = [s for s in range(1, steps + 1) if s % thermo_every == 0 or s % output_every == 0 or s == steps]
         self.assertEqual(int(c["compute"]["waits"]), len(rows))
         self.assertEqual(int(c["compute"]["launches"]), 2 * steps)   # kick-drift, kick
+
+    def test_md_two_ranks_compute_the_interior_while_the_ghosts_travel(self):
+        # 11^3 fcc cells on 2 ranks: each sub-box is thicker than twice the
+        # ghost cutoff, so it has interior atoms.
+        steps = 40
+        res = self.strata("run", MD, "-o", "md2.h5", "--set", "md.cells=[11,11,11]", "--set", f"md.steps={steps}",
+                          "--set", "run.async_output=false", ranks=2)
+        self.assertExit(res, 0)
+        builds = re.search(r"(\d+) neighbour-list builds", res.stdout)
+        self.assertIsNotNone(builds, res.stdout)
+        rebuilds = int(builds.group(1)) - 1   # the first build is the start's
+        c = counts(self.path("md2.h5"))
+        # `forces`: the start's and each rebuild step's pair forces, one
+        # launch; a step without a rebuild forwards the ghosts there: six
+        # swaps' copies (a local swap's ghosts, a remote swap's message),
+        # the remote axis's two messages unpacked, and the pair forces in
+        # two launches, the interior's while those messages travel and the
+        # border's after them (one launch more than forces over all atoms
+        # once the ghosts are in, the cost of the overlap).
+        self.assertEqual(int(c["forces"]["launches"]), 1 + rebuilds + 10 * (steps - rebuilds))
 
 
 if __name__ == "__main__":
