@@ -5,31 +5,21 @@
 #include <string>
 
 #include "engine/backend/shape_counts.hpp"
+#include "engine/io/test_switches.hpp"
 #include "engine/runtime/error.hpp"
 #include "engine/runtime/mpi_context.hpp"
 #include "engine/runtime/watchdog.hpp"
 
 namespace strata {
-namespace {
-
-// A non-negative integer test switch, or -1 when unset; malformed: an error.
-long long test_number(const char* name, const std::string& text) {
-  if (text.empty() || text.size() > 12 || text.find_first_not_of("0123456789") != std::string::npos)
-    throw InputError(std::string(name) + "=" + text + ": expected a non-negative integer");
-  return std::stoll(text);
-}
-
-}  // namespace
 
 BackgroundWriter::BackgroundWriter(const MpiContext& mpi, bool threaded) : mpi_(mpi) {
-  if (const char* v = std::getenv("STRATA_TEST_OUTPUT_DELAY_MS"); v != nullptr && *v != '\0')
-    test_delay_ = 1e-3 * static_cast<double>(test_number("STRATA_TEST_OUTPUT_DELAY_MS", v));
+  test_delay_ = test_switches::output_delay();
   if (const char* v = std::getenv("STRATA_TEST_OUTPUT_FAIL"); v != nullptr && *v != '\0') {
     const std::string text = v;
     const auto colon = text.find(':');
-    test_fail_job_ = test_number("STRATA_TEST_OUTPUT_FAIL", text.substr(0, colon));
+    test_fail_job_ = test_switches::number("STRATA_TEST_OUTPUT_FAIL", text.substr(0, colon));
     if (colon != std::string::npos)
-      test_fail_rank_ = static_cast<int>(test_number("STRATA_TEST_OUTPUT_FAIL", text.substr(colon + 1)));
+      test_fail_rank_ = static_cast<int>(test_switches::number("STRATA_TEST_OUTPUT_FAIL", text.substr(colon + 1)));
   }
   if (threaded && mpi.thread_multiple()) thread_ = std::thread([this] {
       shape::mark_background_thread();   // its waits are off the steps' path

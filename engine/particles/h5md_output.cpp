@@ -3,10 +3,12 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
+#include <thread>
 
 #include "engine/config/config.hpp"
 #include "engine/io/h5_output.hpp"
@@ -206,6 +208,8 @@ void H5mdOutput::resume(std::int64_t frames, std::int64_t rows, const HostPartic
 void H5mdOutput::frame(std::int64_t step, double time, const HostParticles& p) {
   if (out_ == nullptr) return;
   watchdog::PhaseScope phase(watchdog::Phase::output);
+  // A slow file system, for the fault tests: before any of the frame's collectives.
+  if (test_delay_ > 0) std::this_thread::sleep_for(std::chrono::duration<double>(test_delay_));
   const HostParticles share = to_even_share(mpi_, p, n_);
   const Share mine = even_share(n_, mpi_.rank(), mpi_.size());
   const std::int64_t start[2] = {mine.first, 0}, count[2] = {mine.count, 3};

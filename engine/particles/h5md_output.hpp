@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/io/test_switches.hpp"
 #include "engine/io/xdmf_file.hpp"
 #include "engine/particles/particles.hpp"
 
@@ -116,6 +117,7 @@ class H5mdOutput {
   bool has_mass_ = false;
   xdmf::Sidecar sidecar_;
   std::int64_t frames_ = 0, rows_ = 0;
+  double test_delay_ = test_switches::output_delay();  // seconds; test_switches.hpp
   std::vector<std::int64_t> missing_frames_, missing_rows_;
 };
 

@@ -9,11 +9,11 @@ and Open MPI's daemon, as when the machine dies) at a chosen point:
 - during the steps: steps are slowed (STRATA_TEST_STEP_DELAY_MS) and the
   kill comes once the first checkpoint exists and a rank of node 0 sits in
   that delay, inside the step loop;
-- during a frame write (shallow_water): each output job first sleeps
-  (STRATA_TEST_OUTPUT_DELAY_MS); the kill comes once a rank of node 0 sits
-  in that sleep, inside an output job whose collective writes need node 1.
-  md writes its frames on the step's path, where no test switch can hold
-  it, and pricing writes its results once, at the end;
+- during a frame write (shallow_water, md): each output write first sleeps
+  (STRATA_TEST_OUTPUT_DELAY_MS: shallow_water's output jobs, md's H5MD
+  frames); the kill comes once a rank of node 0 sits in that sleep, inside
+  a frame write whose collective calls need node 1. Pricing writes its
+  results once, at the end;
 - during a checkpoint write: the moment a checkpoint's temporary file
   appears (inotify), node 1 is frozen (SIGSTOP), so node 0 cannot finish
   the collective write; if that checkpoint was complete all the same, node 1
@@ -360,6 +360,9 @@ class LostNode(unittest.TestCase):
 
     def test_md_during_steps(self):
         self.lose_node("md", "steps")
+
+    def test_md_during_a_frame_write(self):
+        self.lose_node("md", "output")
 
     def test_md_during_a_checkpoint_write(self):
         self.lose_node("md", "checkpoint")
