@@ -201,6 +201,73 @@ output_interval = {output_interval}
 """
 
 
+def md_input(cells, every_steps, keep, output_every, steps=60, thermo_every=5):
+    """A small md run (the Lennard-Jones liquid on `cells` fcc cells)
+    writing out/run.h5 and a checkpoint every `every_steps` steps, the
+    fault tests' common md input."""
+    return f"""[run]
+model = "md"
+output = "out/run.h5"
+
+[checkpoint]
+every_steps = {every_steps}
+every_seconds = 0
+keep = {keep}
+
+[md]
+cells = {list(cells)}
+steps = {steps}
+thermo_every = {thermo_every}
+output_every = {output_every}
+"""
+
+
+def call_put_input(put=True):
+    """A small European pricing run writing out/run.h5 and a checkpoint
+    every 2 steps: 96 blocks of 16,384 antithetic pairs in chunks of
+    196,608 paths (6 blocks), so 16 steps on any rank count; a call on one
+    asset and, with `put`, a put."""
+    text = """[run]
+model = "pricing"
+seed = 5
+output = "out/run.h5"
+
+[pricing]
+paths = 3_145_728
+antithetic = true
+rate = 0.03
+chunk_paths = 196_608
+
+[checkpoint]
+every_steps = 2
+every_seconds = 0
+keep = 2
+
+[[pricing.asset]]
+name = "A"
+spot = 100.0
+dividend = 0.01
+vol = 0.25
+
+[[pricing.instrument]]
+name = "call"
+option = "call"
+strike = 105.0
+maturity = 1.0
+assets = ["A"]
+"""
+    if put:
+        text += """
+[[pricing.instrument]]
+name = "put"
+option = "put"
+strike = 95.0
+maturity = 0.5
+assets = ["A"]
+"""
+    return text
+
+
 def make_tmpdir(tag):
     return tempfile.mkdtemp(prefix=f"strata-cli-{tag}-")
 

@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 import time
-import unittest
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -24,43 +23,7 @@ import h5py  # noqa: E402
 
 # Two instruments, 96 blocks of 16384 antithetic pairs: with chunks of 2e5
 # paths (6 blocks) a run has 16 steps on one rank.
-INPUT = """\
-[run]
-model = "pricing"
-seed = 5
-output = "out/run.h5"
-
-[pricing]
-paths = 3_145_728
-antithetic = true
-rate = 0.03
-chunk_paths = 196_608
-
-[checkpoint]
-every_steps = 2
-every_seconds = 0
-keep = 2
-
-[[pricing.asset]]
-name = "A"
-spot = 100.0
-dividend = 0.01
-vol = 0.25
-
-[[pricing.instrument]]
-name = "call"
-option = "call"
-strike = 105.0
-maturity = 1.0
-assets = ["A"]
-
-[[pricing.instrument]]
-name = "put"
-option = "put"
-strike = 95.0
-maturity = 0.5
-assets = ["A"]
-"""
+INPUT = sc.call_put_input()
 
 # Checkpoints come every 2 steps: a run held at one of them.
 HOLD_STEP = 2

@@ -61,52 +61,9 @@ ONE_THREAD = {"OMP_NUM_THREADS": "1", "STRATA_PROGRESS": "off"}
 
 SHALLOW_WATER = sc.jet_input(every_steps=5, keep=2, sim_time=12000.0, output_interval=1000.0)
 
-MD = """[run]
-model = "md"
-output = "out/run.h5"
+MD = sc.md_input([6, 4, 4], every_steps=5, keep=2, output_every=5)
 
-[checkpoint]
-every_steps = 5
-every_seconds = 0
-keep = 2
-
-[md]
-cells = [6, 4, 4]
-steps = 60
-thermo_every = 5
-output_every = 5
-"""
-
-# 16 steps of 196608 paths on any rank count (chunk_paths fixes them).
-PRICING = """[run]
-model = "pricing"
-seed = 5
-output = "out/run.h5"
-
-[pricing]
-paths = 3_145_728
-antithetic = true
-rate = 0.03
-chunk_paths = 196_608
-
-[checkpoint]
-every_steps = 2
-every_seconds = 0
-keep = 2
-
-[[pricing.asset]]
-name = "A"
-spot = 100.0
-dividend = 0.01
-vol = 0.25
-
-[[pricing.instrument]]
-name = "call"
-option = "call"
-strike = 105.0
-maturity = 1.0
-assets = ["A"]
-"""
+PRICING = sc.call_put_input(put=False)
 
 INPUTS = {"shallow_water": SHALLOW_WATER, "md": MD, "pricing": PRICING}
 # Ranks of the restart on node 0. md sums its forces in an order that

@@ -47,21 +47,7 @@ DIAGNOSTICS = ("time", "mass", "energy", "potential_enstrophy", "max_courant")
 
 # 6 x 4 x 4 fcc cells (384 atoms): a small box that three ranks can split (along x)
 # with the cutoff; a frame every 5 steps, thermo every 5, a checkpoint every 10.
-MD = """[run]
-model = "md"
-output = "out/run.h5"
-
-[checkpoint]
-every_steps = 10
-every_seconds = 0
-keep = 2
-
-[md]
-cells = [6, 4, 4]
-steps = 60
-thermo_every = 5
-output_every = 5
-"""
+MD = fs.md_input([6, 4, 4], every_steps=10, keep=2, output_every=5)
 
 # 64 Plummer bodies, 60 steps: a frame and a diagnostics row every 5 steps.
 NBODY = """[run]

@@ -31,21 +31,7 @@ PEER_LOST = 76
 
 SHALLOW_WATER = sc.jet_input(every_steps=4, keep=10, sim_time=6000.0, output_interval=1500.0)
 
-MD = """[run]
-model = "md"
-output = "out/run.h5"
-
-[checkpoint]
-every_steps = 10
-every_seconds = 0
-keep = 10
-
-[md]
-cells = [5, 5, 5]
-steps = 60
-thermo_every = 5
-output_every = 10
-"""
+MD = sc.md_input([5, 5, 5], every_steps=10, keep=10, output_every=10)
 
 _LINE = re.compile(r"^strata: rank (\d+): error: a peer stopped answering: (.+?) has waited ([0-9.]+) s for "
                    r"(rank \d+|all ranks \(a collective\)) .*; (the checkpoint (\S+) is intact; continue with: "
