@@ -252,6 +252,17 @@ class SlurmCluster:
             raise
         return self
 
+    def start_for_test(self, what="cluster"):
+        """start() from a test's setUpClass: a failure to start fails the
+        test (AssertionError, with the reason), and the time it took goes
+        to stderr."""
+        began = time.monotonic()
+        try:
+            self.start()
+        except ClusterError as err:
+            raise AssertionError(f"could not start the test cluster: {err}") from err
+        print(f"\n{what} up in {time.monotonic() - began:.1f} s ({self.root})", file=sys.stderr)
+
     def _write_munge_key(self):
         key = os.path.join(self.root, "munge", "munge.key")
         fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -532,6 +543,15 @@ SchedulerParameters=sched_interval=2,bf_interval=2
             if lines:
                 parts.append(f"--- {path} (last {len(lines)} lines) ---\n{''.join(lines)}")
         return "\n".join(parts)
+
+
+def read_text(path):
+    """A file's text for a failure message, or why it cannot be read."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError as err:
+        return f"({path}: {err})"
 
 
 def watchdog(root):

@@ -24,7 +24,7 @@ sys.path.insert(0, HERE)
 
 from strata_cli import (SOURCE_DIR, STRATA_BIN, as_str, check_binary, child_env, h5py,  # noqa: E402
                         make_tmpdir, np, one_call_input, raw_bytes, read_table, remove_tmpdir, run_strata)
-from slurm_cluster import ClusterError, SlurmCluster  # noqa: E402
+from slurm_cluster import SlurmCluster, read_text  # noqa: E402
 
 SCRIPTS = os.path.join(SOURCE_DIR, "scripts", "slurm")
 QUICKSTART = os.path.join(SOURCE_DIR, "inputs", "quickstart.toml")
@@ -71,14 +71,6 @@ def strata_supports(*args, needle=None):
     return res.returncode == 0 and (needle is None or needle in res.stdout)
 
 
-def read_text(path):
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except OSError as err:
-        return f"({path}: {err})"
-
-
 def show_slurm_logs_on_failure(test):
     """Adds the Slurm daemons' logs and the jobs' output to any failure."""
     @functools.wraps(test)
@@ -105,12 +97,7 @@ class SlurmTest(unittest.TestCase):
         cls.cluster = SlurmCluster(os.path.join(cls.tmp, "cluster"))
         # Class cleanups run even when setUpClass fails half-way.
         cls.addClassCleanup(cls.stop_cluster)
-        start = time.monotonic()
-        try:
-            cls.cluster.start()
-        except ClusterError as err:
-            raise AssertionError(f"could not start the test cluster: {err}") from err
-        print(f"\ncluster up in {time.monotonic() - start:.1f} s ({cls.cluster.root})", file=sys.stderr)
+        cls.cluster.start_for_test()
 
     @classmethod
     def stop_cluster(cls):

@@ -28,7 +28,7 @@ sys.path.insert(0, HERE)
 from strata_cli import (SOURCE_DIR, as_str, check_binary, child_env, h5py,  # noqa: E402
                         make_tmpdir, np, raw_bytes, remove_tmpdir, run_strata)
 import cluster as simulated  # noqa: E402
-from slurm_cluster import ClusterError, SlurmCluster  # noqa: E402
+from slurm_cluster import SlurmCluster, read_text  # noqa: E402
 
 SCRIPTS = os.path.join(SOURCE_DIR, "scripts", "slurm")
 GAUSSIAN = os.path.join(SOURCE_DIR, "inputs", "diffusion", "gaussian.toml")
@@ -41,14 +41,6 @@ FINAL_STATES = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT
 # message each way every step.
 RUN = ["--set", "diffusion.nx=32", "--set", "diffusion.ny=32", "--set", "diffusion.nz=32",
        "--set", "diffusion.decomposition=[1,1,2]"]
-
-
-def read_text(path):
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except OSError as err:
-        return f"({path}: {err})"
 
 
 def field_bits(h5file):
@@ -74,12 +66,7 @@ class SlurmNodesTest(unittest.TestCase):
         cls.addClassCleanup(cls.nodes.close)
         cls.cluster = SlurmCluster(os.path.join(cls.tmp, "cluster"), nodes=cls.nodes)
         cls.addClassCleanup(cls.stop_cluster)
-        start = time.monotonic()
-        try:
-            cls.cluster.start()
-        except ClusterError as err:
-            raise AssertionError(f"could not start the test cluster: {err}") from err
-        print(f"\n{NODES}-node cluster up in {time.monotonic() - start:.1f} s ({cls.cluster.root})", file=sys.stderr)
+        cls.cluster.start_for_test(f"{NODES}-node cluster")
 
     @classmethod
     def stop_cluster(cls):
