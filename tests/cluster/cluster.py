@@ -33,6 +33,7 @@ that made it; a new Cluster first removes those whose process is gone.
 """
 
 import atexit
+import glob
 import itertools
 import os
 import re
@@ -48,6 +49,9 @@ import time
 SUBNET = "10.77.0.0/24"
 PREFIX = "strata-c"
 _STALE = re.compile(rf"^{PREFIX}(\d+)-")
+# Open MPI's session directories, TMPDIR/ompi.HOSTNAME.UID: a node's
+# hostname starts with its cluster's PREFIX and pid.
+_SESSION_DIR = re.compile(rf"^ompi\.{PREFIX}(\d+)-")
 # Seconds to wait for a node's holder to come up, or for killed processes
 # to be gone; generous for a loaded CI machine.
 SETTLE_S = 20
@@ -129,7 +133,7 @@ def remove_stale():
     _delete_namespaces(stale)
     tmp = tempfile.gettempdir()
     for name in os.listdir(tmp):
-        m = _STALE.match(name)
+        m = _STALE.match(name) or _SESSION_DIR.match(name)
         if m and not _alive(int(m.group(1))):
             shutil.rmtree(os.path.join(tmp, name), ignore_errors=True)
 
@@ -294,6 +298,10 @@ class Cluster:
                 node.holder.stdout.close()
                 node.holder.stderr.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
+        # A daemon killed with its node leaves its session directory.
+        for node in self.nodes:
+            for path in glob.glob(os.path.join(tempfile.gettempdir(), f"ompi.{glob.escape(node.hostname)}.*")):
+                shutil.rmtree(path, ignore_errors=True)
 
     def __enter__(self):
         return self
