@@ -63,6 +63,24 @@ struct BinPositions {
 // Rows hold a multiple of this many entries, padded (capacity is one too).
 inline constexpr int kRowPad = 8;
 
+// The rows are stored in tiles of kTile atoms, column by column: entry k
+// of atom i is at ((i / kTile) * capacity + k) * kTile + i % kTile. A warp
+// of 32 consecutive atoms reading its k-th entries reads 128 contiguous
+// bytes (4 sectors, where row-major rows cost one sector per atom), and on
+// the host a tile's rows are one contiguous block of 32 capacity ints.
+inline constexpr int kTile = 32;
+
+// Atom i's first entry; its entry k is row[k * kTile].
+template <class I>
+STRATA_HD STRATA_FORCEINLINE I* list_row(I* neighbours, std::int64_t i, std::int64_t capacity) {
+  return neighbours + (i / kTile) * capacity * kTile + i % kTile;
+}
+
+// The entries a list of n atoms' rows of `capacity` occupies (whole tiles).
+inline std::int64_t list_entries(std::int64_t n, std::int64_t capacity) {
+  return (n + kTile - 1) / kTile * kTile * capacity;
+}
+
 template <class Real>
 struct BuildNeighbours {
   const Real *x, *y, *z;                      // build positions, by atom
@@ -79,7 +97,7 @@ struct BuildNeighbours {
     const Real xi = x[i], yi = y[i], zi = z[i];
     const int cx = grid.axis_cell(0, xi), cy = grid.axis_cell(1, yi), cz = grid.axis_cell(2, zi);
     const int r = grid.reach;
-    int* row = neighbours + i * capacity;
+    int* row = list_row(neighbours, i, capacity);
     const std::int64_t last = capacity - 1;
     std::int64_t k = 0;
     for (int kz = cz - r; kz <= cz + r; ++kz) {
@@ -94,7 +112,7 @@ struct BuildNeighbours {
           const Real dx = xi - binned_x[a], dy = yi - binned_y[a], dz = zi - binned_z[a];
           const int j = cell_atoms[a];
           const bool inside = (dx * dx + dy * dy + dz * dz < cutsq) & (j != i);
-          row[k < last ? k : last] = j;
+          row[(k < last ? k : last) * kTile] = j;
           k += inside ? 1 : 0;
         }
       }
@@ -102,7 +120,7 @@ struct BuildNeighbours {
     count[i] = static_cast<int>(k);
     // Pad the row with i itself to a multiple of kRowPad (PairForces reads
     // whole groups; a pair with itself weighs nothing).
-    for (std::int64_t p = k; p % kRowPad != 0 && p < capacity; ++p) row[p] = static_cast<int>(i);
+    for (std::int64_t p = k; p % kRowPad != 0 && p < capacity; ++p) row[p * kTile] = static_cast<int>(i);
   }
 };
 

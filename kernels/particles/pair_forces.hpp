@@ -16,12 +16,32 @@
 
 namespace strata::kernels::particles {
 
+// The positions x, y, z of atoms [first, first + n) packed as x, y, z, 0
+// (four values an atom), so that a pair's gather of a neighbour touches one
+// 32-byte sector instead of one in each of three arrays; the last value
+// only aligns (never read). Packed before each force launch, from the
+// positions as they are then.
+template <class Real>
+struct PackPositions {
+  const Real *x, *y, *z;
+  Real* xyz;
+  std::int64_t first = 0;
+  STRATA_HD void operator()(std::int64_t k) const {
+    const std::int64_t i = first + k;
+    xyz[4 * i] = x[i];
+    xyz[4 * i + 1] = y[i];
+    xyz[4 * i + 2] = z[i];
+    xyz[4 * i + 3] = Real(0);
+  }
+  Work work(std::int64_t n) const { return item_work<Real>(3 + 4, 0) * static_cast<double>(n); }
+};
+
 // Evaluator: a pair potential in the shape of LennardJones (its Real, its
 // param_type with cutsq, a static evaluate templated on the arithmetic type).
 template <class Evaluator, bool Tally>
 struct PairForces {
   using Real = typename Evaluator::Real;
-  const Real *x, *y, *z;
+  const Real* xyz;   // positions packed x, y, z, 0 per atom (PackPositions)
   const int* neighbours;
   const int* count;
   std::int64_t capacity;
@@ -36,14 +56,16 @@ struct PairForces {
   // subset (the interior atoms while the ghosts travel) gives the same bits.
   const int* atoms = nullptr;
 
-  // Each pair: its row entry read from a row-major list (a warp's 32 reads
-  // of one column fall in 32 sectors: 32 bytes), the neighbour's x, y, z
-  // gathered from three arrays the L2 holds (3 sectors, weighed at a third
-  // of device memory's cost), and about 20 operations and a division.
+  // Each pair: its row entry read from a tiled list (a warp's 32 reads of
+  // one column are 128 contiguous bytes: 4 bytes a pair), the neighbour's
+  // packed x, y, z gathered from the L2 (one 32-byte sector, weighed at a
+  // third of device memory's cost), and about 20 operations and a
+  // division. Each atom: its own packed position, its forces (and energy
+  // and virial).
   Work work(std::int64_t n) const {
     using C = OpCost<Real>;
-    return Work{32 + 32, 2 * (20 + C::div + (Tally ? 6 : 0)), 4} * (static_cast<double>(n) * mean_row) +
-           item_work<Real>(Tally ? 8 : 6, 0) * static_cast<double>(n);
+    return Work{4 + 32.0 / 3, 2 * (20 + C::div + (Tally ? 6 : 0)), 4} * (static_cast<double>(n) * mean_row) +
+           item_work<Real>(Tally ? 9 : 7, 0) * static_cast<double>(n);
   }
 
   // The neighbours are taken kLanes at a time and evaluated lane by lane
@@ -75,8 +97,8 @@ struct PairForces {
     constexpr int kWidth = static_cast<int>(sizeof(V) / sizeof(Real));
     constexpr int kParts = kLanes / kWidth;   // lane l is lane l % kWidth of part l / kWidth
     const typename Evaluator::param_type p = params;
-    const Real xi = x[i], yi = y[i], zi = z[i];
-    const int* const row = neighbours + i * capacity;
+    const Real xi = xyz[4 * i], yi = xyz[4 * i + 1], zi = xyz[4 * i + 2];
+    const int* const row = list_row(neighbours, i, capacity);
     const int n = count[i];
     const V zero = V{}, one = zero + Real(1);
     V a0[kParts], a1[kParts], a2[kParts], ae[kParts], aw[kParts];
@@ -85,10 +107,11 @@ struct PairForces {
       for (int h = 0; h < kParts; ++h) {
         V dx, dy, dz;
         for (int l = 0; l < kWidth; ++l) {
-          const int j = row[k0 + h * kWidth + l];   // rows are padded with i to a multiple of kLanes
-          set_lane(dx, l, xi - x[j]);
-          set_lane(dy, l, yi - y[j]);
-          set_lane(dz, l, zi - z[j]);
+          // Rows are padded with i to a multiple of kLanes.
+          const std::int64_t j = 4 * static_cast<std::int64_t>(row[(k0 + h * kWidth + l) * kTile]);
+          set_lane(dx, l, xi - xyz[j]);
+          set_lane(dy, l, yi - xyz[j + 1]);
+          set_lane(dz, l, zi - xyz[j + 2]);
         }
         const V rsq = dx * dx + dy * dy + dz * dz;
         // The padding (atom i itself: rsq = 0) is excluded here.

@@ -238,9 +238,9 @@ struct GhostRows {
   int n_local;
   int* code;
   STRATA_HD void operator()(std::int64_t i) const {
-    const int* const row = neighbours + i * capacity;
+    const int* const row = list_row(neighbours, i, capacity);
     int ghost = 0;
-    for (int k = 0; k < count[i]; ++k) ghost |= row[k] >= n_local ? 1 : 0;
+    for (int k = 0; k < count[i]; ++k) ghost |= row[k * kTile] >= n_local ? 1 : 0;
     code[i] = ghost;
   }
 };

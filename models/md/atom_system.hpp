@@ -27,7 +27,7 @@
 // same and an NVE run continues bitwise (rebuild(from_reference = true)).
 //
 // Sizes: atom counts per rank are int (a rank holds < 2^31 atoms, ghosts
-// included); list offsets i * capacity are 64-bit.
+// included); list offsets (tile * capacity * kTile) are 64-bit.
 #pragma once
 
 #include <mpi.h>
@@ -135,6 +135,7 @@ class AtomSystem {
       std::fill(v.begin() + n_local_, v.end(), std::numeric_limits<T>::quiet_NaN());
       b->copy_from_host(v.data(), all);
     }
+    pack_positions(n_local_, n_ghost_);
   }
 
   // Sets the owned atoms' forces (3 per atom, in the owned order).
@@ -197,8 +198,15 @@ class AtomSystem {
   template <bool Tally, class Evaluator = kernels::particles::LennardJones<T>>
   kernels::particles::PairForces<Evaluator, Tally> pair_forces(const typename Evaluator::param_type& params,
                                                                const int* atoms = nullptr) {
-    return {x_.data(),  y_.data(),  z_.data(),  neighbours_.data(), count_.data(),  capacity_,  params,
-            fx_.data(), fy_.data(), fz_.data(), energy_.data(),     virial_.data(), mean_row(), atoms};
+    return {xyz_.data(), neighbours_.data(), count_.data(),  capacity_,  params,    fx_.data(), fy_.data(),
+            fz_.data(),  energy_.data(),     virial_.data(), mean_row(), atoms};
+  }
+
+  // The positions of atoms [first, first + n) (all, owned and ghosts, by
+  // default) into the packed copy pair_forces() reads.
+  void pack_positions(int first = 0, int n = -1) {
+    if (n < 0) n = n_local_ + n_ghost_ - first;
+    parallel_for(device_, n, kernels::particles::PackPositions<T>{x_.data(), y_.data(), z_.data(), xyz_.data(), first});
   }
 
   // Owned atoms whose rows hold no ghost (the first of the lists' order).
@@ -216,10 +224,15 @@ class AtomSystem {
 
   // Pair forces (and, when tally, per-atom energy and virial) from the
   // lists, of all owned atoms or of one of the two kinds: interior (no
-  // ghost in the row) or border.
+  // ghost in the row) or border. Each packs the positions its rows read
+  // first: all atoms', the owned ones' (interior), the ghosts' (border: it
+  // follows the interior's launch, which packed the owned ones).
   enum class Rows { all, interior, border };
   template <class Evaluator = kernels::particles::LennardJones<T>>
   void compute_forces(const typename Evaluator::param_type& params, bool tally, Rows rows = Rows::all) {
+    if (rows == Rows::all) pack_positions();
+    if (rows == Rows::interior) pack_positions(0, n_local_);
+    if (rows == Rows::border) pack_positions(n_local_, n_ghost_);
     const int* atoms = rows == Rows::all ? nullptr : order_.data() + (rows == Rows::border ? n_interior_ : 0);
     const int n = rows == Rows::all ? n_local_ : rows == Rows::interior ? n_interior_ : n_local_ - n_interior_;
     if (tally) {
@@ -252,7 +265,7 @@ class AtomSystem {
   // entries and `ghost_ratio` ghosts per owned atom (the memory plan).
   static double bytes_per_atom(double neighbours, double ghost_ratio) {
     const double all = 1 + ghost_ratio;
-    return all * (9 * sizeof(T) + 3 * sizeof(double)                // x, x0, binned x0, build positions
+    return all * (13 * sizeof(T) + 3 * sizeof(double)               // x, packed x, x0, binned x0, build positions
                   + 6 * sizeof(int) + 2 * sizeof(std::uint64_t))   // cells, selections, sort keys
            + 8 * sizeof(T) + sizeof(std::int64_t) + 3 * sizeof(int)   // v, f, energy, virial, index, image
            + kernels::particles::kRecordWidth * sizeof(double)        // records to migrate and sort
@@ -474,6 +487,7 @@ class AtomSystem {
   Buffer<int> order_;
   Buffer<std::uint64_t> sort_key_, sorted_key_;
   Buffer<T> binned_x_, binned_y_, binned_z_;   // build positions in cell order
+  Buffer<T> xyz_;                              // positions packed four an atom, for the pair forces
   Buffer<T> stage_out_, stage_in_;
   std::vector<T> send_host_, recv_host_;
   std::vector<double> send_records_, recv_records_;

@@ -41,6 +41,7 @@ void AtomSystem<T>::rebuild_here(bool from_reference, bool keys_hold_positions) 
   const auto grid = cell_grid();
   sort_by_cell(grid);
   find_ghosts();
+  scratch(xyz_, 4 * static_cast<std::size_t>(n_local_ + n_ghost_));
   bin_and_list(grid);
   order_rows();
   forward_positions();
@@ -291,7 +292,7 @@ void AtomSystem<T>::bin_and_list(const kernels::particles::CellGrid<T>& grid) {
   };
   if (capacity_ == 0) capacity_ = 64;
   for (;;) {
-    const std::size_t need = static_cast<std::size_t>(std::max<std::int64_t>(capacity_ * std::max(n_local_, 1), 1));
+    const auto need = static_cast<std::size_t>(list_entries(std::max(n_local_, 1), capacity_));
     if (neighbours_.size() < need) neighbours_ = Buffer<int>(device_, need);
     const BuildNeighbours<T> build{x0_.data(),         y0_.data(),         z0_.data(),
                                                        binned_x_.data(),   binned_y_.data(),   binned_z_.data(),

@@ -12,6 +12,7 @@
 
 #define STRATA_MD_KERNELS(M, Real) \
   STRATA_FOR(M, strata::kernels::particles::BinPositions<Real>) \
+  STRATA_FOR(M, strata::kernels::particles::PackPositions<Real>) \
   STRATA_FOR(M, strata::kernels::particles::BuildNeighbours<Real>) \
   STRATA_FOR(M, strata::kernels::particles::PairForces<strata::kernels::particles::LennardJones<Real>, true>) \
   STRATA_FOR(M, strata::kernels::particles::PairForces<strata::kernels::particles::LennardJones<Real>, false>) \

@@ -16,7 +16,12 @@ counted on whatever backend runs the test:
   rebuild test's reduction, in `neighbours`, still reads the device every
   step: the one wait left between rebuilds); on two ranks a step without a
   rebuild computes its pair forces in two launches, the interior atoms'
-  while the ghost messages travel, then the border atoms'.
+  while the ghost messages travel, then the border atoms', each after a
+  launch that packs the positions its rows gather;
+- md's pair forces read a row entry in 4 bytes (tiled lists: a warp's
+  reads of one column are contiguous) and gather a neighbour's position
+  from one 32-byte sector (x, y, z packed), not 32 bytes and three
+  sectors: a force evaluation declares at most 1,500 bytes an atom.
 
 The counts are the run's structure, not its speed (test_shape_counts.py).
 """
@@ -82,6 +87,20 @@ class MdShape(sc.StrataTestCase):
         rows = [s for s in range(1, steps + 1) if s % thermo_every == 0 or s % output_every == 0 or s == steps]
         self.assertEqual(int(c["compute"]["waits"]), len(rows))
         self.assertEqual(int(c["compute"]["launches"]), 2 * steps)   # kick-drift, kick
+        # The start's forces and one a step, each a pack and a pair launch
+        # over every atom (one rank: the ghosts are periodic copies, the
+        # six swaps' copies on a step without a rebuild).
+        builds = re.search(r"(\d+) neighbour-list builds", res.stdout)
+        self.assertIsNotNone(builds, res.stdout)
+        rebuilds = int(builds.group(1)) - 1
+        self.assertEqual(int(c["forces"]["launches"]), 2 * (1 + rebuilds) + 8 * (steps - rebuilds))
+        atoms = 4 * 6 ** 3
+        per_atom = float(np.sum(c["forces"]["size_device_bytes"])) / (atoms * (steps + 1))
+        # About 81 neighbours a row (padding included) at 4 + 32/3 bytes,
+        # the atom's own position, forces and the pack: about 1,300 bytes
+        # (fp64); row-major lists and three gathered arrays made it 5,200.
+        self.assertLess(per_atom, 1500)
+        self.assertGreater(per_atom, 1000)
 
     def test_md_two_ranks_compute_the_interior_while_the_ghosts_travel(self):
         # 11^3 fcc cells on 2 ranks: each sub-box is thicker than twice the
@@ -94,14 +113,15 @@ class MdShape(sc.StrataTestCase):
         self.assertIsNotNone(builds, res.stdout)
         rebuilds = int(builds.group(1)) - 1   # the first build is the start's
         c = counts(self.path("md2.h5"))
-        # `forces`: the start's and each rebuild step's pair forces, one
-        # launch; a step without a rebuild forwards the ghosts there: six
-        # swaps' copies (a local swap's ghosts, a remote swap's message),
-        # the remote axis's two messages unpacked, and the pair forces in
-        # two launches, the interior's while those messages travel and the
-        # border's after them (one launch more than forces over all atoms
-        # once the ghosts are in, the cost of the overlap).
-        self.assertEqual(int(c["forces"]["launches"]), 1 + rebuilds + 10 * (steps - rebuilds))
+        # `forces`: the start's and each rebuild step's pair forces, a
+        # pack of the positions and one launch; a step without a rebuild
+        # forwards the ghosts there: six swaps' copies (a local swap's
+        # ghosts, a remote swap's message), the remote axis's two messages
+        # unpacked, and the pair forces in two launches, the interior's
+        # while those messages travel and the border's after them, each
+        # after its atoms' pack (two launches more than forces over all
+        # atoms once the ghosts are in, the cost of the overlap).
+        self.assertEqual(int(c["forces"]["launches"]), 2 * (1 + rebuilds) + 12 * (steps - rebuilds))
 
 
 if __name__ == "__main__":

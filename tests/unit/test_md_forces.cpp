@@ -98,6 +98,7 @@ TEMPLATE_TEST_CASE("md's vectorised host pair kernel gives the bits of the plain
     system.load(atoms, false);
     if (reference) {
       // The plain STRATA_HD kernel atom by atom, not its vectorised host_for.
+      system.pack_positions();
       host::parallel_for(system.n_local(), system.template pair_forces<true>(lj));
     } else {
       system.compute_forces(lj, true);
