@@ -76,6 +76,13 @@ __device__ __forceinline__ Source<double> source(const double2* tile, int k) {
   const double2 a = tile[2 * k], b = tile[2 * k + 1];
   return {a.x, a.y, b.x, b.y};
 }
+__device__ __forceinline__ void store(float4* tile, int k, const float* body) {
+  tile[k] = make_float4(body[0], body[1], body[2], body[3]);
+}
+__device__ __forceinline__ void store(double2* tile, int k, const double* body) {
+  tile[2 * k] = make_double2(body[0], body[1]);
+  tile[2 * k + 1] = make_double2(body[2], body[3]);
+}
 
 template <class Real>
 using Packed = std::conditional_t<sizeof(Real) == 4, float4, double2>;
@@ -101,7 +108,6 @@ template <class Real, bool Potential>
 __global__ void __launch_bounds__(kTile) gravity_tiles(kernels::particles::GravityBlock<Real> b) {
   constexpr int kB = kBodies<Real>;
   __shared__ Packed<Real> tile[4 * kTile * sizeof(Real) / sizeof(Packed<Real>)];
-  Real* const flat = reinterpret_cast<Real*>(tile);
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * kTile * kB + threadIdx.x;
   Real x[kB], y[kB], z[kB], ax[kB], ay[kB], az[kB], p[kB];
 #pragma unroll
@@ -125,8 +131,7 @@ __global__ void __launch_bounds__(kTile) gravity_tiles(kernels::particles::Gravi
   const std::int64_t self = b.target_first + first - b.source_first;
   for (std::int64_t base = 0; base < b.n_sources; base += kTile) {
     const std::int64_t s = base + threadIdx.x;
-    if (s < b.n_sources)
-      for (int d = 0; d < 4; ++d) flat[4 * threadIdx.x + d] = b.sources[4 * s + d];
+    if (s < b.n_sources) store(tile, static_cast<int>(threadIdx.x), b.sources + 4 * s);
     __syncthreads();
     const int count = static_cast<int>(b.n_sources - base < kTile ? b.n_sources - base : kTile);
     bool meets_itself = false;
@@ -138,7 +143,8 @@ __global__ void __launch_bounds__(kTile) gravity_tiles(kernels::particles::Gravi
         const auto src = source(tile, k);
 #pragma unroll
         for (int q = 0; q < kB; ++q)
-          if (base + k != self + q * kTile) pair_sum<Potential>(x[q], y[q], z[q], src, b.eps2, ax[q], ay[q], az[q], p[q]);
+          if (base + k != self + q * kTile)
+            pair_sum<Potential>(x[q], y[q], z[q], src, b.eps2, ax[q], ay[q], az[q], p[q]);
       }
     } else {
 #pragma unroll 4   // 8: fp32 0.19 instructions a pair fewer, 80 registers (occupancy 50% -> 37.5%)
