@@ -18,9 +18,11 @@ struct OpCost;
 template <>
 struct OpCost<double> {
   static constexpr double exp = 20, log = 30, pow = 55, sqrt = 12, div = 12, sincos = 30, erfinv = 90, erfc = 70;
-  // rsqrt (CUDA's: rsqrt.approx.f64's estimate and Newton steps): 21
-  // FP64 instructions a pair in gravity_cuda.cu's PTX, 13 of them the pair's own.
-  static constexpr double rsqrt = 8;
+  // rsqrt (CUDA's): in sm_90 SASS the MUFU.RSQ64H estimate (its own pipe)
+  // and one cubic correction, 2 DMUL and 3 DFMA; its range check (a
+  // VIADD, an ISETP, a branch to the slow path and, in a loop, the call's
+  // moves) is integer. The PTX's 8 had counted the check as FP64.
+  static constexpr double rsqrt = 5;
 };
 
 template <>

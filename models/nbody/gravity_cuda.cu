@@ -10,14 +10,20 @@
 //
 // The pair (pair_sum below) is pair_interaction's with 1/sqrt(r^2) from the
 // reciprocal square root instruction rather than a square root and a
-// division: rsqrtf in fp32 (rsqrt.approx.f32, at most 2 ulp by CUDA's
-// documentation), rsqrt in fp64 (the instruction's estimate and Newton
-// steps in CUDA's math library, at most 1 ulp). nvcc contracts the
-// multiply-adds. So CUDA's sums differ
+// division (rsqrt.approx in fp32, at most 2 ulp; in fp64 its estimate and
+// the one correction of CUDA's rsqrt, at most 1 ulp), the softening as the
+// first term of r^2 and every multiply-add fused. So CUDA's sums differ
 // from the host's in the last bits of each pair (the host keeps the
-// correctly rounded square root and division); on either backend they are
-// the same for any number of ranks.
+// correctly rounded square root and division and rounds each product);
+// on either backend they are the same for any number of ranks.
+//
+// The inner loop's SASS (nvcc 13.0, sm_90) a pair: fp64 17 FP64
+// instructions, a MUFU, an LDS.128 and about 2 others; fp32 12 FP32, a
+// MUFU, a quarter of an LDS.128 and 3/8 of the loop's own (Gravity::work
+// says how they bound it). Registers (ptxas): fp64 72, fp32 64, no spills.
 #include <cuda_runtime.h>
+
+#include <type_traits>
 
 #include "engine/backend/cuda_runtime.hpp"
 #include "models/nbody/kernels.hpp"
@@ -28,36 +34,82 @@ namespace {
 
 constexpr int kTile = 256;
 
-// Bodies per thread: 2 in fp64 (with the Newton step, 14 registers of sums
-// and coordinates a body), 4 in fp32; Gravity::kTargetsPerBlock is kTile of these.
+// Bodies per thread: 2 in fp64, 4 in fp32; Gravity::kTargetsPerBlock is
+// kTile of these. More would leave an H200's 132 SMs short of blocks at
+// the benchmark's 262,144 bodies (8 fp32 bodies a thread: 128 blocks).
 template <class Real>
 constexpr int kBodies = sizeof(Real) == 4 ? 4 : 2;
 
-__device__ __forceinline__ float inverse_sqrt(float r2) { return rsqrtf(r2); }
+// 1/sqrt(r2) for r2 a normal number below 2^1023 (always so with softening;
+// without it, two bodies on one place give NaN, as 0 * inf does on the
+// host). fp32: the MUFU estimate alone (rsqrt.approx, 2 ulp); .ftz drops
+// rsqrtf's rescaling of subnormal arguments (3 instructions a pair).
+__device__ __forceinline__ float inverse_sqrt(float r2) {
+  float y;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(r2));
+  return y;
+}
 
-__device__ __forceinline__ double inverse_sqrt(double r2) { return rsqrt(r2); }
+// fp64: CUDA's rsqrt without its branch to the slow path for zero,
+// subnormal, huge and non-finite arguments (a compare, a branch and the
+// call's moves, 7 instructions a pair): the MUFU estimate of the high word
+// and the same one cubic correction, e = 1 - r2 y^2, y + y e (1/2 + 3/8 e):
+// 2 DMUL and 3 DFMA, the bits of rsqrt (1 ulp).
+__device__ __forceinline__ double inverse_sqrt(double r2) {
+  double y;
+  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(r2));
+  const double e = fma(-r2, y * y, 1.0);
+  return fma(fma(e, 0.375, 0.5), y * e, y);
+}
 
+// A source as the tile holds it: one 16-byte shared load in fp32 (LDS.128),
+// two in fp64.
+template <class Real>
+struct Source {
+  Real x, y, z, w;   // w: the mass
+};
+__device__ __forceinline__ Source<float> source(const float4* tile, int k) {
+  const float4 a = tile[k];
+  return {a.x, a.y, a.z, a.w};
+}
+__device__ __forceinline__ Source<double> source(const double2* tile, int k) {
+  const double2 a = tile[2 * k], b = tile[2 * k + 1];
+  return {a.x, a.y, b.x, b.y};
+}
+__device__ __forceinline__ void store(float4* tile, int k, const float* body) {
+  tile[k] = make_float4(body[0], body[1], body[2], body[3]);
+}
+__device__ __forceinline__ void store(double2* tile, int k, const double* body) {
+  tile[2 * k] = make_double2(body[0], body[1]);
+  tile[2 * k + 1] = make_double2(body[2], body[3]);
+}
+
+template <class Real>
+using Packed = std::conditional_t<sizeof(Real) == 4, float4, double2>;
+
+// The pair: the softening is the first term of r^2 (three FMAs, no add), and
+// the sums are explicit FMAs. 12 FP instructions and the root; the order of
+// a body's sum is the host's.
 template <bool Potential, class Real>
-__device__ __forceinline__ void pair_sum(Real x, Real y, Real z, const Real* s, Real eps2, Real& ax, Real& ay,
+__device__ __forceinline__ void pair_sum(Real x, Real y, Real z, const Source<Real>& s, Real eps2, Real& ax, Real& ay,
                                          Real& az, Real& phi) {
-  const Real dx = s[0] - x, dy = s[1] - y, dz = s[2] - z;
-  const Real r2 = dx * dx + dy * dy + dz * dz + eps2;
+  const Real dx = s.x - x, dy = s.y - y, dz = s.z - z;
+  const Real r2 = fma(dz, dz, fma(dy, dy, fma(dx, dx, eps2)));
   const Real inv_r = inverse_sqrt(r2);
-  const Real m_inv_r = s[3] * inv_r;
+  const Real m_inv_r = s.w * inv_r;
   const Real m_inv_r3 = m_inv_r * inv_r * inv_r;
-  ax = ax + m_inv_r3 * dx;
-  ay = ay + m_inv_r3 * dy;
-  az = az + m_inv_r3 * dz;
+  ax = fma(m_inv_r3, dx, ax);
+  ay = fma(m_inv_r3, dy, ay);
+  az = fma(m_inv_r3, dz, az);
   if constexpr (Potential) phi = phi - m_inv_r;
 }
 
 template <class Real, bool Potential>
 __global__ void __launch_bounds__(kTile) gravity_tiles(kernels::particles::GravityBlock<Real> b) {
   constexpr int kB = kBodies<Real>;
-  __shared__ Real tile[4 * kTile];
+  __shared__ Packed<Real> tile[4 * kTile * sizeof(Real) / sizeof(Packed<Real>)];
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * kTile * kB + threadIdx.x;
   Real x[kB], y[kB], z[kB], ax[kB], ay[kB], az[kB], p[kB];
-  std::int64_t self[kB];
 #pragma unroll
   for (int q = 0; q < kB; ++q) {
     const std::int64_t t = first + q * kTile;
@@ -73,28 +125,34 @@ __global__ void __launch_bounds__(kTile) gravity_tiles(kernels::particles::Gravi
         if (Potential) p[q] = b.phi[t];
       }
     }
-    self[q] = b.target_first + t - b.source_first;
   }
+  // Body q's own index among the sources: self + q * kTile (one 64-bit
+  // register, not kB).
+  const std::int64_t self = b.target_first + first - b.source_first;
   for (std::int64_t base = 0; base < b.n_sources; base += kTile) {
     const std::int64_t s = base + threadIdx.x;
-    if (s < b.n_sources)
-      for (int d = 0; d < 4; ++d) tile[4 * threadIdx.x + d] = b.sources[4 * s + d];
+    if (s < b.n_sources) store(tile, static_cast<int>(threadIdx.x), b.sources + 4 * s);
     __syncthreads();
     const int count = static_cast<int>(b.n_sources - base < kTile ? b.n_sources - base : kTile);
     bool meets_itself = false;
 #pragma unroll
-    for (int q = 0; q < kB; ++q) meets_itself = meets_itself || (self[q] >= base && self[q] < base + count);
+    for (int q = 0; q < kB; ++q)
+      meets_itself = meets_itself || (self + q * kTile >= base && self + q * kTile < base + count);
     if (meets_itself) {   // a tile holding one of this thread's targets: skip the pair with itself
-      for (int k = 0; k < count; ++k)
+      for (int k = 0; k < count; ++k) {
+        const auto src = source(tile, k);
 #pragma unroll
         for (int q = 0; q < kB; ++q)
-          if (base + k != self[q]) pair_sum<Potential>(x[q], y[q], z[q], tile + 4 * k, b.eps2, ax[q], ay[q], az[q], p[q]);
+          if (base + k != self + q * kTile)
+            pair_sum<Potential>(x[q], y[q], z[q], src, b.eps2, ax[q], ay[q], az[q], p[q]);
+      }
     } else {
-#pragma unroll 4
-      for (int k = 0; k < count; ++k)
+#pragma unroll 4   // 8: fp32 0.19 instructions a pair fewer, 80 registers (occupancy 50% -> 37.5%)
+      for (int k = 0; k < count; ++k) {
+        const auto src = source(tile, k);
 #pragma unroll
-        for (int q = 0; q < kB; ++q)
-          pair_sum<Potential>(x[q], y[q], z[q], tile + 4 * k, b.eps2, ax[q], ay[q], az[q], p[q]);
+        for (int q = 0; q < kB; ++q) pair_sum<Potential>(x[q], y[q], z[q], src, b.eps2, ax[q], ay[q], az[q], p[q]);
+      }
     }
     __syncthreads();
   }

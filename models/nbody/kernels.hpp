@@ -3,7 +3,6 @@
 #pragma once
 
 #include "engine/backend/parallel.hpp"
-#include "kernels/core/op_costs.hpp"
 #include "kernels/core/work.hpp"
 #include "kernels/particles/gravity.hpp"
 
@@ -31,19 +30,26 @@ struct Gravity {
   }
   void cuda_for(std::int64_t n_targets, void* stream) const;   // gravity_cuda.cu
 
-  // Each pair on CUDA (gravity_cuda.cu): the three differences, r^2 in
-  // three FMAs, the reciprocal square root (kernels/core/op_costs.hpp), m
-  // r^-3 in three multiplies, three FMAs into the acceleration and, when
-  // the potential is summed, one subtraction. The bodies stream through
-  // shared memory: device memory is a few bytes a pair, counted as the
-  // targets' and sources' loads and the sums' stores.
+  // Each pair on CUDA, counted in the SASS of gravity_cuda.cu's inner loop
+  // (nvcc 13.0, sm_90, `cuobjdump -sass`: a pass of 4 sources over a
+  // thread's bodies). fp64: 17 FP64 instructions, 3 DADD, 5 DMUL and 9 DFMA
+  // (the pair's 12, the softening folded into r^2; the root's correction, 2
+  // DMUL and 3 DFMA); its MUFU.RSQ64H, one LDS.128 and about 2 integer and
+  // branch instructions issue beside them on other pipes, so the FP64 pipe
+  // (half the issue rate) bounds it. fp32: every instruction takes an issue
+  // slot at the FFMA rate: 12 FP32 (3 FADD, 3 FMUL, 6 FFMA), the MUFU.RSQ,
+  // a quarter of an LDS.128 (one source serves 4 bodies) and 6 loop
+  // instructions (counter, address, compare, branch) over 16 pairs. The
+  // potential adds one subtraction. The bodies stream through shared
+  // memory: device memory is a few bytes a pair, counted as the targets'
+  // and sources' loads and the sums' stores.
+  static constexpr double kPairSlots = sizeof(Real) == 4 ? 12 + 1 + 4.0 / 16 + 6.0 / 16 : 12 + 5;
   kernels::Work work(std::int64_t n_targets) const {
-    using kernels::OpCost;
     const double pairs = static_cast<double>(n_targets) * static_cast<double>(b.n_sources);
     const double blocks = static_cast<double>((n_targets + kTargetsPerBlock - 1) / kTargetsPerBlock);
     const double streamed = blocks * static_cast<double>(b.n_sources) * 4 +
                             static_cast<double>(n_targets) * (4 + 2 * (b.potential ? 4 : 3));
-    return kernels::item_work<Real>(0, 12 + (b.potential ? 1 : 0) + OpCost<Real>::rsqrt) * pairs +
+    return kernels::item_work<Real>(0, kPairSlots + (b.potential ? 1 : 0)) * pairs +
            kernels::item_work<Real>(streamed, 0);
   }
   // The targets a CUDA block sums (gravity_cuda.cu): its sources are read

@@ -94,8 +94,9 @@ TEMPLATE_TEST_CASE("gravity kernels agree with the per-body reference on every b
         CHECK(same_bits(acc, ref_acc));
         CHECK(same_bits(phi, ref_phi));
       } else {
-        // CUDA takes 1/r from rsqrt (fp32 rsqrtf: 2 ulp; fp64 rsqrt: 1 ulp)
-        // and nvcc fuses multiply-adds: a term m r^-3 d is then within about
+        // CUDA takes 1/r from rsqrt.approx (fp32: 2 ulp; fp64 with CUDA
+        // rsqrt's correction: 1 ulp) and fuses multiply-adds, the softening
+        // the first term of r^2: a term m r^-3 d is then within about
         // 8 ulp of the host's (the root's error three times, the products'
         // roundings), a sum of n terms within 8 n eps of its magnitude sum
         // (here |a| sums to ~n/n^2 x max pull).
