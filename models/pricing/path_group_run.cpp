@@ -419,8 +419,12 @@ kernels::Work scenario_work(const HostPaths& paths, const HostPayoffs& payoffs, 
   // Per scenario: its simulation (a re-simulated one and the base; a spot
   // bump reads the base path moved instead), and its valuations, the base's
   // payoffs and the Greek terms but those that reuse the term before
-  // (same_values).
+  // (same_values). An American reads the path once for all the spot bumps
+  // (PathGroupKernel::moved_values): the first bump's valuation counts the
+  // reads, the others' their instructions alone.
   const kernels::Work simulated = per_step * steps, valuation{copies * per_payoff_bytes, 2 * copies * per_payoff, 0};
+  const kernels::Work instructions{0, valuation.flops, 0};
+  std::vector<bool> read_moved(payoffs.beta.size(), false);
   std::vector<kernels::Work> scenario(greeks.scenarios.size() + 1);
   scenario[0] = simulated + valuation * static_cast<double>(payoffs.beta.size());
   for (std::size_t c = 1; c < scenario.size(); ++c) {
@@ -431,8 +435,11 @@ kernels::Work scenario_work(const HostPaths& paths, const HostPayoffs& payoffs, 
     const kernels::pricing::GreekTerm& term = greeks.terms[t];
     const bool first = t == 0 || greeks.terms[t - 1].scenario != term.scenario;
     if (same_values(term, first, payoff, tangent)) continue;
-    const auto c = static_cast<std::size_t>(term.scenario);
-    scenario[c] = scenario[c] + valuation;
+    const auto c = static_cast<std::size_t>(term.scenario), q = static_cast<std::size_t>(term.payoff);
+    const bool spot = c > 0 && greeks.scenarios[c - 1].input == BumpedInput::spot;
+    const bool one_pass = spot && payoffs.specs[q].kind == PayoffKind::american, shared = one_pass && read_moved[q];
+    if (one_pass) read_moved[q] = true;
+    scenario[c] = scenario[c] + (shared ? instructions : valuation);
   }
   if (busiest != nullptr && !thread_of.empty()) {
     std::vector<kernels::Work> group(static_cast<std::size_t>(*std::max_element(thread_of.begin(), thread_of.end())) +
