@@ -650,15 +650,16 @@ std::int64_t live_threads(std::int64_t first, std::int64_t nb, std::int64_t n_sa
 
 // The regression states of slices [slice_begin, slice_end) of blocks
 // [first, first + nb), in launches of the group's size (a thread a lane, or
-// a thread a sample), written on the device into out's rows.
+// a thread a sample), written on the device into out, a date's states
+// consecutive.
 void PathGroupRun::exercise_states(std::int64_t first, std::int64_t nb, std::int64_t n_samples, int slice_begin,
-                                   int slice_end, double* out, std::int64_t out_first) {
+                                   int slice_end, double* out, std::int64_t out_first, std::int64_t out_stride) {
   const int row = exercise_row_;
   auto states = [&]<class Real>(Data<Real>& data) {
     if (state_work_.size() == 0)
       state_work_ = Buffer<double>(device_, (2 * cells_ * sizeof(Real) + sizeof(double) - 1) / sizeof(double));
     ExerciseStates<Real> k{data.kernel, data.americans.data(), static_cast<int>(americans_.size()), row, out_first,
-                           out};
+                           out, out_stride};
     GroupPaths<Real>& paths = k.group.paths;
     paths.paths = reinterpret_cast<Real*>(state_work_.data());
     paths.variance = paths.paths + cells_;

@@ -142,11 +142,16 @@ class PricingShape(sc.StrataTestCase):
         # The Longstaff-Schwartz fit runs where the states are: each of the
         # 251 dates before the last a launch of a thread a sample (2,000),
         # a lane sum of one thread per lane and term (the default degree 3:
-        # 4 x 4 + 4 = 20 terms, 256 lanes) and a lane tree of one per block
-        # and term, and one read-back; four more waits free its buffers.
+        # the symmetric matrix's 10 and the right-hand side's 4 terms, 256
+        # lanes) and a lane tree of one per block and term, and one
+        # read-back; four more waits free its buffers.
         fit = compute_counts(gpu, "regression_fit")
-        self.assertEqual(by_kernel(fit), {("FitDate", 2000): 251, ("FitLaneSums", 20 * 256): 251,
-                                          ("FitLaneTree", 20): 251})
+        self.assertEqual(by_kernel(fit), {("FitDate", 2000): 251, ("FitLaneSums", 14 * 256): 251,
+                                          ("FitLaneTree", 14): 251})
+        # A date's states are consecutive (FitDate reads two doubles a
+        # sample, not two strided sectors) and it writes 14 terms: 144
+        # bytes a sample, where strided rows and 20 terms were 240.
+        self.assertLess(kernel_bytes(fit, "FitDate") / (251 * 2000), 200)
         self.assertLessEqual(int(fit["waits"]), 251 + 4)
         # The cost model with each kernel's occupancy and a saturation of
         # 0.5: 2,000 threads fill twice the share of the device they fill by
