@@ -7,7 +7,9 @@
 //                 date f + 1 (the intrinsic value at the last date; later,
 //                 exercise where the policy fitted at f + 1 says so), then
 //                 its terms of date f's normal equations (basis x basis,
-//                 basis x cash flow; zeros out of the money);
+//                 the upper triangle: the matrix is symmetric, and
+//                 phi_a phi_b is phi_b phi_a to the bit; basis x cash
+//                 flow; zeros out of the money);
 //   FitLaneSums   each lane's terms over its samples, in order
 //                 (sample_blocks.hpp's lanes: lane l of block b takes
 //                 samples b*kSamplesPerBlock + l, + kLanes, ...);
@@ -32,11 +34,16 @@
 
 namespace strata::kernels::pricing {
 
+// Terms of a date's normal equations at degree d (m = d + 1 basis
+// functions): the matrix's upper triangle, m (m + 1) / 2, and the m of the
+// right-hand side.
+STRATA_HD inline int fit_width(int degree) { return (degree + 1) * (degree + 2) / 2 + degree + 1; }
+
 // The American's policy and what a date reads and writes: sample s's term
-// k at terms[k * local + s].
+// k at terms[k * local + s], the products phi_a phi_b (a <= b) in row order,
+// then phi_a y.
 struct FitDate {
-  const double* states;        // [local sample][row]: column `column` + f is date f's underlying
-  std::int64_t row = 0;
+  const double* states;        // [date column][local sample]: column `column` + f is date f's underlying
   int column = 0;
   int date = 0;                // f: the date whose sums this launch makes
   std::int64_t local = 0;      // this rank's regression samples (its blocks from the first)
@@ -51,32 +58,32 @@ struct FitDate {
   bool first = false;          // f + 1 is the last date: its cash flow is the intrinsic value
   double beta[kMaxExerciseDegree + 1] = {};   // date f + 1's policy (unless first)
 
-  STRATA_HD int width() const { return (degree + 1) * (degree + 2); }
+  STRATA_HD int width() const { return fit_width(degree); }
   STRATA_HD double intrinsic(double s) const {
     const double v = call ? s - strike : strike - s;
     return v > 0.0 ? v : 0.0;
   }
 
-  // A sample's states at f + 1 and f read (a sector each: rows are
-  // strided), its cash flow read and written, its terms written.
+  // A sample's states at f + 1 and f read, its cash flow read and
+  // written, its terms written.
   Work work(std::int64_t n) const {
     const double m = degree + 1, real = sizeof(double);
-    return Work{static_cast<double>(n) * (2 * 32 + 2 * real + width() * real),
-                static_cast<double>(n) * (2 * (m * m + m) + 4 * m + 12), 0};
+    return Work{static_cast<double>(n) * (2 * real + 2 * real + width() * real),
+                static_cast<double>(n) * (2 * width() + 4 * m + 12), 0};
   }
 
   STRATA_HD void operator()(std::int64_t s) const {
     const int m = degree + 1, w = width();
-    const double* u = states + s * row + column;
+    const double* u = states + static_cast<std::int64_t>(column + date) * local + s;
     // Date f + 1's exercise under its policy (the last date: always).
-    const double next = u[date + 1], value = intrinsic(next);
+    const double next = u[local], value = intrinsic(next);
     if (first) {
       cash[s] = discount_next * value;
     } else if (value > 0.0 && value >= continuation_value(laguerre, degree, beta, next / strike)) {
       cash[s] = discount_next * value;
     }
     // Date f's terms over the paths in the money there.
-    const double us = u[date];
+    const double us = u[0];
     if (!(intrinsic(us) > 0.0)) {
       for (int k = 0; k < w; ++k) terms[k * local + s] = 0.0;
       return;
@@ -84,10 +91,11 @@ struct FitDate {
     double phi[kMaxExerciseDegree + 1];
     exercise_basis(laguerre, degree, us / strike, phi);
     const double y = cash[s] / discount;   // continuation realised, in date-f money
+    int k = 0;
     for (int a = 0; a < m; ++a) {
-      for (int b = 0; b < m; ++b) terms[(a * m + b) * local + s] = phi[a] * phi[b];
-      terms[(m * m + a) * local + s] = phi[a] * y;
+      for (int b = a; b < m; ++b) terms[k++ * local + s] = phi[a] * phi[b];
     }
+    for (int a = 0; a < m; ++a) terms[(k + a) * local + s] = phi[a] * y;
   }
 };
 

@@ -17,9 +17,10 @@ struct ExerciseStates {
   PathGroupKernel<Real> group;  // simulate() and view() only: one lane, copy 0, replicate 0
   const int* americans;         // indices into group.payoffs.specs of the group's American instruments
   int n_americans;
-  int row;                    // doubles per sample: the sum of their exercise dates
-  std::int64_t first_sample;  // global sample of out's row 0
-  double* out;                // [sample - first_sample][american's dates, in order]
+  int row;                    // states per sample: the sum of their exercise dates
+  std::int64_t first_sample;  // global sample of out's first
+  double* out;                // [american's dates, in order][sample - first_sample]
+  std::int64_t stride;        // samples out holds: a date's states are consecutive
 
   // One copy of the base paths per sample, then the states: about the
   // base scenario's own work, halved with antithetic copies.
@@ -44,11 +45,11 @@ struct ExerciseStates {
   STRATA_HD void states(std::int64_t s, std::int64_t i) const {
     group.template simulate<1, rng::ScalarMath>(s, i, 1, 0, 0);
     const PathView<Real> v = group.template view<1>(i, 0, 0);
-    double* o = out + (s - first_sample) * row;
+    double* o = out + (s - first_sample);
     for (int a = 0; a < n_americans; ++a) {
       const PayoffSpec<Real>& p = group.payoffs.specs[americans[a]];
-      for (int f = 0; f < p.fixings; ++f)
-        *o++ = static_cast<double>(average_underlying(p, v, v.fix_steps[p.fix_begin + f]));
+      for (int f = 0; f < p.fixings; ++f, o += stride)
+        *o = static_cast<double>(average_underlying(p, v, v.fix_steps[p.fix_begin + f]));
     }
   }
 };

@@ -31,8 +31,9 @@
 // bumped inputs; `assets`, `dt`, `sqrt_dt`, `discount_at` and `specs` hold
 // one set per scenario, scenario 0 the base. A spot bump's scenario instead
 // moves the base path of its asset by a log offset and evaluates its
-// payoffs on that in double (GroupGreeks::spot_shifts); those scenarios come
-// first, while the base path is still in the lane's storage. A Greek's
+// payoffs on that in double (GroupGreeks::spot_shifts; an American on all
+// of them in one pass over the path); those scenarios come first, while the
+// base path is still in the lane's storage. A Greek's
 // per-sample value is a linear combination of payoffs over scenarios (its
 // terms), accumulated in its own moment slots after the prices', like a
 // price.
@@ -389,28 +390,83 @@ struct PathGroupKernel {
     for (int l = 0; l < W; ++l) out[l] = 0.5 * (out[l] + down[l]);
   }
 
-  // A spot bump's payoff (spec in double) on the lanes' base paths, asset
-  // shift.asset's log prices moved by shift.log_offset: each lane's base
-  // path read in double and moved as it is read (PathView::moved_asset),
-  // the pair's mean with antithetic as in sample_values. The offset is a
-  // multiple of the start's ulp (greeks.cpp), so the move is exact and the
-  // scenarios of a sample differ by the bump alone, not by roundings of
-  // their own.
+  // Payoff `payoff` (spec in double) on spot bumps c0..c1 - 1 of the
+  // lanes' base paths (out[c - c0][lane]; wanted[c - c0]: the scenarios
+  // whose terms read it), scenario c's asset spot_shifts[c].asset's log
+  // prices moved by its log_offset: each lane's base path read in double
+  // and moved as it is read (PathView::moved_asset), the pair's mean with
+  // antithetic as in sample_values. An American values every bump in one
+  // pass over the path (american_values); other payoffs, each wanted bump
+  // on its own moved view. The offset is a multiple of the start's ulp
+  // (greeks.cpp), so the move is exact and the scenarios of a sample differ
+  // by the bump alone, not by roundings of their own.
   template <int W>
-  STRATA_HD void moved_values(const PayoffSpec<double>& spec, std::int64_t i0, int scenario, const SpotShift& shift,
-                              double* out) const {
+  STRATA_HD void moved_values(int payoff, int c0, int c1, const bool* wanted, std::int64_t i0,
+                              double (*out)[W]) const {
+    const int n = c1 - c0, n_payoffs = payoffs.n_payoffs;
+    const PayoffSpec<double>* specs = greeks.specs + c0 * n_payoffs + payoff;
+    const SpotShift* shifts = greeks.spot_shifts + c0;
     for (int l = 0; l < W; ++l) {
-      double value[2] = {0.0, 0.0};
+      double value[2][kMovedAtOnce];
       for (int copy = 0; copy < (paths.antithetic ? 2 : 1); ++copy) {
-        const PathView<Real> base = view<W>(i0, copy, scenario);
-        const PathView<double, Real> v{.x = base.x + l, .variance = base.variance + l, .stride = base.stride,
-                                       .assets = base.assets, .steps = base.steps, .fix_steps = base.fix_steps,
-                                       .weights = greeks.weights, .discount_at = base.discount_at,
-                                       .exercise = base.exercise, .moved_asset = shift.asset,
-                                       .moved_offset = shift.log_offset};
-        value[copy] = path_payoff(spec, v);
+        const PathView<Real> base = view<W>(i0, copy, c0);
+        PathView<double, Real> v{.x = base.x + l, .variance = base.variance + l, .stride = base.stride,
+                                 .assets = base.assets, .steps = base.steps, .fix_steps = base.fix_steps,
+                                 .weights = greeks.weights, .discount_at = base.discount_at,
+                                 .exercise = base.exercise};
+        if (specs->kind == PayoffKind::american) {
+          american_values<kMaxGroupAssets>(specs, n_payoffs, shifts, n, v, value[copy]);
+          continue;
+        }
+        for (int s = 0; s < n; ++s) {
+          if (!wanted[s]) continue;
+          v.discount_at = paths.discount_at + (c0 + s) * paths.steps;
+          v.moved_asset = shifts[s].asset;
+          v.moved_offset = shifts[s].log_offset;
+          value[copy][s] = path_payoff(specs[s * n_payoffs], v);
+        }
       }
-      out[l] = paths.antithetic ? 0.5 * (value[0] + value[1]) : value[0];
+      for (int s = 0; s < n; ++s) out[s][l] = paths.antithetic ? 0.5 * (value[0][s] + value[1][s]) : value[0][s];
+    }
+  }
+
+  // Term t's values (coef * value) on the lanes' samples: kept apart (a
+  // thread a sample: term_values) or added to its Greek's acc.
+  template <int W>
+  STRATA_HD void put_term(int t, int r, std::int64_t i0, int live, std::int64_t u0, const double* value) const {
+    const GreekTerm& term = greeks.terms[t];
+    if (greeks.term_values != nullptr) {
+      double* const out = greeks.term_values + (t * paths.replicates + r) * payoffs.value_stride + u0;
+      for (int l = 0; l < live; ++l) out[l] = term.coef * value[l];
+      return;
+    }
+    for (int l = 0; l < W; ++l) greeks.acc[term.greek * paths.n_lanes + i0 + l] += term.coef * value[l];
+  }
+
+  // The terms of spot bumps [c_begin, c_end) (thread group 0's, while the
+  // base path is in storage), payoff by payoff: its values on all the
+  // bumps whose terms read it (moved_values), then those terms in order.
+  // A Greek's terms are all one payoff's, so each Greek still adds its
+  // terms in term order.
+  template <int W>
+  STRATA_HD void spot_terms(int c_begin, int c_end, int r, std::int64_t i0, int live, std::int64_t u0) const {
+    double values[kMovedAtOnce][W];
+    for (int p = 0; p < payoffs.n_payoffs; ++p) {
+      for (int c0 = c_begin; c0 < c_end; c0 += kMovedAtOnce) {
+        const int c1 = c_end - c0 < kMovedAtOnce ? c_end : c0 + kMovedAtOnce;
+        const int t_begin = greeks.term_begin[c0], t_end = greeks.term_begin[c1];
+        bool wanted[kMovedAtOnce] = {}, any = false;
+        for (int t = t_begin; t < t_end; ++t) {
+          if (greeks.terms[t].payoff != p) continue;
+          wanted[greeks.terms[t].scenario - c0] = true;
+          any = true;
+        }
+        if (!any) continue;
+        moved_values<W>(p, c0, c1, wanted, i0, values);
+        for (int t = t_begin; t < t_end; ++t) {
+          if (greeks.terms[t].payoff == p) put_term<W>(t, r, i0, live, u0, values[greeks.terms[t].scenario - c0]);
+        }
+      }
     }
   }
 
@@ -476,8 +532,16 @@ struct PathGroupKernel {
     for (int r = 0; r < replicates; ++r) {
       for (int c = 0; c <= greeks.n_scenarios; ++c) {
         if (greeks.thread_of != nullptr && greeks.thread_of[c] != group) continue;
-        const bool moved = greeks.shifted(c);
-        if (!moved) simulate<W, Math>(s, i0, paths.antithetic ? 2 : 1, r, c);
+        if (greeks.shifted(c)) {
+          // The spot bumps (right after the base, in its thread group) at
+          // once, from the first.
+          if (greeks.shifted(c - 1)) continue;
+          int end = c + 1;
+          while (end <= greeks.n_scenarios && greeks.shifted(end)) ++end;
+          spot_terms<W>(c, end, r, i0, live, u0);
+          continue;
+        }
+        simulate<W, Math>(s, i0, paths.antithetic ? 2 : 1, r, c);
         for (int p = 0; p < n_payoffs && c == 0; ++p) {
           sample_values<W, Math>(payoffs.specs[p], i0, 0, value);
           if (payoffs.beta != nullptr && payoffs.beta[p] != 0.0) {
@@ -494,26 +558,17 @@ struct PathGroupKernel {
           for (int l = 0; l < W; ++l) greeks.acc[g * n_lanes + i0 + l] = 0.0;
         }
         // Scenario c's Greek terms on its paths; a term whose payoff and
-        // tangent are the previous term's (a delta's and a gamma's on the
-        // same bump, a gamma's base terms) reuses its values.
+        // tangent are the previous term's (a gamma's base terms) reuses its
+        // values.
         int payoff = -1, tangent = -1;
         const int t_begin = n_greeks > 0 ? greeks.term_begin[c] : 0,
                   t_end = n_greeks > 0 ? greeks.term_begin[c + 1] : 0;
         for (int t = t_begin; t < t_end; ++t) {
           const GreekTerm& term = greeks.terms[t];
           if (!same_values(term, t == t_begin, payoff, tangent)) {
-            if (moved) {
-              moved_values<W>(greeks.specs[c * n_payoffs + term.payoff], i0, c, greeks.spot_shifts[c], value);
-            } else {
-              sample_values<W, Math>(payoffs.specs[c * n_payoffs + term.payoff], i0, c, value, term.tangent);
-            }
+            sample_values<W, Math>(payoffs.specs[c * n_payoffs + term.payoff], i0, c, value, term.tangent);
           }
-          if (terms_out != nullptr) {
-            double* const out = terms_out + (t * replicates + r) * payoffs.value_stride + u0;
-            for (int l = 0; l < live; ++l) out[l] = term.coef * value[l];
-            continue;
-          }
-          for (int l = 0; l < W; ++l) greeks.acc[term.greek * n_lanes + i0 + l] += term.coef * value[l];
+          put_term<W>(t, r, i0, live, u0, value);
         }
       }
       for (int g = 0; g < n_greeks && terms_out == nullptr; ++g) {

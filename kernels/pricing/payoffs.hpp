@@ -8,6 +8,7 @@
 
 #include "kernels/core/hd.hpp"
 #include "kernels/pricing/exercise_basis.hpp"
+#include "kernels/pricing/greeks.hpp"
 #include "kernels/rng/normal.hpp"
 
 namespace strata::kernels::pricing {
@@ -208,6 +209,56 @@ STRATA_HD inline double american_value(const PayoffSpec<Real>& p, const PathView
     }
   }
   return 0.0;
+}
+
+// The most spot bumps valued in one pass over a path (american_values): an
+// up and a down bump of each of 8 assets, and the gammas' middle point.
+inline constexpr int kMovedAtOnce = 17;
+
+// American exercise as american_value on n <= kMovedAtOnce spot bumps of
+// one path at once: scenario s is the path with asset shifts[s].asset's log
+// prices moved by shifts[s].log_offset, its payoff specs[s * spec_stride].
+// Each date's cells are read and their exponentials taken once for all
+// scenarios still open; each scenario's value takes the same operations in
+// the same order as american_value on its own moved view (bitwise the
+// same). The scenarios share the path's dates, weights, discounts and
+// policy (a spot bump moves the path alone). MaxAssets bounds v.assets.
+template <int MaxAssets, class Stored>
+STRATA_HD inline void american_values(const PayoffSpec<double>* specs, int spec_stride, const SpotShift* shifts, int n,
+                                      const PathView<double, Stored>& v, double* out) {
+  bool open[kMovedAtOnce];
+  int left = n;
+  for (int s = 0; s < n; ++s) {
+    out[s] = 0.0;
+    open[s] = true;
+  }
+  const PayoffSpec<double>& dates = specs[0];
+  for (int f = 0; f < dates.fixings && left > 0; ++f) {
+    const int k = v.fix_steps[dates.fix_begin + f];
+    double price[MaxAssets];   // each asset's, unmoved
+    for (int a = 0; a < v.assets; ++a) price[a] = std::exp(v.at(k, a));
+    for (int s = 0; s < n; ++s) {
+      if (!open[s]) continue;
+      const PayoffSpec<double>& p = specs[s * spec_stride];
+      const int moved = shifts[s].asset;
+      const double moved_price = std::exp(v.at(k, moved) + shifts[s].log_offset);
+      // average_underlying on the moved view.
+      double u = moved_price;
+      if (v.assets > 1) {
+        u = 0.0;
+        for (int a = 0; a < v.assets; ++a) u += v.weights[p.weight_begin + a] * (a == moved ? moved_price : price[a]);
+      }
+      const double intrinsic = vanilla(p.call, u, p.strike);
+      if (!(intrinsic > 0.0)) continue;
+      const bool last = f + 1 == p.fixings;
+      if (last || intrinsic >= continuation_value(p.laguerre, p.degree, v.exercise + p.coef_begin + f * (p.degree + 1),
+                                                  u / p.strike)) {
+        out[s] = v.discount_at[k - 1] * intrinsic;
+        open[s] = false;
+        --left;
+      }
+    }
+  }
 }
 
 // European and Asian on the paths of W lanes (lane l's at v.x + l), the

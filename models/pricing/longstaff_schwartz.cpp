@@ -41,15 +41,15 @@ std::size_t state_row(const Portfolio& p, const PathGroup& g) {
 
 
 // Backward induction for one American over this rank's regression paths,
-// on the device where their states are (exercise_fit.hpp): states[s * row +
-// column + f] is its underlying at exercise date f on local path s. Per
-// date three launches and the blocks' sums read back; the blocks are added
-// over ranks and the system solved on the host, in double.
+// on the device where their states are (exercise_fit.hpp): states[(column
+// + f) * local + s] is its underlying at exercise date f on local path s.
+// Per date three launches and the blocks' sums read back; the blocks are
+// added over ranks and the system solved on the host, in double.
 void fit_one(const Device& device, const Portfolio& p, const Instrument& in, const std::vector<double>& grid,
-             const double* states, std::size_t row, int column, std::int64_t local, BlockRange mine,
-             std::int64_t blocks, const MpiContext& mpi, double* beta_out) {
+             const double* states, int column, std::int64_t local, BlockRange mine, std::int64_t blocks,
+             const MpiContext& mpi, double* beta_out) {
   const int m = in.degree + 1;
-  const int width = m * m + m;  // normal matrix, right-hand side
+  const int width = fit_width(in.degree);  // the normal matrix's upper triangle, the right-hand side
   const std::vector<int> steps = fixing_steps(in, grid);
   auto discount = [&](int f) {
     return std::exp(-p.rate * grid[static_cast<std::size_t>(steps[static_cast<std::size_t>(f)] - 1)]);
@@ -66,7 +66,7 @@ void fit_one(const Device& device, const Portfolio& p, const Instrument& in, con
     block_sums = Buffer<double>(device, static_cast<std::size_t>(std::max<std::int64_t>(1, mine.size() * width)));
   });
   std::vector<double> sums(static_cast<std::size_t>(mine.size() * width));
-  FitDate date{.states = states, .row = static_cast<std::int64_t>(row), .column = column, .local = local,
+  FitDate date{.states = states, .column = column, .local = local,
                .cash = cash.data(), .terms = terms.data(), .call = in.call, .laguerre = in.laguerre,
                .degree = in.degree, .strike = in.strike};
   for (int f = last - 1; f >= 0; --f) {
@@ -83,8 +83,16 @@ void fit_one(const Device& device, const Portfolio& p, const Instrument& in, con
     TreeSum tree(blocks, mine, width);
     tree.add(sums.data(), mine.size());
     const std::vector<double> total = tree.finish(mpi);
-    const LeastSquaresFit fit = solve_normal_equations(std::vector<double>(total.begin(), total.begin() + m * m),
-                                                       std::vector<double>(total.begin() + m * m, total.end()), m);
+    // The matrix from its upper triangle (FitDate's order).
+    std::vector<double> matrix(static_cast<std::size_t>(m * m));
+    auto term = total.begin();
+    for (int a = 0; a < m; ++a) {
+      for (int b = a; b < m; ++b, ++term) {
+        matrix[static_cast<std::size_t>(a * m + b)] = *term;
+        matrix[static_cast<std::size_t>(b * m + a)] = *term;
+      }
+    }
+    const LeastSquaresFit fit = solve_normal_equations(matrix, std::vector<double>(term, total.end()), m);
     std::copy(fit.beta.begin(), fit.beta.end(), beta_out + f * m);
     std::copy(fit.beta.begin(), fit.beta.end(), date.beta);   // the next date's policy at f + 1
   }
@@ -102,7 +110,7 @@ std::size_t regression_bytes(const Portfolio& p, const PathGroup& g, int ranks) 
   std::size_t width = 0;
   for (std::size_t i : g.instruments) {
     const Instrument& in = p.instruments[i];
-    if (in.type == "american") width = std::max(width, static_cast<std::size_t>((in.degree + 1) * (in.degree + 2)));
+    if (in.type == "american") width = std::max(width, static_cast<std::size_t>(fit_width(in.degree)));
   }
   return static_cast<std::size_t>(mine * kSamplesPerBlock) * (row + 1 + width) * sizeof(double) +
          static_cast<std::size_t>(mine * kLanes) * width * sizeof(double);
@@ -148,14 +156,14 @@ void RegressionPass::simulate(std::int64_t slices) {
   while (slices > 0 && block_ < mine_.last) {
     if (slice_ == 0 && slices >= kSlicesPerBlock) {
       const std::int64_t nb = std::min(slices / kSlicesPerBlock, mine_.last - block_);
-      run_->exercise_states(block_, nb, samples_, 0, kSlicesPerBlock, states_.data(), origin);
+      run_->exercise_states(block_, nb, samples_, 0, kSlicesPerBlock, states_.data(), origin, local_);
       samples_done_ = std::min(samples_, (block_ + nb) * kSamplesPerBlock) - origin;
       block_ += nb;
       slices -= nb * kSlicesPerBlock;
       continue;
     }
     const int end = static_cast<int>(std::min<std::int64_t>(kSlicesPerBlock, slice_ + slices));
-    run_->exercise_states(block_, 1, samples_, slice_, end, states_.data(), origin);
+    run_->exercise_states(block_, 1, samples_, slice_, end, states_.data(), origin, local_);
     slices -= end - slice_;
     slice_ = end;
     samples_done_ = std::min(samples_, block_ * kSamplesPerBlock + slice_ * kSliceSamples) - origin;
@@ -173,7 +181,7 @@ std::vector<double> RegressionPass::fit(const MpiContext& mpi) const {
   for (std::size_t j = 0; j < g_.instruments.size(); ++j) {
     if (offsets_[j] < 0) continue;
     const Instrument& in = p_.instruments[g_.instruments[j]];
-    fit_one(device_, p_, in, g_.grid, states_.data(), row_, static_cast<int>(column), local_, mine_, blocks_, mpi,
+    fit_one(device_, p_, in, g_.grid, states_.data(), static_cast<int>(column), local_, mine_, blocks_, mpi,
             table.data() + offsets_[j]);
     column += static_cast<std::size_t>(in.fixings);
   }

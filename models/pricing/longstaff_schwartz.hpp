@@ -80,7 +80,7 @@ class RegressionPass {
   BlockRange mine_;
   std::unique_ptr<PathGroupRun> run_;
   std::int64_t local_ = 0;       // this rank's regression samples
-  Buffer<double> states_;        // on the device: this rank's samples x row
+  Buffer<double> states_;        // on the device: row x this rank's samples (a date's consecutive)
   std::int64_t block_ = 0;       // cursor: the next block and slice
   int slice_ = 0;
   std::int64_t samples_done_ = 0;

@@ -419,8 +419,12 @@ kernels::Work scenario_work(const HostPaths& paths, const HostPayoffs& payoffs, 
   // Per scenario: its simulation (a re-simulated one and the base; a spot
   // bump reads the base path moved instead), and its valuations, the base's
   // payoffs and the Greek terms but those that reuse the term before
-  // (same_values).
+  // (same_values). An American reads the path once for all the spot bumps
+  // (PathGroupKernel::moved_values): the first bump's valuation counts the
+  // reads, the others' their instructions alone.
   const kernels::Work simulated = per_step * steps, valuation{copies * per_payoff_bytes, 2 * copies * per_payoff, 0};
+  const kernels::Work instructions{0, valuation.flops, 0};
+  std::vector<bool> read_moved(payoffs.beta.size(), false);
   std::vector<kernels::Work> scenario(greeks.scenarios.size() + 1);
   scenario[0] = simulated + valuation * static_cast<double>(payoffs.beta.size());
   for (std::size_t c = 1; c < scenario.size(); ++c) {
@@ -431,8 +435,11 @@ kernels::Work scenario_work(const HostPaths& paths, const HostPayoffs& payoffs, 
     const kernels::pricing::GreekTerm& term = greeks.terms[t];
     const bool first = t == 0 || greeks.terms[t - 1].scenario != term.scenario;
     if (same_values(term, first, payoff, tangent)) continue;
-    const auto c = static_cast<std::size_t>(term.scenario);
-    scenario[c] = scenario[c] + valuation;
+    const auto c = static_cast<std::size_t>(term.scenario), q = static_cast<std::size_t>(term.payoff);
+    const bool spot = c > 0 && greeks.scenarios[c - 1].input == BumpedInput::spot;
+    const bool one_pass = spot && payoffs.specs[q].kind == PayoffKind::american, shared = one_pass && read_moved[q];
+    if (one_pass) read_moved[q] = true;
+    scenario[c] = scenario[c] + (shared ? instructions : valuation);
   }
   if (busiest != nullptr && !thread_of.empty()) {
     std::vector<kernels::Work> group(static_cast<std::size_t>(*std::max_element(thread_of.begin(), thread_of.end())) +
@@ -643,15 +650,16 @@ std::int64_t live_threads(std::int64_t first, std::int64_t nb, std::int64_t n_sa
 
 // The regression states of slices [slice_begin, slice_end) of blocks
 // [first, first + nb), in launches of the group's size (a thread a lane, or
-// a thread a sample), written on the device into out's rows.
+// a thread a sample), written on the device into out, a date's states
+// consecutive.
 void PathGroupRun::exercise_states(std::int64_t first, std::int64_t nb, std::int64_t n_samples, int slice_begin,
-                                   int slice_end, double* out, std::int64_t out_first) {
+                                   int slice_end, double* out, std::int64_t out_first, std::int64_t out_stride) {
   const int row = exercise_row_;
   auto states = [&]<class Real>(Data<Real>& data) {
     if (state_work_.size() == 0)
       state_work_ = Buffer<double>(device_, (2 * cells_ * sizeof(Real) + sizeof(double) - 1) / sizeof(double));
     ExerciseStates<Real> k{data.kernel, data.americans.data(), static_cast<int>(americans_.size()), row, out_first,
-                           out};
+                           out, out_stride};
     GroupPaths<Real>& paths = k.group.paths;
     paths.paths = reinterpret_cast<Real*>(state_work_.data());
     paths.variance = paths.paths + cells_;

@@ -58,9 +58,10 @@ class PathGroupRun {
   // slices [slice_begin, slice_end) of blocks [first, first + nb) (nb = 1
   // unless the slices are whole blocks), on the device: per sample, the
   // underlying of each American at each of its exercise dates, written to
-  // out's rows (device memory) from sample out_first on.
+  // out (device memory) from sample out_first on, a date's states
+  // consecutive (out_stride samples a date).
   void exercise_states(std::int64_t first, std::int64_t nb, std::int64_t n_samples, int slice_begin, int slice_end,
-                       double* out, std::int64_t out_first);
+                       double* out, std::int64_t out_first, std::int64_t out_stride);
   // Doubles of each scratch buffer a launch of this group needs.
   std::size_t work_doubles() const { return work_doubles_; }
   std::size_t lane_doubles() const { return lane_doubles_; }

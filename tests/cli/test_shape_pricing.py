@@ -15,7 +15,8 @@ an H200's 132 x 2,048 resident threads):
   long paths, Greeks, an American: the STAC-A2 shape) runs a thread a
   sample and re-simulated scenario, its values then added up lane by lane
   in the lanes' own order (a Greek's terms in term order): the same bits
-  as a thread a lane; its Longstaff-Schwartz fit runs on the device, three
+  as a thread a lane; the base thread reads its path once for all its
+  spot bumps; its Longstaff-Schwartz fit runs on the device, three
   launches and a read-back a date.
 
 The counts are the run's structure, not its speed (test_shape_counts.py).
@@ -51,6 +52,11 @@ def compute_counts(path, phase="compute"):
 def by_kernel(c):
     """{(kernel, threads): launches}"""
     return {(k, int(t)): int(n) for k, t, n in zip(c["kernels"], c["size_threads"], c["size_launches"])}
+
+
+def kernel_bytes(c, kernel):
+    """The device bytes a kernel's launches declare."""
+    return sum(float(b) for k, b in zip(c["kernels"], c["size_device_bytes"]) if k == kernel)
 
 
 def same_results(test, a, b):
@@ -125,15 +131,27 @@ class PricingShape(sc.StrataTestCase):
                                         ("SampleMoments", 16 * 256): 1, ("GroupLaneTree", 16): 1})
         self.assertEqual(int(c["launches"]), 4)
         self.assertEqual(int(compute_counts(host)["threads_median"]), 256)
+        # The base thread values its American on the 11 spot bumps in one
+        # pass over its path (each date's cells read once for all of them):
+        # a sample's thread declares its path written, then read for the
+        # base price and once for the bumps, 3 x 252 dates x 5 assets x 8
+        # bytes (30 KB), where a pass a bump was 13 (131 KB).
+        per_thread = kernel_bytes(c, "PathGroupKernel<double>") / (11 * 2000)
+        self.assertLess(per_thread, 40e3)
         same_results(self, gpu, host)
         # The Longstaff-Schwartz fit runs where the states are: each of the
         # 251 dates before the last a launch of a thread a sample (2,000),
         # a lane sum of one thread per lane and term (the default degree 3:
-        # 4 x 4 + 4 = 20 terms, 256 lanes) and a lane tree of one per block
-        # and term, and one read-back; four more waits free its buffers.
+        # the symmetric matrix's 10 and the right-hand side's 4 terms, 256
+        # lanes) and a lane tree of one per block and term, and one
+        # read-back; four more waits free its buffers.
         fit = compute_counts(gpu, "regression_fit")
-        self.assertEqual(by_kernel(fit), {("FitDate", 2000): 251, ("FitLaneSums", 20 * 256): 251,
-                                          ("FitLaneTree", 20): 251})
+        self.assertEqual(by_kernel(fit), {("FitDate", 2000): 251, ("FitLaneSums", 14 * 256): 251,
+                                          ("FitLaneTree", 14): 251})
+        # A date's states are consecutive (FitDate reads two doubles a
+        # sample, not two strided sectors) and it writes 14 terms: 144
+        # bytes a sample, where strided rows and 20 terms were 240.
+        self.assertLess(kernel_bytes(fit, "FitDate") / (251 * 2000), 200)
         self.assertLessEqual(int(fit["waits"]), 251 + 4)
         # The cost model with each kernel's occupancy and a saturation of
         # 0.5: 2,000 threads fill twice the share of the device they fill by

@@ -177,3 +177,54 @@ TEST_CASE("a spot bump's moved view values a path as a moved copy of it in doubl
   check(p.x, p.var);
   check(xf, varf);
 }
+
+TEST_CASE("an American on several spot bumps in one pass gives each bump's bits on its own", "[greeks]") {
+  // The kernel values an American on all the spot bumps of a path in one
+  // pass (american_values), each date's cells read once; each bump must
+  // come out as american_value on its own moved view, bit for bit: each
+  // asset up and down and the gammas' middle point (asset 0, offset 0), a
+  // basket of three assets and one asset alone, a call and a put, from an
+  // fp32 path and an fp64 one. The exercise coefficients make the policy
+  // bind at different dates for different bumps.
+  using strata::kernels::pricing::SpotShift;
+  Paths p;
+  const PathView<double> base = p.build();
+  std::vector<float> xf(p.x.begin(), p.x.end()), varf(p.var.begin(), p.var.end());
+  std::vector<double> discount_at(kSteps), exercise(6 * 3, 0.0);
+  for (int k = 0; k < kSteps; ++k) discount_at[static_cast<std::size_t>(k)] = std::exp(-kRate * (k + 1) * kT / kSteps);
+  for (int f = 0; f < 6; ++f) exercise[static_cast<std::size_t>(3 * f)] = 2.0 + f;
+  auto check = [&](const auto& stored, const auto& variance) {
+    using Stored = std::remove_cvref_t<decltype(stored[0])>;
+    for (int assets : {kAssets, 1}) {   // one asset: asset 0's cells, kAssets apart
+      std::vector<SpotShift> shifts;
+      for (int a = 0; a < assets; ++a) {
+        shifts.push_back({a, std::ldexp(3.0, -8)});
+        shifts.push_back({a, -std::ldexp(5.0, -8)});
+        if (a == 0) shifts.push_back({0, 0.0});
+      }
+      const auto n = static_cast<int>(shifts.size());
+      const PathView<double, Stored> view{stored.data(), variance.data(), assets == 1 ? kAssets : 1, assets, kSteps,
+                                          base.fix_steps, base.weights, discount_at.data(), exercise.data()};
+      for (bool call : {true, false}) {
+        PayoffSpec<double> s = spec(PayoffKind::american, call, call ? 85.0 : 115.0);   // in the money
+        s.degree = 2;
+        const std::vector<PayoffSpec<double>> specs(static_cast<std::size_t>(n), s);
+        std::vector<double> got(static_cast<std::size_t>(n));
+        strata::kernels::pricing::american_values<kAssets>(specs.data(), 1, shifts.data(), n, view, got.data());
+        int exercised = 0;
+        for (int c = 0; c < n; ++c) {
+          PathView<double, Stored> moved = view;
+          moved.moved_asset = shifts[static_cast<std::size_t>(c)].asset;
+          moved.moved_offset = shifts[static_cast<std::size_t>(c)].log_offset;
+          const double want = strata::kernels::pricing::path_payoff(s, moved);
+          INFO("bump " << c << ", " << assets << " assets, call " << call << ", " << sizeof(Stored) << "-byte path");
+          CHECK(std::memcmp(&want, &got[static_cast<std::size_t>(c)], sizeof want) == 0);
+          exercised += want > 0.0;
+        }
+        CHECK(exercised > 0);   // not all zeros: the policy and the payoff bind
+      }
+    }
+  };
+  check(p.x, p.var);
+  check(xf, varf);
+}

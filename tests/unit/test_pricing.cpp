@@ -426,11 +426,12 @@ TEST_CASE("a Longstaff-Schwartz date's sums on the device equal the documented o
   // continuation is below 3.
   using namespace strata::kernels::pricing;
   const std::int64_t local = kSamplesPerBlock + 700, row = 4;
-  const int column = 1, degree = 2, m = degree + 1, width = m * m + m;
-  std::vector<double> states(static_cast<std::size_t>(local * row));
+  const int column = 1, degree = 2, m = degree + 1, width = fit_width(degree);
+  REQUIRE(width == 6 + 3);   // the matrix's upper triangle, the right-hand side
+  std::vector<double> states(static_cast<std::size_t>(local * row));   // [date column][sample]
+  auto state = [&](std::int64_t s, int c) -> double& { return states[static_cast<std::size_t>(c * local + s)]; };
   for (std::int64_t s = 0; s < local; ++s) {
-    for (int c = 0; c < row; ++c)
-      states[static_cast<std::size_t>(s * row + c)] = 80.0 + 40.0 * std::fmod(0.618034 * double(s * row + c + 1), 1.0);
+    for (int c = 0; c < row; ++c) state(s, c) = 80.0 + 40.0 * std::fmod(0.618034 * double(s * row + c + 1), 1.0);
   }
   const double d1 = std::exp(-0.05), d0 = std::exp(-0.025);
   auto intrinsic = [](double u) { return std::max(100.0 - u, 0.0); };
@@ -441,7 +442,7 @@ TEST_CASE("a Longstaff-Schwartz date's sums on the device equal the documented o
         terms(dev, static_cast<std::size_t>(local * width)), lane_sums(dev, static_cast<std::size_t>(lanes * width)),
         block_sums(dev, static_cast<std::size_t>(blocks * width));
     st.copy_from_host(states.data(), states.size());
-    FitDate k{.states = st.data(), .row = row, .column = column, .date = 0, .local = local, .cash = cash.data(),
+    FitDate k{.states = st.data(), .column = column, .date = 0, .local = local, .cash = cash.data(),
               .terms = terms.data(), .call = false, .laguerre = false, .degree = degree, .strike = 100.0,
               .discount_next = d1, .discount = d0, .first = true};
     for (int policy = 0; policy < 2; ++policy) {
@@ -464,17 +465,18 @@ TEST_CASE("a Longstaff-Schwartz date's sums on the device equal the documented o
         const std::int64_t b = i / kLanes;
         for (std::int64_t s = b * kSamplesPerBlock + i % kLanes; s < std::min(local, (b + 1) * kSamplesPerBlock);
              s += kLanes) {
-          const double next = states[static_cast<std::size_t>(s * row + column + 1)], v = intrinsic(next);
+          const double next = state(s, column + 1), v = intrinsic(next);
           auto& c = expect_cash[static_cast<std::size_t>(s)];
           if (policy == 0 || (v > 0.0 && v >= 3.0)) c = d1 * v;
-          const double u = states[static_cast<std::size_t>(s * row + column)];
+          const double u = state(s, column);
           if (!(intrinsic(u) > 0.0)) continue;
           const double x = u / 100.0, phi[3] = {1.0, x, x * x}, y = c / d0;
           double* sum = lane.data() + i * width;
+          int t = 0;
           for (int a = 0; a < m; ++a) {
-            for (int bb = 0; bb < m; ++bb) sum[a * m + bb] += phi[a] * phi[bb];
-            sum[m * m + a] += phi[a] * y;
+            for (int bb = a; bb < m; ++bb) sum[t++] += phi[a] * phi[bb];
           }
+          for (int a = 0; a < m; ++a) sum[t + a] += phi[a] * y;
         }
       }
       for (std::int64_t s = 0; s < local; ++s) {
