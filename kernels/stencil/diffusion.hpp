@@ -28,10 +28,11 @@ struct HeatStep {
   HeatStep(FieldView<const T> in, FieldView<T> to, T cx_, T cy_, T cz_)
       : u(in), out(to), cx(cx_), cy(cy_), cz(cz_), w(centre_weight(cx_, cy_, cz_)) {}
 
-  // The T nearest 1 - 2 (cx + cy + cz), the sum taken in long double: the
-  // coefficients' exponents are a few apart, so it is exact, and w + 2 (cx +
-  // cy + cz) is 1 (the update conserves the sum of u) whenever that weight
-  // is a T, as at cubic cells and dt a simple fraction of the limit.
+  // The T nearest 1 - 2 (cx + cy + cz), the sum taken in long double
+  // (exact for floats, and for doubles whose exponents are within 9 of
+  // each other, as a grid's cell sizes make them), so w + 2 (cx + cy + cz)
+  // is 1 and the update conserves the sum of u whenever that weight is a
+  // T, as at cubic cells with dt 0.9 of the stability limit.
   static T centre_weight(T cx, T cy, T cz) {
     const long double s = static_cast<long double>(cx) + static_cast<long double>(cy) + static_cast<long double>(cz);
     return static_cast<T>(1.0L - 2.0L * s);
