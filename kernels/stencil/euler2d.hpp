@@ -9,9 +9,12 @@
 // q_out = q_init + dt (-(F_{i+1/2} - F_{i-1/2}) / dx + S).
 //
 // Axes: local index i is x, j is z (the grid's axis 1); k is unused (0).
-// Every expression keeps miniWeather's operation order, so that a serial
-// loop code written the same way (scripts/bench/euler2d_reference.cpp)
-// agrees bit for bit on the host.
+// Every expression keeps miniWeather's operation order but three, which
+// trade its divisions for multiplications (the face value's four divisions
+// by 12, the three by the face's density and the tendency's four by the
+// cell size; an FP64 division is a dozen instructions on a GPU): the same
+// values to a rounding or two. A serial loop code written the same way
+// (scripts/bench/euler2d_reference.cpp) agrees bit for bit on the host.
 #pragma once
 
 #include <cmath>
@@ -37,6 +40,11 @@ inline constexpr double kXLen = 2.e4;      // m
 inline constexpr double kZLen = 1.e4;      // m
 inline constexpr double kMaxSpeed = 450;   // m s-1: the wave speed dt assumes
 inline constexpr int kHalo = 2;            // the 4-point stencil reaches two cells out
+// FP instructions of a face's fluxes besides its division (1 / r) and its
+// pow, and of a cell's update besides its division (1 / d): nvcc 13's PTX
+// for sm_90, fp64, the z face (the x face has 63).
+inline constexpr double kFaceSlots = 64;
+inline constexpr double kUpdateSlots = 16;
 
 enum Var { kDens = 0, kUmom = 1, kWmom = 2, kRhot = 3, kVars = 4 };
 
@@ -67,9 +75,11 @@ struct Background {
 };
 
 // Fourth-order face value and third difference of four cell averages.
+// miniWeather's -s0/12 + 7 s1/12 + 7 s2/12 - s3/12 as (7 (s1 + s2) - (s0 +
+// s3)) times 1/12: no division.
 template <class T>
 STRATA_HD STRATA_FORCEINLINE void face_stencil(T s0, T s1, T s2, T s3, T& val, T& d3) {
-  val = -s0 / T(12) + T(7) * s1 / T(12) + T(7) * s2 / T(12) - s3 / T(12);
+  val = (T(7) * (s1 + s2) - (s0 + s3)) * T(1. / 12);
   d3 = -s0 + T(3) * s1 - T(3) * s2 + s3;
 }
 
@@ -87,9 +97,9 @@ struct Flux {
   Background<T> bg;
   T hv;
   // Four variables read (the other three cells from cache), four fluxes
-  // written; 19 divisions (face_stencil's four by 12 per variable, u, w,
-  // theta), a pow, about 40 other operations.
-  static constexpr Work cell_work() { return item_work<T>(8, 19 * OpCost<T>::div + OpCost<T>::pow + 40); }
+  // written; one division (1 / r, for u, w and theta), a pow and
+  // kFaceSlots other FP instructions.
+  static constexpr Work cell_work() { return item_work<T>(8, OpCost<T>::div + OpCost<T>::pow + kFaceSlots); }
   // The four fluxes through face (i, j), into out[kDens .. kRhot].
   STRATA_HD STRATA_FORCEINLINE void face(index_t i, index_t j, T out[kVars]) const {
     const index_t di = Axis == 0 ? 1 : 0;
@@ -100,9 +110,10 @@ struct Flux {
                    s(i + di, j + dj, 0, v), vals[v], d3[v]);
     const index_t kf = bg.k0 + j;
     const T r = vals[kDens] + (Axis == 0 ? bg.cell_dens(j) : bg.dens_int[kf]);
-    const T u = vals[kUmom] / r;
-    T w = vals[kWmom] / r;
-    const T t = (vals[kRhot] + (Axis == 0 ? bg.cell_dens_theta(j) : bg.dens_theta_int[kf])) / r;
+    const T rr = T(1) / r;
+    const T u = vals[kUmom] * rr;
+    T w = vals[kWmom] * rr;
+    const T t = (vals[kRhot] + (Axis == 0 ? bg.cell_dens_theta(j) : bg.dens_theta_int[kf])) * rr;
     T p = T(kC0) * power(r * t, T(kGamma));
     if (Axis == 1) p = p - bg.pressure_int[kf];
     if (Axis == 1 && (kf == 0 || kf == bg.nz)) {
@@ -141,14 +152,16 @@ struct ApplyTendency {
   T d;
   T dt;
   // init, flux (its next face from cache) and out, four variables each, and
-  // the forcing's density half the time; four divisions by d.
-  static constexpr Work cell_work() { return item_work<T>(12.5, 4 * OpCost<T>::div + 12); }
+  // the forcing's density half the time; one division (1 / d) and
+  // kUpdateSlots other FP instructions.
+  static constexpr Work cell_work() { return item_work<T>(12.5, OpCost<T>::div + kUpdateSlots); }
   // The update of cell (i, j) from the fluxes through its low face (lo)
   // and its high face (hi) along `axis`.
   STRATA_HD STRATA_FORCEINLINE void update(index_t i, index_t j, const T lo[kVars], const T hi[kVars]) const {
     // Every tendency before any write: `out` may be `forcing` (stage 2).
     T tend[kVars];
-    for (int v = 0; v < kVars; ++v) tend[v] = -(hi[v] - lo[v]) / d;
+    const T rd = T(1) / d;
+    for (int v = 0; v < kVars; ++v) tend[v] = (lo[v] - hi[v]) * rd;
     if (axis == 1) tend[kWmom] = tend[kWmom] - forcing(i, j, 0, kDens) * T(kGrav);
     if (wforce.origin != nullptr) {
       const T f = wforce(i, j);

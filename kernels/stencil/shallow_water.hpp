@@ -79,6 +79,14 @@ struct ShallowWaterRhs {
   STRATA_HD STRATA_FORCEINLINE T q(index_t i, index_t j) const {
     return (static_cast<T>(f.at(j)) + zeta(i, j)) / hq(i, j);
   }
+  // q / 4 with a multiplication fewer: hq is a sum of four h times 1/4, so
+  // dividing by the sum gives q's bits over 4 exactly (a power of two
+  // scales a correctly rounded quotient exactly, short of subnormals).
+  // The momentum tendencies multiply their q terms by 1/4: with q / 4
+  // they take the same bits without that multiplication.
+  STRATA_HD STRATA_FORCEINLINE T q_quarter(index_t i, index_t j) const {
+    return (static_cast<T>(f.at(j)) + zeta(i, j)) / ((h(i - 1, j - 1) + h(i, j - 1)) + (h(i - 1, j) + h(i, j)));
+  }
   // Kinetic energy per unit mass at a cell centre: (mean_x u^2 + mean_y v^2) / 2.
   STRATA_HD STRATA_FORCEINLINE T K(index_t i, index_t j) const {
     const T u0 = u(i, j), u1 = u(i + 1, j), v0 = v(i, j), v1 = v(i, j + 1);
@@ -86,12 +94,24 @@ struct ShallowWaterRhs {
   }
   STRATA_HD STRATA_FORCEINLINE T B(index_t i, index_t j) const { return g * h(i, j) + K(i, j); }
 
-  STRATA_HD STRATA_FORCEINLINE T dh(index_t i, index_t j) const {
-    return -((U(i + 1, j) - U(i, j)) * rdx + (V(i, j + 1) - V(i, j)) * rdy);
+  // The tendencies at one point. The forms taking the corner and centre
+  // values a cell shares between them (q at its SW, NW and SE corners, B at
+  // its centre, the fluxes through its own faces) are the stage's: each is
+  // then computed once a cell, and the values are those of the forms that
+  // compute their own, bit for bit.
+  STRATA_HD STRATA_FORCEINLINE T dh(index_t i, index_t j) const { return dh(U(i, j), U(i + 1, j), V(i, j), V(i, j + 1)); }
+  STRATA_HD STRATA_FORCEINLINE T dh(T u_w, T u_e, T v_s, T v_n) const {
+    return -((u_e - u_w) * rdx + (v_n - v_s) * rdy);
   }
   STRATA_HD STRATA_FORCEINLINE T du(index_t i, index_t j) const {
-    T r = T(0.25) * (q(i, j) * (V(i - 1, j) + V(i, j)) + q(i, j + 1) * (V(i - 1, j + 1) + V(i, j + 1))) -
-          (B(i, j) - B(i - 1, j)) * rdx;
+    return du(i, j, q_quarter(i, j), q_quarter(i, j + 1), B(i, j), V(i, j), V(i, j + 1));
+  }
+  // With the quarters of q: q4_sw = q_quarter(i, j), q4_nw = q_quarter(i, j
+  // + 1); b = B(i, j), v_s = V(i, j), v_n = V(i, j + 1). The value is
+  // 0.25 (q(i, j) (V(i - 1, j) + V(i, j)) + q(i, j + 1) (...)) - (B(i, j) -
+  // B(i - 1, j)) / dx.
+  STRATA_HD STRATA_FORCEINLINE T du(index_t i, index_t j, T q4_sw, T q4_nw, T b, T v_s, T v_n) const {
+    T r = (q4_sw * (V(i - 1, j) + v_s) + q4_nw * (V(i - 1, j + 1) + v_n)) - (b - B(i - 1, j)) * rdx;
     if (nu != T(0)) {
       const T c = u(i, j);
       const T fx = h(i, j) * (u(i + 1, j) - c) - h(i - 1, j) * (c - u(i - 1, j));
@@ -101,8 +121,13 @@ struct ShallowWaterRhs {
     return r;
   }
   STRATA_HD STRATA_FORCEINLINE T dv(index_t i, index_t j) const {
-    T r = -T(0.25) * (q(i, j) * (U(i, j - 1) + U(i, j)) + q(i + 1, j) * (U(i + 1, j - 1) + U(i + 1, j))) -
-          (B(i, j) - B(i, j - 1)) * rdy;
+    return dv(i, j, q_quarter(i, j), q_quarter(i + 1, j), B(i, j), U(i, j), U(i + 1, j));
+  }
+  // q4_sw = q_quarter(i, j), q4_se = q_quarter(i + 1, j), b = B(i, j), u_w =
+  // U(i, j), u_e = U(i + 1, j): -0.25 (q(i, j) (U(i, j - 1) + U(i, j)) +
+  // q(i + 1, j) (...)) - (B(i, j) - B(i, j - 1)) / dy.
+  STRATA_HD STRATA_FORCEINLINE T dv(index_t i, index_t j, T q4_sw, T q4_se, T b, T u_w, T u_e) const {
+    T r = -(q4_sw * (U(i, j - 1) + u_w) + q4_se * (U(i + 1, j - 1) + u_e)) - (b - B(i, j - 1)) * rdy;
     if (nu != T(0)) {
       const T c = v(i, j);
       const T fx = hq(i + 1, j) * (v(i + 1, j) - c) - hq(i, j) * (c - v(i - 1, j));
@@ -130,12 +155,21 @@ struct ShallowWaterStage {
   T b, dt;
   bool wall_x_low, wall_y_low;  // this rank holds the low wall of x / y
 
-  // h, u, v of the stage input and of s0 read, h, u, v written; four
-  // potential vorticities (a division each) and about 90 other operations.
-  static constexpr Work cell_work() { return item_work<T>(9, 4 * OpCost<T>::div + 90); }
+  // h, u, v of the stage input and of s0 read, h, u, v written; without
+  // viscosity (its branch adds two divisions), three corners' q / 4 (a
+  // division each) and 97 other FP instructions (nvcc 13's PTX for sm_90,
+  // fp64; fp32 has 93 and the Coriolis rows' 4 FP64 FMAs).
+  static constexpr Work cell_work() { return item_work<T>(9, 3 * OpCost<T>::div + 97); }
 
   STRATA_HD STRATA_FORCEINLINE void operator()(index_t i, index_t j, index_t) const {
-    const T dh = rhs.dh(i, j), du = rhs.du(i, j), dv = rhs.dv(i, j);
+    // What du, dv and dh share, once: three corners' q / 4 (a division
+    // each), the centre's B and the fluxes through the cell's four faces.
+    const T q_sw = rhs.q_quarter(i, j), q_nw = rhs.q_quarter(i, j + 1), q_se = rhs.q_quarter(i + 1, j);
+    const T bernoulli = rhs.B(i, j);
+    const T u_w = rhs.U(i, j), u_e = rhs.U(i + 1, j), v_s = rhs.V(i, j), v_n = rhs.V(i, j + 1);
+    const T dh = rhs.dh(u_w, u_e, v_s, v_n);
+    const T du = rhs.du(i, j, q_sw, q_nw, bernoulli, v_s, v_n);
+    const T dv = rhs.dv(i, j, q_sw, q_se, bernoulli, u_w, u_e);
     const T h_start = h0(i, j), u_start = u0(i, j), v_start = v0(i, j);
     const T hn = h_start + b * ((rhs.h(i, j) - h_start) + dt * dh);
     const T un = u_start + b * ((rhs.u(i, j) - u_start) + dt * du);

@@ -38,8 +38,8 @@ struct SweepStage {
     using kernels::OpCost;
     const double faces = Axis == 0 ? 32.0 / kWarpCells : (kColumnCells + 1.0) / kColumnCells;
     const double values = 12 + (stage.apply.wforce.origin != nullptr ? 1 : 0);
-    const double face_slots = 19 * OpCost<T>::div + OpCost<T>::pow + 40;
-    const double update_slots = 4 * OpCost<T>::div + 12;
+    const double face_slots = OpCost<T>::div + OpCost<T>::pow + k::kFaceSlots;
+    const double update_slots = OpCost<T>::div + k::kUpdateSlots;
     // The thread's cell from block and thread indices, the loops, and on
     // the x sweep the shuffles of four fluxes (two each in fp64).
     const double index_ops = 12 + (Axis == 0 ? 4.0 * sizeof(T) / 4 : 0);

@@ -159,15 +159,16 @@ Result run_thermal(int nx, int nz, double sim_time) {
           const double* q = forcing[v].data();
           const std::size_t c = id(i, k), step = dir == 0 ? 1 : static_cast<std::size_t>(sx);
           const double s0 = q[c - 2 * step], s1 = q[c - step], s2 = q[c], s3 = q[c + step];
-          vals[v] = -s0 / 12. + 7. * s1 / 12. + 7. * s2 / 12. - s3 / 12.;
+          vals[v] = (7. * (s1 + s2) - (s0 + s3)) * (1. / 12);
           d3[v] = -s0 + 3. * s1 - 3. * s2 + s3;
         }
         double r, u, w, t, p;
         if (dir == 0) {
           r = vals[0] + hd[k + kHs];
-          u = vals[1] / r;
-          w = vals[2] / r;
-          t = (vals[3] + hdt[k + kHs]) / r;
+          const double rr = 1. / r;
+          u = vals[1] * rr;
+          w = vals[2] * rr;
+          t = (vals[3] + hdt[k + kHs]) * rr;
           p = kC0 * std::pow(r * t, kGamma);
           flux[0][id(i, k)] = r * u - hv * d3[0];
           flux[1][id(i, k)] = r * u * u + p - hv * d3[1];
@@ -175,9 +176,10 @@ Result run_thermal(int nx, int nz, double sim_time) {
           flux[3][id(i, k)] = r * u * t - hv * d3[3];
         } else {
           r = vals[0] + hdi[k];
-          u = vals[1] / r;
-          w = vals[2] / r;
-          t = (vals[3] + hdti[k]) / r;
+          const double rr = 1. / r;
+          u = vals[1] * rr;
+          w = vals[2] * rr;
+          t = (vals[3] + hdti[k]) * rr;
           p = kC0 * std::pow(r * t, kGamma) - hpi[k];
           if (k == 0 || k == nz) {
             w = 0.;
@@ -194,7 +196,8 @@ Result run_thermal(int nx, int nz, double sim_time) {
       for (int i = 0; i < nx; ++i) {
         const std::size_t c = id(i, k), c1 = id(i + fi, k + fk);
         double tend[4];
-        for (int v = 0; v < 4; ++v) tend[v] = -(flux[v][c1] - flux[v][c]) / d;
+        const double rd = 1. / d;
+        for (int v = 0; v < 4; ++v) tend[v] = (flux[v][c] - flux[v][c1]) * rd;
         if (dir == 1) tend[2] = tend[2] - forcing[0][c] * kGrav;
         for (int v = 0; v < 4; ++v) out[v][c] = init[v][c] + dts * tend[v];
       }

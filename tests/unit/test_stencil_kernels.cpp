@@ -184,13 +184,13 @@ Precision precision_of() {
 
 // ---- diffusion: explicit Euler with the 7-point Laplacian -------------------
 
-// u + dt kappa lap(u) with c_a = kappa dt / d_a^2 (diffusion.hpp's header).
+// u + dt kappa lap(u) with c_a = kappa dt / d_a^2, written as diffusion.hpp
+// does: w u + c_x (u(i-1) + u(i+1)) + ..., w = 1 - 2 (c_x + c_y + c_z).
 template <class R, class T>
-R heat_reference(const HostField<T>& u, T cx, T cy, T cz, index_t i, index_t j, index_t k) {
+R heat_reference(const HostField<T>& u, T cx, T cy, T cz, T w, index_t i, index_t j, index_t k) {
   const R c = R(u(i, j, k));
-  return c + R(cx) * (R(u(i - 1, j, k)) - R(2) * c + R(u(i + 1, j, k))) +
-         R(cy) * (R(u(i, j - 1, k)) - R(2) * c + R(u(i, j + 1, k))) +
-         R(cz) * (R(u(i, j, k - 1)) - R(2) * c + R(u(i, j, k + 1)));
+  return R(w) * c + R(cx) * (R(u(i - 1, j, k)) + R(u(i + 1, j, k))) +
+         R(cy) * (R(u(i, j - 1, k)) + R(u(i, j + 1, k))) + R(cz) * (R(u(i, j, k - 1)) + R(u(i, j, k + 1)));
 }
 
 }  // namespace
@@ -204,14 +204,18 @@ TEMPLATE_TEST_CASE("HeatStep matches the 7-point Laplacian cell by cell", "[sten
     SECTION(test::describe(d, precision_of<T>())) {
       DeviceField<T> du(d, u), dout(d, shape);
       const Box owned{{0, 0, 0}, {6, 5, 4}};
-      launch(d, owned, ks::HeatStep<T>{du.view(), dout.view(), cx, cy, cz});
+      const ks::HeatStep<T> step{du.view(), dout.view(), cx, cy, cz};
+      // The centre's weight, 1 - 2 (cx + cy + cz) to within T's rounding.
+      CHECK(std::fabs(double(step.w) - (1 - 2 * (double(cx) + double(cy) + double(cz)))) <=
+            std::numeric_limits<T>::epsilon());
+      launch(d, owned, step);
       const HostField<T> out = dout.read(shape);
-      Tally<T> t{d, 16};  // 4 roundings per axis, 3 sums (2 c is exact)
+      Tally<T> t{d, 10};  // w c, then per axis a sum, a product and an addition
       for (index_t k = 0; k < 4; ++k)
         for (index_t j = 0; j < 5; ++j)
           for (index_t i = 0; i < 6; ++i)
-            t.check("out", i, j, k, out(i, j, k), heat_reference<T>(u, cx, cy, cz, i, j, k),
-                    heat_reference<Mag>(u, cx, cy, cz, i, j, k).m);
+            t.check("out", i, j, k, out(i, j, k), heat_reference<T>(u, cx, cy, cz, step.w, i, j, k),
+                    heat_reference<Mag>(u, cx, cy, cz, step.w, i, j, k).m);
       t.verdict();
       // Halo cells are not written.
       CHECK(out(-1, 0, 0) == T(0));
@@ -669,10 +673,11 @@ struct DeviceVars {
 
 // The value at the face between cells 1 and 2 of four cell averages s[0..3]
 // (the fourth-order interpolation, exact for cubics' averages) and their
-// third difference (miniWeather's compute_tendencies_x/_z).
+// third difference (miniWeather's compute_tendencies_x/_z; the value as
+// (7 (s1 + s2) - (s0 + s3)) times 1/12, as euler2d.hpp writes it).
 template <class R, class T>
 void face_reference(const R s[4], R& val, R& d3) {
-  val = -s[0] / R(T(12)) + R(T(7)) * s[1] / R(T(12)) + R(T(7)) * s[2] / R(T(12)) - s[3] / R(T(12));
+  val = (R(T(7)) * (s[1] + s[2]) - (s[0] + s[3])) * R(T(1. / 12));
   d3 = -s[0] + R(T(3)) * s[1] - R(T(3)) * s[2] + s[3];
 }
 
@@ -692,17 +697,19 @@ std::vector<R> flux_reference(const Vars<T>& q, const BackgroundArrays<T>& bg, T
   if (axis == 0) {
     const std::size_t c = static_cast<std::size_t>(bg.k0 + j + 2);
     const R r = val[0] + R(bg.dens_cell[c]);
-    const R u = val[1] / r, w = val[2] / r;
-    const R t = (val[3] + R(bg.dens_theta_cell[c])) / r;
+    const R rr = R(T(1)) / r;
+    const R u = val[1] * rr, w = val[2] * rr;
+    const R t = (val[3] + R(bg.dens_theta_cell[c])) * rr;
     const R p = R(T(kC0)) * pw(r * t, R(T(kGamma)));
     return {r * u - rhv * d3[0], r * u * u + p - rhv * d3[1], r * u * w - rhv * d3[2], r * u * t - rhv * d3[3]};
   }
   const index_t kf = bg.k0 + j;
   const std::size_t f = static_cast<std::size_t>(kf);
   const R r = val[0] + R(bg.dens_int[f]);
-  const R u = val[1] / r;
-  R w = val[2] / r;
-  const R t = (val[3] + R(bg.dens_theta_int[f])) / r;
+  const R rr = R(T(1)) / r;
+  const R u = val[1] * rr;
+  R w = val[2] * rr;
+  const R t = (val[3] + R(bg.dens_theta_int[f])) * rr;
   const R p = R(T(kC0)) * pw(r * t, R(T(kGamma))) - R(bg.pressure_int[f]);
   if (kf == 0 || kf == bg.nz) {
     w = R(T(0));
@@ -717,7 +724,7 @@ template <class R, class T>
 R tendency_reference(const Vars<T>& init, const Vars<T>& forcing, const Vars<T>& flux, const HostField<T>* wforce,
                      int axis, T d, T dt, std::size_t v, index_t i, index_t j) {
   const index_t i1 = axis == 0 ? i + 1 : i, j1 = axis == 0 ? j : j + 1;
-  R tend = -(R(flux[v](i1, j1)) - R(flux[v](i, j))) / R(d);
+  R tend = (R(flux[v](i, j)) - R(flux[v](i1, j1))) * R(T(1) / d);
   if (v == 2 && axis == 1) tend = tend - R(forcing[0](i, j)) * R(T(kGrav));
   if (v == 2 && wforce != nullptr) {
     const R f = R((*wforce)(i, j));
@@ -763,11 +770,12 @@ TEMPLATE_TEST_CASE("euler2d FluxX and FluxZ match miniWeather's face fluxes", "[
         launch(d, kFacesX, ke::Flux<T, 0>{dq.cstate(), fx.state(), dbg.view(), hv});
         launch(d, kFacesZ, ke::Flux<T, 1>{dq.cstate(), fz.state(), dbg.view(), hv});
         const Vars<T> got_x = fx.read(), got_z = fz.read();
-        // The longest path, the momentum flux: 5 roundings for the face
-        // value, 1 for r, 2 for t, 1 for r t, pow (within 2 ulp on CUDA,
-        // counted 4), 1 for C0, 3 to combine, 1 for the third difference's
-        // product, 1 for the subtraction (z): 19; 20 bounds every flux.
-        Tally<T> t{d, 20};
+        // The longest path, the momentum flux: 6 roundings for the face
+        // value (two sums, 7 times one, their difference, 1/12 and the
+        // product), 1 for r, 1 for 1 / r, 2 for t, 1 for r t, pow (within 2
+        // ulp on CUDA, counted 4), 1 for C0, 3 to combine, 1 for the third
+        // difference's product, 1 for the subtraction (z): 22.
+        Tally<T> t{d, 22};
         for (int axis = 0; axis < 2; ++axis) {
           const Box& faces = axis == 0 ? kFacesX : kFacesZ;
           const Vars<T>& got = axis == 0 ? got_x : got_z;
@@ -803,8 +811,9 @@ TEMPLATE_TEST_CASE("euler2d ApplyTendency is q + dt (flux divergence + sources)"
                ke::ApplyTendency<T>{di.cstate(), df.cstate(), dflux.cstate(), dout.state(), wf, axis, step, dt});
         const Vars<T> got = dout.read();
         const HostField<T>* w = axis == 1 ? &wforce : nullptr;
-        // Subtraction, division, buoyancy (2), wforce (3), dt, sum: 9.
-        Tally<T> t{d, 9};
+        // Subtraction, 1 / d and the product, buoyancy (2), wforce (3), dt,
+        // sum: 10.
+        Tally<T> t{d, 10};
         for (index_t j = 0; j < kNz; ++j)
           for (index_t i = 0; i < kNx; ++i)
             for (std::size_t v = 0; v < 4; ++v)
