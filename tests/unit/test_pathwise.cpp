@@ -56,6 +56,28 @@ struct Paths {
   }
 };
 
+// The paths of Paths with what a valuation of them reads besides: their
+// fp32 copy, discount factors and exercise coefficients that make an
+// American's policy bind.
+struct ValuedPaths {
+  Paths p;
+  PathView<double> base = p.build();
+  std::vector<float> xf = std::vector<float>(p.x.begin(), p.x.end());
+  std::vector<float> varf = std::vector<float>(p.var.begin(), p.var.end());
+  std::vector<double> discount_at = discounts(), exercise = coefficients();
+
+  static std::vector<double> discounts() {
+    std::vector<double> d(kSteps);
+    for (int k = 0; k < kSteps; ++k) d[static_cast<std::size_t>(k)] = std::exp(-kRate * (k + 1) * kT / kSteps);
+    return d;
+  }
+  static std::vector<double> coefficients() {
+    std::vector<double> e(6 * 3, 0.0);
+    for (int f = 0; f < 6; ++f) e[static_cast<std::size_t>(3 * f)] = 2.0 + f;
+    return e;
+  }
+};
+
 PayoffSpec<double> spec(PayoffKind kind, bool call, double strike) {
   PayoffSpec<double> s{};
   s.kind = kind;
@@ -136,12 +158,11 @@ TEST_CASE("a spot bump's moved view values a path as a moved copy of it in doubl
   // and an fp64 one, the asset moved or another; one continuous barrier and
   // lookback step each read the variances too. Discount factors and
   // exercise coefficients make the American's policy bind.
-  Paths p;
-  const PathView<double> base = p.build();
-  std::vector<float> xf(p.x.begin(), p.x.end()), varf(p.var.begin(), p.var.end());
-  std::vector<double> discount_at(kSteps), exercise(6 * 3, 0.0);
-  for (int k = 0; k < kSteps; ++k) discount_at[static_cast<std::size_t>(k)] = std::exp(-kRate * (k + 1) * kT / kSteps);
-  for (int f = 0; f < 6; ++f) exercise[static_cast<std::size_t>(3 * f)] = 2.0 + f;
+  const ValuedPaths v;
+  const Paths& p = v.p;
+  const PathView<double>& base = v.base;
+  const std::vector<float>&xf = v.xf, &varf = v.varf;
+  const std::vector<double>&discount_at = v.discount_at, &exercise = v.exercise;
   const double offset = std::ldexp(3.0, -20);   // a spot bump's log offset: a few ulp of the start's in fp32
   auto check = [&](const auto& stored, const auto& variance) {
     for (int moved_asset = 0; moved_asset < kAssets; ++moved_asset) {
@@ -187,12 +208,11 @@ TEST_CASE("an American on several spot bumps in one pass gives each bump's bits 
   // fp32 path and an fp64 one. The exercise coefficients make the policy
   // bind at different dates for different bumps.
   using strata::kernels::pricing::SpotShift;
-  Paths p;
-  const PathView<double> base = p.build();
-  std::vector<float> xf(p.x.begin(), p.x.end()), varf(p.var.begin(), p.var.end());
-  std::vector<double> discount_at(kSteps), exercise(6 * 3, 0.0);
-  for (int k = 0; k < kSteps; ++k) discount_at[static_cast<std::size_t>(k)] = std::exp(-kRate * (k + 1) * kT / kSteps);
-  for (int f = 0; f < 6; ++f) exercise[static_cast<std::size_t>(3 * f)] = 2.0 + f;
+  const ValuedPaths v;
+  const Paths& p = v.p;
+  const PathView<double>& base = v.base;
+  const std::vector<float>&xf = v.xf, &varf = v.varf;
+  const std::vector<double>&discount_at = v.discount_at, &exercise = v.exercise;
   auto check = [&](const auto& stored, const auto& variance) {
     using Stored = std::remove_cvref_t<decltype(stored[0])>;
     for (int assets : {kAssets, 1}) {   // one asset: asset 0's cells, kAssets apart
