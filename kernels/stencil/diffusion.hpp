@@ -23,10 +23,7 @@ struct HeatStep {
   FieldView<const T> u;
   FieldView<T> out;
   T cx, cy, cz;
-  T w;
-
-  HeatStep(FieldView<const T> in, FieldView<T> to, T cx_, T cy_, T cz_)
-      : u(in), out(to), cx(cx_), cy(cy_), cz(cz_), w(centre_weight(cx_, cy_, cz_)) {}
+  T w;  // the centre's weight, centre_weight(cx, cy, cz): made by heat_step()
 
   // The T nearest 1 - 2 (cx + cy + cz), the sum taken in long double
   // (exact for floats, and for doubles whose exponents are within 9 of
@@ -48,6 +45,14 @@ struct HeatStep {
                    cz * (u(i, j, k - 1) + u(i, j, k + 1));
   }
 };
+
+// The heat step from u to out with the axes' coefficients; its centre
+// weight computed once here, on the host. (A kernel argument is an
+// aggregate, docs/gpu.md, so this is a function, not a constructor.)
+template <class T>
+HeatStep<T> heat_step(FieldView<const T> u, FieldView<T> out, T cx, T cy, T cz) {
+  return HeatStep<T>{u, out, cx, cy, cz, HeatStep<T>::centre_weight(cx, cy, cz)};
+}
 
 // The Gaussian amp exp(-|x - c|^2 / (2 s0^2)) after time t of diffusion in
 // free space: amp (s0^2 / s^2)^(3/2) exp(-|x - c|^2 / (2 s^2)), s^2 = s0^2 +

@@ -157,7 +157,7 @@ class DiffusionSimulation final : public grid::GridSimulation<T> {
     const Device& dev = this->ctx_.device;
     // The last step may be shorter: scale the coefficients with it.
     const T scale = dt / static_cast<T>(this->clock().dt);
-    const kernels::stencil::HeatStep<T> k{u_.view(), next_.view(), c_[0] * scale, c_[1] * scale, c_[2] * scale};
+    const auto k = kernels::stencil::heat_step<T>(u_.view(), next_.view(), c_[0] * scale, c_[1] * scale, c_[2] * scale);
     // Overlap only where a message is waited for (Grid::interior_remote):
     // on one rank, or along a periodic axis one rank spans, the halo is a
     // copy begin() makes, and the sweep stays whole rows. The physical

@@ -204,7 +204,7 @@ TEMPLATE_TEST_CASE("HeatStep matches the 7-point Laplacian cell by cell", "[sten
     SECTION(test::describe(d, precision_of<T>())) {
       DeviceField<T> du(d, u), dout(d, shape);
       const Box owned{{0, 0, 0}, {6, 5, 4}};
-      const ks::HeatStep<T> step{du.view(), dout.view(), cx, cy, cz};
+      const auto step = ks::heat_step<T>(du.view(), dout.view(), cx, cy, cz);
       // The centre's weight, 1 - 2 (cx + cy + cz) to within T's rounding.
       CHECK(std::fabs(double(step.w) - (1 - 2 * (double(cx) + double(cy) + double(cz)))) <=
             std::numeric_limits<T>::epsilon());
@@ -238,7 +238,7 @@ TEMPLATE_TEST_CASE("HeatStep's Laplacian of a quadratic is exact", "[stencil][di
   for (const Device& d : test::devices()) {
     SECTION(test::describe(d, precision_of<T>())) {
       DeviceField<T> du(d, u), dout(d, shape);
-      launch(d, Box{{0, 0, 0}, {6, 5, 4}}, ks::HeatStep<T>{du.view(), dout.view(), T(0.125), T(0.125), T(0.125)});
+      launch(d, Box{{0, 0, 0}, {6, 5, 4}}, ks::heat_step<T>(du.view(), dout.view(), T(0.125), T(0.125), T(0.125)));
       const HostField<T> out = dout.read(shape);
       std::size_t bad = 0;
       for (index_t k = 0; k < 4; ++k)
