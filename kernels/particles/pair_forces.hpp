@@ -36,6 +36,49 @@ struct PackPositions {
   Work work(std::int64_t n) const { return item_work<Real>(3 + 4, 0) * static_cast<double>(n); }
 };
 
+// PackPositions for all atoms of a rank whose ghost swaps all copy on the
+// rank itself (one rank along every axis), in one launch: owned atoms from
+// x, y, z; ghost g (atom n_local + g) from its owned root atom root[g]
+// plus, per axis, the periodic shift of the one swap of that axis it came
+// through, if any (image[g]: two bits an axis, 0 none, 1 + side: the shift
+// shift[2 axis + side]). A ghost's coordinate takes at most one non-zero
+// shift (its own axis's swap; the swaps of the other axes add 0), so
+// root + shift has the bits of the chain of swaps that made the ghost
+// (CopyPositions, axis by axis): x + 0 + s + 0 == x + s, x + 0 == x + 0.
+// Nothing else reads the ghosts' x, y, z arrays then, so they are left as
+// the rebuild found them.
+template <class Real>
+struct PackAtoms {
+  const Real *x, *y, *z;
+  const int* root;   // per ghost: its owned source
+  const int* image;  // per ghost: which swap's shift each axis adds
+  Real shift[6];     // axis a, side s: shift[2 a + s]
+  std::int64_t n_local;
+  Real* xyz;
+  STRATA_HD void operator()(std::int64_t i) const {
+    const bool ghost = i >= n_local;
+    const std::int64_t g = i - n_local;
+    const std::int64_t r = ghost ? root[g] : i;
+    const int code = ghost ? image[g] : 0;
+    Real s[3];
+    for (int a = 0; a < 3; ++a) {
+      const int c = (code >> (2 * a)) & 3;
+      s[a] = c == 0 ? Real(0) : shift[2 * a + c - 1];
+    }
+    xyz[4 * i] = ghost ? x[r] + s[0] : x[r];
+    xyz[4 * i + 1] = ghost ? y[r] + s[1] : y[r];
+    xyz[4 * i + 2] = ghost ? z[r] + s[2] : z[r];
+    xyz[4 * i + 3] = Real(0);
+  }
+  // Owned atoms as PackPositions; a ghost also reads its root and image
+  // (two ints) and adds three shifts, selected by a few integer operations
+  // an axis.
+  Work work(std::int64_t n) const {
+    const double owned = static_cast<double>(n < n_local ? n : n_local), ghosts = static_cast<double>(n) - owned;
+    return item_work<Real>(3 + 4, 0) * owned + (item_work<Real>(3 + 4, 3, 12) + Work{8, 0, 0}) * ghosts;
+  }
+};
+
 // Evaluator: a pair potential in the shape of LennardJones (its Real, its
 // param_type with cutsq, a static evaluate templated on the arithmetic type).
 template <class Evaluator, bool Tally>

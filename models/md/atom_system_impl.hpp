@@ -44,7 +44,7 @@ void AtomSystem<T>::rebuild_here(bool from_reference, bool keys_hold_positions) 
   scratch(xyz_, 4 * static_cast<std::size_t>(n_local_ + n_ghost_));
   bin_and_list(grid);
   order_rows();
-  forward_positions();
+  if (!gather_) forward_positions();  // else the next pack_positions() makes the ghosts
 }
 
 // The owned atoms in two lists (order_): those whose rows hold no ghost,
@@ -214,6 +214,9 @@ template <class T>
 void AtomSystem<T>::find_ghosts() {
   using namespace kernels::particles;
   swaps_.clear();
+  gather_ = true;  // every swap copies here (one rank along every axis)
+  for (int a = 0; a < 3; ++a)
+    gather_ = gather_ && domain_.lower(a) == domain_.rank() && domain_.upper(a) == domain_.rank();
   const double rg = ghost_cutoff_;
   std::size_t stage_out = 1, stage_in = 1;
   int sends = 0, all = n_local_;
@@ -251,9 +254,28 @@ void AtomSystem<T>::find_ghosts() {
       pair[side].recv_count = counts[side];
       swaps_.push_back(pair[side]);
     }
-    const int most = std::max(pair[0].send_count + pair[1].send_count, counts[0] + counts[1]);
-    scratch(records_, static_cast<std::size_t>(3 * most));
-    swap_pair<double>(pair, {kx_.data(), ky_.data(), kz_.data()}, records_, records_, send_records_, recv_records_);
+    if (gather_) {  // copies here: the keys, and each ghost's root and shifts for PackAtoms
+      const auto ghosts = static_cast<std::size_t>(all + counts[0] + counts[1] - n_local_);
+      for (Buffer<int>* b : {&ghost_root_, &ghost_image_}) {  // grown, kept (as send_index_)
+        if (b->size() >= ghosts) continue;
+        std::vector<int> kept(static_cast<std::size_t>(all - n_local_));
+        b->copy_to_host(kept.data(), kept.size());
+        scratch(*b, ghosts);
+        b->copy_from_host(kept.data(), kept.size());
+      }
+      for (int side = 0; side < 2; ++side) {
+        const Swap& s = pair[side];
+        parallel_for(device_, s.send_count,
+                     CopyGhostKeys{kx_.data(), ky_.data(), kz_.data(), send_index_.data() + s.send_offset, s.shift[0],
+                                   s.shift[1], s.shift[2], a, side, n_local_, s.recv_first, kx_.data() + s.recv_first,
+                                   ky_.data() + s.recv_first, kz_.data() + s.recv_first, ghost_root_.data(),
+                                   ghost_image_.data()});
+      }
+    } else {
+      const int most = std::max(pair[0].send_count + pair[1].send_count, counts[0] + counts[1]);
+      scratch(records_, static_cast<std::size_t>(3 * most));
+      swap_pair<double>(pair, {kx_.data(), ky_.data(), kz_.data()}, records_, records_, send_records_, recv_records_);
+    }
     all += counts[0] + counts[1];
     stage_out = std::max(stage_out, static_cast<std::size_t>(3 * (pair[0].send_count + pair[1].send_count)));
     stage_in = std::max(stage_in, static_cast<std::size_t>(3 * (counts[0] + counts[1])));
