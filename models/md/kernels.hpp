@@ -33,6 +33,9 @@
                     STRATA_FOR(M, strata::kernels::particles::CopyGhostKeys) \
                     STRATA_FOR(M, strata::kernels::particles::FlagCodes) \
                     STRATA_FOR(M, strata::kernels::particles::SelectFlagged) \
+                    STRATA_FOR(M, strata::kernels::particles::PartitionFlagged) \
+                    STRATA_FOR(M, strata::kernels::particles::FlagSides) \
+                    STRATA_FOR(M, strata::kernels::particles::SelectSides) \
                     STRATA_FOR(M, strata::kernels::particles::GhostRows) \
                     STRATA_FOR(M, strata::kernels::particles::CellStarts) \
                     STRATA_REDUCE(M, double, strata::kernels::MaxOp, strata::kernels::particles::RowCount)) \
