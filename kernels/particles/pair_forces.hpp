@@ -60,19 +60,21 @@ struct PackAtoms {
     const std::int64_t g = i - n_local;
     const std::int64_t r = ghost ? root[g] : i;
     const int code = ghost ? image[g] : 0;
-    Real s[3];
-    for (int a = 0; a < 3; ++a) {
-      const int c = (code >> (2 * a)) & 3;
-      s[a] = c == 0 ? Real(0) : shift[2 * a + c - 1];
-    }
-    xyz[4 * i] = ghost ? x[r] + s[0] : x[r];
-    xyz[4 * i + 1] = ghost ? y[r] + s[1] : y[r];
-    xyz[4 * i + 2] = ghost ? z[r] + s[2] : z[r];
+    xyz[4 * i] = ghost ? x[r] + shift_of(code, 0) : x[r];
+    xyz[4 * i + 1] = ghost ? y[r] + shift_of(code, 1) : y[r];
+    xyz[4 * i + 2] = ghost ? z[r] + shift_of(code, 2) : z[r];
     xyz[4 * i + 3] = Real(0);
   }
+  // Axis a's shift (a constant index: selected, so the array stays in
+  // registers rather than the stack).
+  STRATA_HD Real shift_of(int code, int a) const {
+    const int c = (code >> (2 * a)) & 3;
+    return c == 0 ? Real(0) : c == 1 ? shift[2 * a] : shift[2 * a + 1];
+  }
   // Owned atoms as PackPositions; a ghost also reads its root and image
-  // (two ints) and adds three shifts, selected by a few integer operations
-  // an axis.
+  // (two ints) and adds three shifts: nvcc's sm_90 PTX has, an item, 3
+  // add.f64 (add.f32) and 12 integer instructions selecting them (3 and, 2
+  // shr, 6 setp.eq on the codes, the ghost test), besides the selp moves.
   Work work(std::int64_t n) const {
     const double owned = static_cast<double>(n < n_local ? n : n_local), ghosts = static_cast<double>(n) - owned;
     return item_work<Real>(3 + 4, 0) * owned + (item_work<Real>(3 + 4, 3, 12) + Work{8, 0, 0}) * ghosts;
