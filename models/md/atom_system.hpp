@@ -9,9 +9,12 @@
 // neighbour lists, then splits the owned atoms into interior ones (no
 // ghost in the row) and border ones, so that a step without a rebuild can
 // compute the interior's forces while the ghost positions travel
-// (forward_and_compute_forces). Every step is a kernel on the atoms' device
-// (kernels/particles/rebuild.hpp); only the MPI messages (migrating
-// records, ghost positions) and a few counts cross to the host.
+// (forward_and_compute_forces). On one rank, where every swap copies on the
+// rank itself, no swap runs between rebuilds: each ghost is its owned root
+// atom plus its axes' shifts (recorded at the build), made by the pack
+// before the pair forces (pack_positions()). Every step is a kernel on the
+// atoms' device (kernels/particles/rebuild.hpp); only the MPI messages
+// (migrating records, ghost positions) and a few counts cross to the host.
 //
 // Arrays (device buffers, structure of arrays): positions x, y, z of owned
 // atoms [0, n_local) then ghosts; velocities, forces, per-atom energy and
