@@ -8,12 +8,13 @@ namespace strata {
 
 int exclusive_scan(const Device& device, const int* in, int* out, std::int64_t n) {
   if (n <= 0) return 0;
-  // CUB's scan (two launches), then the last input and output read back.
+  // CUB's scan (two launches), a one-thread launch summing the last input
+  // and output, and that total read back.
   shape::launch(n, {static_cast<double>(2 * n * sizeof(int)), 0});
   shape::launch(n);
+  shape::launch(1);
   shape::wait();
-  shape::wait();
-  shape::to_host(2 * sizeof(int));
+  shape::to_host(sizeof(int));
   if (device.on_cuda()) return cuda::exclusive_scan(in, out, n);
   int sum = 0;
   for (std::int64_t i = 0; i < n; ++i) {

@@ -16,8 +16,8 @@
 //    result comes back to the host: a wait and sizeof(T) bytes;
 //  - Buffer copies: their bytes, and a wait when not on a Stream;
 //    Stream::fence and Device::fence: a wait;
-//  - exclusive_scan: CUB's two launches, then the total read back (two
-//    waits, 8 bytes); sort_pairs: CUB's radix sort, 2 + bits/8 launches;
+//  - exclusive_scan: CUB's two launches and one summing the total, then
+//    the total read back (a wait, 4 bytes); sort_pairs: CUB's radix sort, 2 + bits/8 launches;
 //  - a Buffer of device memory: an allocation (cudaMalloc), and a wait
 //    when it is freed (cudaFree synchronises the device).
 #pragma once

@@ -27,4 +27,30 @@ struct CopyPositions {
   }
 };
 
+// A ghost swap with the rank itself at a rebuild (find_ghosts): the build
+// positions as CopyPositions<double> copies them (the same sums), and, for
+// each ghost, its owned root atom and which swap's shift each axis adds
+// (PackAtoms rebuilds its position from these each step): a source that is
+// itself a ghost passes its own on, with this axis's side added.
+struct CopyGhostKeys {
+  const double *x, *y, *z;
+  const int *source;
+  double sx, sy, sz;  // the periodic shift
+  int axis, side;
+  int n_local;
+  int first;                   // the first slot filled (an atom index, >= n_local)
+  double *to_x, *to_y, *to_z;  // the slots' build positions (k-th at first + k)
+  int *root, *image;           // per ghost (atom n_local + g)
+  STRATA_HD void operator()(std::int64_t k) const {
+    const std::int64_t j = source[k];
+    to_x[k] = x[j] + sx;
+    to_y[k] = y[j] + sy;
+    to_z[k] = z[j] + sz;
+    const bool ghost = j >= n_local;
+    const std::int64_t g = first - n_local + k;
+    root[g] = ghost ? root[j - n_local] : static_cast<int>(j);
+    image[g] = (ghost ? image[j - n_local] : 0) | ((1 + side) << (2 * axis));
+  }
+};
+
 }  // namespace strata::kernels::particles

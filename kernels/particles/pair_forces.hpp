@@ -36,6 +36,51 @@ struct PackPositions {
   Work work(std::int64_t n) const { return item_work<Real>(3 + 4, 0) * static_cast<double>(n); }
 };
 
+// PackPositions for all atoms of a rank whose ghost swaps all copy on the
+// rank itself (one rank along every axis), in one launch: owned atoms from
+// x, y, z; ghost g (atom n_local + g) from its owned root atom root[g]
+// plus, per axis, the periodic shift of the one swap of that axis it came
+// through, if any (image[g]: two bits an axis, 0 none, 1 + side: the shift
+// shift[2 axis + side]). A ghost's coordinate takes at most one non-zero
+// shift (its own axis's swap; the swaps of the other axes add 0), so
+// root + shift has the bits of the chain of swaps that made the ghost
+// (CopyPositions, axis by axis): x + 0 + s + 0 == x + s, x + 0 == x + 0.
+// Nothing else reads the ghosts' x, y, z arrays then, so they are left as
+// the rebuild found them.
+template <class Real>
+struct PackAtoms {
+  const Real *x, *y, *z;
+  const int* root;   // per ghost: its owned source
+  const int* image;  // per ghost: which swap's shift each axis adds
+  Real shift[6];     // axis a, side s: shift[2 a + s]
+  std::int64_t n_local;
+  Real* xyz;
+  STRATA_HD void operator()(std::int64_t i) const {
+    const bool ghost = i >= n_local;
+    const std::int64_t g = i - n_local;
+    const std::int64_t r = ghost ? root[g] : i;
+    const int code = ghost ? image[g] : 0;
+    xyz[4 * i] = ghost ? x[r] + shift_of(code, 0) : x[r];
+    xyz[4 * i + 1] = ghost ? y[r] + shift_of(code, 1) : y[r];
+    xyz[4 * i + 2] = ghost ? z[r] + shift_of(code, 2) : z[r];
+    xyz[4 * i + 3] = Real(0);
+  }
+  // Axis a's shift (a constant index: selected, so the array stays in
+  // registers rather than the stack).
+  STRATA_HD Real shift_of(int code, int a) const {
+    const int c = (code >> (2 * a)) & 3;
+    return c == 0 ? Real(0) : c == 1 ? shift[2 * a] : shift[2 * a + 1];
+  }
+  // Owned atoms as PackPositions; a ghost also reads its root and image
+  // (two ints) and adds three shifts: nvcc's sm_90 PTX has, an item, 3
+  // add.f64 (add.f32) and 12 integer instructions selecting them (3 and, 2
+  // shr, 6 setp.eq on the codes, the ghost test), besides the selp moves.
+  Work work(std::int64_t n) const {
+    const double owned = static_cast<double>(n < n_local ? n : n_local), ghosts = static_cast<double>(n) - owned;
+    return item_work<Real>(3 + 4, 0) * owned + (item_work<Real>(3 + 4, 3, 12) + Work{8, 0, 0}) * ghosts;
+  }
+};
+
 // Evaluator: a pair potential in the shape of LennardJones (its Real, its
 // param_type with cutsq, a static evaluate templated on the arithmetic type).
 template <class Evaluator, bool Tally>

@@ -227,6 +227,44 @@ struct SelectFlagged {
   }
 };
 
+// Both sides at once: the flagged atoms first, in order, then the others,
+// in order (list[n_first + i - scan[i]]: i less the flagged ones before
+// it), with n_first the flags' total: one scan for a split in two.
+struct PartitionFlagged {
+  const int* flag;
+  const int* scan;
+  int n_first;
+  int* list;
+  STRATA_HD void operator()(std::int64_t i) const {
+    list[flag[i] != 0 ? scan[i] : n_first + static_cast<int>(i) - scan[i]] = static_cast<int>(i);
+  }
+};
+
+// An axis's two ghost swaps as one selection over 2n items: item k < n
+// flags atom k for the lower face's swap (code bit 0), item n + k for the
+// upper face's (bit 1); one exclusive scan of the 2n flags then lists the
+// lower face's atoms, then the upper face's (SelectSides), and scan[n]
+// counts the first.
+struct FlagSides {
+  const int* code;  // GhostFaces
+  std::int64_t n;
+  int* flag;
+  STRATA_HD void operator()(std::int64_t k) const {
+    const int side = k >= n ? 1 : 0;
+    flag[k] = (code[k - side * n] >> side) & 1;
+  }
+};
+
+struct SelectSides {
+  const int* flag;
+  const int* scan;
+  std::int64_t n;
+  int* list;
+  STRATA_HD void operator()(std::int64_t k) const {
+    if (flag[k] != 0) list[scan[k]] = static_cast<int>(k >= n ? k - n : k);
+  }
+};
+
 // code[i] = 1 when owned atom i's neighbour row holds a ghost (an index
 // at or above n_local): a border atom, whose force needs the forwarded
 // ghost positions; 0 for an interior atom, whose force can be computed

@@ -9,9 +9,12 @@
 // neighbour lists, then splits the owned atoms into interior ones (no
 // ghost in the row) and border ones, so that a step without a rebuild can
 // compute the interior's forces while the ghost positions travel
-// (forward_and_compute_forces). Every step is a kernel on the atoms' device
-// (kernels/particles/rebuild.hpp); only the MPI messages (migrating
-// records, ghost positions) and a few counts cross to the host.
+// (forward_and_compute_forces). On one rank, where every swap copies on the
+// rank itself, no swap runs between rebuilds: each ghost is its owned root
+// atom plus its axes' shifts (recorded at the build), made by the pack
+// before the pair forces (pack_positions()). Every step is a kernel on the
+// atoms' device (kernels/particles/rebuild.hpp); only the MPI messages
+// (migrating records, ghost positions) and a few counts cross to the host.
 //
 // Arrays (device buffers, structure of arrays): positions x, y, z of owned
 // atoms [0, n_local) then ghosts; velocities, forces, per-atom energy and
@@ -179,8 +182,7 @@ class AtomSystem {
     std::size_t remote = 0;
     while (remote < swaps_.size() && local(swaps_[remote]) && local(swaps_[remote + 1])) remote += 2;
     if (remote == swaps_.size()) {  // every swap copies on this rank: nothing to hide
-      forward_positions();
-      compute_forces<Evaluator>(params, tally);
+      compute_forces<Evaluator>(params, tally);  // the ghosts packed from their roots (pack_positions())
       return;
     }
     for (std::size_t first = 0; first < remote; first += 2) forward_pair(first);
@@ -202,10 +204,24 @@ class AtomSystem {
             fz_.data(),  energy_.data(),     virial_.data(), mean_row(), atoms};
   }
 
-  // The positions of atoms [first, first + n) (all, owned and ghosts, by
-  // default) into the packed copy pair_forces() reads.
-  void pack_positions(int first = 0, int n = -1) {
-    if (n < 0) n = n_local_ + n_ghost_ - first;
+  // The positions of all atoms, owned and ghosts, into the packed copy
+  // pair_forces() reads. On a rank whose swaps all copy here, the ghosts'
+  // come from their owned roots and shifts in the same launch (the step's
+  // whole ghost forwarding: PackAtoms), and their x, y, z arrays are not
+  // kept (nothing else reads them; forward_positions() still fills them);
+  // elsewhere from x, y, z as forward_positions() left them.
+  void pack_positions() {
+    if (!gather_) {
+      pack_positions(0, n_local_ + n_ghost_);
+      return;
+    }
+    kernels::particles::PackAtoms<T> f{x_.data(),           y_.data(), z_.data(), ghost_root_.data(),
+                                       ghost_image_.data(), {},        n_local_,  xyz_.data()};
+    for (std::size_t k = 0; k < swaps_.size(); ++k) f.shift[k] = static_cast<T>(swaps_[k].shift[k / 2]);
+    parallel_for(device_, n_local_ + n_ghost_, f);
+  }
+  // Those of atoms [first, first + n) from x, y, z.
+  void pack_positions(int first, int n) {
     parallel_for(device_, n, kernels::particles::PackPositions<T>{x_.data(), y_.data(), z_.data(), xyz_.data(), first});
   }
 
@@ -476,7 +492,9 @@ class AtomSystem {
   double ghost_cutoff_;
   Timers* timers_;
   int n_local_ = 0, n_ghost_ = 0, index_bits_ = 0;
-  int n_interior_ = 0;  // order_: the interior atoms (rows without a ghost), then the border ones
+  int n_interior_ = 0;
+  bool gather_ = false;  // every swap copies on this rank: ghosts packed from ghost_root_, ghost_image_  // order_: the
+                         // interior atoms (rows without a ghost), then the border ones
   std::int64_t capacity_ = 0, rebuilds_ = 0, step_ = 0;
   std::vector<Swap> swaps_;
   Buffer<T> x_, y_, z_, x0_, y0_, z0_, vx_, vy_, vz_, fx_, fy_, fz_, energy_, virial_;
@@ -485,6 +503,7 @@ class AtomSystem {
   Buffer<int> image_, neighbours_, count_, cell_start_, cell_atoms_, send_index_;
   Buffer<int> code_, flag_, scan_, list_, sort_value_;   // selections and sorts
   Buffer<int> order_;
+  Buffer<int> ghost_root_, ghost_image_;  // per ghost (gather_): its owned source, its swaps (PackAtoms)
   Buffer<std::uint64_t> sort_key_, sorted_key_;
   Buffer<T> binned_x_, binned_y_, binned_z_;   // build positions in cell order
   Buffer<T> xyz_;                              // positions packed four an atom, for the pair forces

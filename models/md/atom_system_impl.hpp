@@ -44,20 +44,21 @@ void AtomSystem<T>::rebuild_here(bool from_reference, bool keys_hold_positions) 
   scratch(xyz_, 4 * static_cast<std::size_t>(n_local_ + n_ghost_));
   bin_and_list(grid);
   order_rows();
-  forward_positions();
+  if (!gather_) forward_positions();  // else the next pack_positions() makes the ghosts
 }
 
 // The owned atoms in two lists (order_): those whose rows hold no ghost,
-// then the others, each in increasing index, by the selection kernels, so
-// the lists never visit the host.
+// then the others, each in increasing index, by one scan and a partition
+// (PartitionFlagged), so the lists never visit the host.
 template <class T>
 void AtomSystem<T>::order_rows() {
   using namespace kernels::particles;
   const std::int64_t n = n_local_;
   for (Buffer<int>* b : {&code_, &flag_, &scan_, &order_}) scratch(*b, static_cast<std::size_t>(n));
   parallel_for(device_, n, GhostRows{neighbours_.data(), count_.data(), capacity_, n_local_, code_.data()});
-  n_interior_ = select(n, 0b01, order_.data());
-  select(n, 0b10, order_.data() + n_interior_);
+  parallel_for(device_, n, FlagCodes{code_.data(), 0b01, flag_.data()});
+  n_interior_ = exclusive_scan(device_, flag_.data(), scan_.data(), n);
+  parallel_for(device_, n, PartitionFlagged{flag_.data(), scan_.data(), n_interior_, order_.data()});
 }
 
 // The owned arrays for n atoms; contents are lost when they grow (the
@@ -214,12 +215,16 @@ template <class T>
 void AtomSystem<T>::find_ghosts() {
   using namespace kernels::particles;
   swaps_.clear();
+  gather_ = true;  // every swap copies here (one rank along every axis)
+  for (int a = 0; a < 3; ++a)
+    gather_ = gather_ && domain_.lower(a) == domain_.rank() && domain_.upper(a) == domain_.rank();
   const double rg = ghost_cutoff_;
   std::size_t stage_out = 1, stage_in = 1;
   int sends = 0, all = n_local_;
   for (int a = 0; a < 3; ++a) {
     const int candidates = all;
-    for (Buffer<int>* b : {&code_, &flag_, &scan_}) scratch(*b, static_cast<std::size_t>(candidates));
+    scratch(code_, static_cast<std::size_t>(candidates));
+    for (Buffer<int>* b : {&flag_, &scan_}) scratch(*b, 2 * static_cast<std::size_t>(candidates));
     if (send_index_.size() < static_cast<std::size_t>(sends + 2 * candidates)) {   // grown, kept
       std::vector<int> kept(static_cast<std::size_t>(sends));
       send_index_.copy_to_host(kept.data(), kept.size());
@@ -228,6 +233,14 @@ void AtomSystem<T>::find_ghosts() {
     }
     const double* key[3] = {kx_.data(), ky_.data(), kz_.data()};
     parallel_for(device_, candidates, GhostFaces{key[a], domain_.lo(a) + rg, domain_.hi(a) - rg, code_.data()});
+    // Both sides' sources by one scan (FlagSides, SelectSides): the total
+    // and the lower face's count read back.
+    parallel_for(device_, 2 * std::int64_t{candidates}, FlagSides{code_.data(), candidates, flag_.data()});
+    const int both = exclusive_scan(device_, flag_.data(), scan_.data(), 2 * std::int64_t{candidates});
+    int lower = 0;
+    if (candidates > 0) scan_.copy_to_host(&lower, 1, {}, static_cast<std::size_t>(candidates));
+    parallel_for(device_, 2 * std::int64_t{candidates},
+                 SelectSides{flag_.data(), scan_.data(), candidates, send_index_.data() + sends});
     Swap pair[2];
     for (int side = 0; side < 2; ++side) {
       Swap& s = pair[side];
@@ -237,7 +250,7 @@ void AtomSystem<T>::find_ghosts() {
       const bool seam = side == 0 ? domain_.coords()[a] == 0 : domain_.coords()[a] == domain_.ranks()[a] - 1;
       s.shift[a] = seam ? (side == 0 ? domain_.length()[a] : -domain_.length()[a]) : 0.0;
       s.send_offset = sends;
-      s.send_count = select(candidates, side == 0 ? 0b1010 : 0b1100, send_index_.data() + sends);
+      s.send_count = side == 0 ? lower : both - lower;
       sends += s.send_count;
     }
     const int one[2] = {1, 1};
@@ -251,9 +264,28 @@ void AtomSystem<T>::find_ghosts() {
       pair[side].recv_count = counts[side];
       swaps_.push_back(pair[side]);
     }
-    const int most = std::max(pair[0].send_count + pair[1].send_count, counts[0] + counts[1]);
-    scratch(records_, static_cast<std::size_t>(3 * most));
-    swap_pair<double>(pair, {kx_.data(), ky_.data(), kz_.data()}, records_, records_, send_records_, recv_records_);
+    if (gather_) {  // copies here: the keys, and each ghost's root and shifts for PackAtoms
+      const auto ghosts = static_cast<std::size_t>(all + counts[0] + counts[1] - n_local_);
+      for (Buffer<int>* b : {&ghost_root_, &ghost_image_}) {  // grown, kept (as send_index_)
+        if (b->size() >= ghosts) continue;
+        std::vector<int> kept(static_cast<std::size_t>(all - n_local_));
+        b->copy_to_host(kept.data(), kept.size());
+        scratch(*b, ghosts);
+        b->copy_from_host(kept.data(), kept.size());
+      }
+      for (int side = 0; side < 2; ++side) {
+        const Swap& s = pair[side];
+        parallel_for(device_, s.send_count,
+                     CopyGhostKeys{kx_.data(), ky_.data(), kz_.data(), send_index_.data() + s.send_offset, s.shift[0],
+                                   s.shift[1], s.shift[2], a, side, n_local_, s.recv_first, kx_.data() + s.recv_first,
+                                   ky_.data() + s.recv_first, kz_.data() + s.recv_first, ghost_root_.data(),
+                                   ghost_image_.data()});
+      }
+    } else {
+      const int most = std::max(pair[0].send_count + pair[1].send_count, counts[0] + counts[1]);
+      scratch(records_, static_cast<std::size_t>(3 * most));
+      swap_pair<double>(pair, {kx_.data(), ky_.data(), kz_.data()}, records_, records_, send_records_, recv_records_);
+    }
     all += counts[0] + counts[1];
     stage_out = std::max(stage_out, static_cast<std::size_t>(3 * (pair[0].send_count + pair[1].send_count)));
     stage_in = std::max(stage_in, static_cast<std::size_t>(3 * (counts[0] + counts[1])));

@@ -13,6 +13,7 @@
 #define STRATA_MD_KERNELS(M, Real) \
   STRATA_FOR(M, strata::kernels::particles::BinPositions<Real>) \
   STRATA_FOR(M, strata::kernels::particles::PackPositions<Real>) \
+  STRATA_FOR(M, strata::kernels::particles::PackAtoms<Real>) \
   STRATA_FOR(M, strata::kernels::particles::BuildNeighbours<Real>) \
   STRATA_FOR(M, strata::kernels::particles::PairForces<strata::kernels::particles::LennardJones<Real>, true>) \
   STRATA_FOR(M, strata::kernels::particles::PairForces<strata::kernels::particles::LennardJones<Real>, false>) \
@@ -29,8 +30,12 @@
                 strata::kernels::particles::RebuildCheck<Real>) \
   STRATA_ONCE(Real, STRATA_FOR(M, strata::kernels::particles::MigrationCode) \
                     STRATA_FOR(M, strata::kernels::particles::GhostFaces) \
+                    STRATA_FOR(M, strata::kernels::particles::CopyGhostKeys) \
                     STRATA_FOR(M, strata::kernels::particles::FlagCodes) \
                     STRATA_FOR(M, strata::kernels::particles::SelectFlagged) \
+                    STRATA_FOR(M, strata::kernels::particles::PartitionFlagged) \
+                    STRATA_FOR(M, strata::kernels::particles::FlagSides) \
+                    STRATA_FOR(M, strata::kernels::particles::SelectSides) \
                     STRATA_FOR(M, strata::kernels::particles::GhostRows) \
                     STRATA_FOR(M, strata::kernels::particles::CellStarts) \
                     STRATA_REDUCE(M, double, strata::kernels::MaxOp, strata::kernels::particles::RowCount)) \
