@@ -213,8 +213,14 @@ class HaloExchange {
   HaloExchange& operator=(const HaloExchange&) = delete;
 
   // Up to max_fields components in all (a field of ncomp counts ncomp).
-  void begin(std::initializer_list<Field<T>*> fields);
+  // wrap = false leaves the halos of the wrapped axes as they are: for a
+  // step that reads across those seams itself (kernels/stencil/diffusion.hpp,
+  // PeriodicHeatStep).
+  void begin(std::initializer_list<Field<T>*> fields, bool wrap = true);
   void end();
+  // A periodic axis this rank spans alone: its halos are copies begin()
+  // makes, and no message crosses it.
+  bool wrapped(int axis) const { return wrapped_[axis]; }
   void exchange(std::initializer_list<Field<T>*> fields) {
     begin(fields);
     end();

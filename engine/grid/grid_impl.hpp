@@ -122,7 +122,7 @@ HaloExchange<T>::~HaloExchange() {
 }
 
 template <class T>
-void HaloExchange<T>::begin(std::initializer_list<Field<T>*> fields) {
+void HaloExchange<T>::begin(std::initializer_list<Field<T>*> fields, bool wrap) {
   if (!requests_.empty()) throw std::logic_error("HaloExchange::begin twice without end");
   pending_.count = 0;
   for (Field<T>* f : fields)
@@ -133,7 +133,7 @@ void HaloExchange<T>::begin(std::initializer_list<Field<T>*> fields) {
     }
   const std::size_t nf = static_cast<std::size_t>(pending_.count);
   if (nf == 0) return;
-  if (wraps_.count > 0) {
+  if (wrap && wraps_.count > 0) {
     const auto n = grid_.count();
     kernels::grid::PeriodicWrap<T> wrap{pending_, {wrap_axis_[0], wrap_axis_[1], wrap_axis_[2]},
                                         {n[0], n[1], n[2]}, {grid_.halo(0), grid_.halo(1), grid_.halo(2)},

@@ -61,10 +61,12 @@ class GridSimulation : public Simulation {
   const std::vector<double>& initial_diagnostics() const { return initial_; }
 
   // A step queues its launches and waits for the device only where the
-  // host reads the fields next (an output step) or every fence_every_
-  // steps, so that the host is never more than about kQueuedCells cell
-  // updates (a few tenths of a second of an H200) ahead of the device: a
-  // signal or the wall-time check acts on a state at most that old.
+  // host reads the fields next (an output step) or every fence_every()
+  // steps, so that the host is never more than about kQueuedBytes of the
+  // steps' memory traffic (about 0.07 s of an H200 at its copy bandwidth)
+  // ahead of the device: a signal or the wall-time check acts on a state
+  // at most that old (STYLE.md: bound signal latency by the work between
+  // checks), and a small grid does not stop the device every few steps.
   void advance() override {
     const double dt = step_ + 1 == steps_ ? clock_.sim_time - time_ : clock_.dt;
     const std::int64_t next = step_ + 1;
@@ -271,11 +273,14 @@ class GridSimulation : public Simulation {
  private:
   double next_output_time() const { return static_cast<double>(outputs_done_) * clock_.output_interval; }
 
-  // Cell updates queued on the device between two waits for it (above).
-  static constexpr double kQueuedCells = 536870912.0;   // 2^29
+  // Bytes of the steps' memory traffic (cell updates times
+  // bytes_per_cell_update()) queued on the device between two waits for
+  // it (above).
+  static constexpr double kQueuedBytes = 274877906944.0;  // 2^38
   std::int64_t fence_every() const {
     const double cells = static_cast<double>(std::max<std::int64_t>(1, grid_->owned().size()));
-    return std::max<std::int64_t>(1, static_cast<std::int64_t>(kQueuedCells / cells));
+    const double bytes = cells * std::max(1.0, bytes_per_cell_update());
+    return std::max<std::int64_t>(1, static_cast<std::int64_t>(kQueuedBytes / bytes));
   }
   // A frame and a diagnostics row: the values are taken now (off the
   // device), the writing goes to the background writer. One frame at most

@@ -48,9 +48,9 @@ inline constexpr int kBoxRowsPerThread = 8;
 inline constexpr std::int64_t kBoxLaunchThreads = std::int64_t{1} << 20;
 inline constexpr double kBoxThreadIntOps = 10, kBoxRowIntOps = 2;
 
-// The rows of y a thread of the box launch over `box` takes.
-STRATA_HD inline int box_rows_per_thread(const Box& box) {
-  int rows = kBoxRowsPerThread;
+// The rows of y a thread of the box launch over `box` takes (at most `most`).
+STRATA_HD inline int box_rows_per_thread(const Box& box, int most = kBoxRowsPerThread) {
+  int rows = most;
   while (rows > 1 && box.size() / rows < kBoxLaunchThreads) rows /= 2;
   return rows;
 }
@@ -141,6 +141,19 @@ constexpr Work cell_work_decoded(double divisions) {
   return cell_work_of<F>() + Work{0, 0, divisions * kDivide64IntOps + 10 - kBoxLaunchIntOps};
 }
 
+// Row r of the host's walk over `planes` planes of n1 rows each by pairs
+// of planes, (j, k), (j, k + 1), (j + 1, k), ..., an odd last plane alone
+// after the pairs (BoxKernel::host_for says why).
+struct PlaneRow {
+  index_t plane, row;
+};
+inline PlaneRow plane_pair_row(index_t r, index_t n1, index_t planes) {
+  const index_t paired = planes / 2 * 2 * n1;
+  if (r >= paired) return {planes - 1, r - paired};
+  const index_t q = r % (2 * n1);
+  return {r / (2 * n1) * 2 + q % 2, q / 2};
+}
+
 template <class F>
 struct BoxKernel {
   Box box;
@@ -191,15 +204,11 @@ struct BoxKernel {
     const index_t n1 = box.n[1], planes = ncomp * box.n[2];
     if (box.n[0] <= 0 || n1 <= 0 || planes <= 0) return;
     if (box.n[0] >= kLongRow) {
-      const index_t paired = planes / 2 * 2 * n1, rows = planes * n1;
+      const index_t rows = planes * n1;
 #pragma omp parallel for schedule(static)
       for (index_t r = 0; r < rows; ++r) {
-        if (r < paired) {
-          const index_t q = r % (2 * n1);
-          row(r / (2 * n1) * 2 + q % 2, q / 2);
-        } else {
-          row(planes - 1, r - paired);
-        }
+        const PlaneRow pr = plane_pair_row(r, n1, planes);
+        row(pr.plane, pr.row);
       }
     } else {
 #pragma omp parallel for schedule(static)

@@ -158,19 +158,34 @@ class DiffusionSimulation final : public grid::GridSimulation<T> {
     // The last step may be shorter: scale the coefficients with it.
     const T scale = dt / static_cast<T>(this->clock().dt);
     const auto k = kernels::stencil::heat_step<T>(u_.view(), next_.view(), c_[0] * scale, c_[1] * scale, c_[2] * scale);
+    const auto n = g.owned().n;
+    const kernels::grid::index_t owned[3] = {n[0], n[1], n[2]};
+    const bool wrapped[3] = {halo_->wrapped(0), halo_->wrapped(1), halo_->wrapped(2)};
+    const auto launch = [&](const grid::Box& box) {
+      if (box.size() > 0) parallel_for(dev, box.size(), kernels::stencil::periodic_heat_step(k, box, owned, wrapped));
+    };
     // Overlap only where a message is waited for (Grid::interior_remote):
-    // on one rank, or along a periodic axis one rank spans, the halo is a
-    // copy begin() makes, and the sweep stays whole rows. The physical
-    // halos come from owned cells (and self-periodic halos), so they are
-    // filled before the interior; the 7-point stencil reads face halos
-    // only, never an edge or corner, so the edges that border a remote
-    // face (filled from a stale halo here) need no second fill after end().
-    halo_->begin({&u_});
+    // on one rank, or along a periodic axis one rank spans, the sweep
+    // stays whole rows. Along such an axis the step reads across the seam
+    // itself, and writes the halo rows of y the next step reads
+    // (PeriodicHeatStep), so begin() copies those halos only before the
+    // first step of this process (a start or a restart). The physical
+    // halos come from owned cells, so they are filled before the interior;
+    // the 7-point stencil reads face halos only, never an edge or corner,
+    // so the edges that border a remote face (filled from a stale halo
+    // here) need no second fill after end().
+    halo_->begin({&u_}, !seams_current_);
+    seams_current_ = true;
     grid::fill_boundaries(g, dev, u_);
-    grid::for_box(dev, g.interior_remote(1), k);
+    launch(g.interior_remote(1));
     halo_->end();
-    for (const grid::Box& b : g.strips_remote(1)) grid::for_box(dev, b, k);
+    for (const grid::Box& b : g.strips_remote(1)) launch(b);
     u_.swap(next_);
+  }
+
+  void restore(StateReader& r) override {
+    Base::restore(r);
+    seams_current_ = false;  // the restored fields' halos hold nothing yet
   }
 
   std::vector<Field<T>*> state() override { return {&u_}; }
@@ -213,6 +228,7 @@ class DiffusionSimulation final : public grid::GridSimulation<T> {
   Field<T> u_, next_;
   Buffer<double> factors_;   // the exact solution's per-axis factors, for diagnostics()
   std::unique_ptr<grid::HaloExchange<T>> halo_;
+  bool seams_current_ = false;  // the wrapped axes' halos of u hold the steps' copies
   kernels::stencil::CellCentres cells_{};
   std::array<T, 3> c_{};
 };

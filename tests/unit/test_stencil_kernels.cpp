@@ -26,6 +26,7 @@
 
 #include "engine/backend/buffer.hpp"
 #include "engine/grid/grid.hpp"
+#include "models/diffusion/kernels.hpp"
 #include "models/euler2d/kernels.hpp"
 #include "models/shallow_water/kernels.hpp"
 #include "tests/support/test_support.hpp"
@@ -246,6 +247,90 @@ TEMPLATE_TEST_CASE("HeatStep's Laplacian of a quadratic is exact", "[stencil][di
         for (index_t j = 0; j < 5; ++j)
           for (index_t i = 0; i < 6; ++i) bad += out(i, j, k) != static_cast<T>(quad(i, j, k) + 0.5);
       CHECK(bad == 0);
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("PeriodicHeatStep gives HeatStep's bits after a wrap, and writes the y halo rows it owes",
+                   "[stencil][diffusion]", double, float) {
+  // Every combination of wrapped axes, on the owned box and on a part of
+  // it (a strip along an axis that is not wrapped), by the backends'
+  // launches and by every thread of the CUDA launch walked on the host
+  // (thread_cells, 1 to 16 rows a thread).
+  using T = TestType;
+  const index_t n[3] = {7, 6, 5};
+  HostField<T> u(n[0], n[1], n[2], 1, 1, 1), shape(n[0], n[1], n[2], 1, 1, 1);
+  u.fill([](index_t i, index_t j, index_t k) { return noise(7, i, j, k); });
+  const T cx = T(0.11), cy = T(0.07), cz = T(0.05);
+  for (int mask = 0; mask < 8; ++mask) {
+    const bool wrap[3] = {(mask & 1) != 0, (mask & 2) != 0, (mask & 4) != 0};
+    // The reference: the wrapped axes' halos copied across the seams (as
+    // HaloExchange's wrap does), then HeatStep on every cell.
+    HostField<T> wrapped = u;
+    for (int a = 0; a < 3; ++a) {
+      if (!wrap[a]) continue;
+      wrapped.fill([&](index_t i, index_t j, index_t k) {
+        index_t c[3] = {i, j, k};
+        for (int b = 0; b <= a; ++b)
+          if (wrap[b]) c[b] = c[b] < 0 ? c[b] + n[b] : (c[b] >= n[b] ? c[b] - n[b] : c[b]);
+        return wrapped(c[0], c[1], c[2]);
+      });
+    }
+    std::vector<Box> boxes = {Box{{0, 0, 0}, {n[0], n[1], n[2]}}};
+    if (!wrap[2]) boxes.push_back(Box{{0, 0, 1}, {n[0], n[1], 3}});
+    if (!wrap[0]) boxes.push_back(Box{{1, 0, 0}, {5, n[1], n[2]}});
+    for (const Box& box : boxes) {
+      const auto differ = [](T a, T b) { return std::memcmp(&a, &b, sizeof(T)) != 0; };
+      const auto check = [&](const HostField<T>& out, const std::string& how) {
+        INFO(how << ": wrapped x " << wrap[0] << " y " << wrap[1] << " z " << wrap[2] << ", box lo (" << box.lo[0]
+                 << ", " << box.lo[1] << ", " << box.lo[2] << ")");
+        const auto ref = ks::heat_step<T>(FieldView<const T>{}, FieldView<T>{}, cx, cy, cz);
+        std::size_t bad = 0, halo = 0;
+        for (index_t k = box.lo[2]; k < box.lo[2] + box.n[2]; ++k)
+          for (index_t j = box.lo[1]; j < box.lo[1] + box.n[1]; ++j)
+            for (index_t i = box.lo[0]; i < box.lo[0] + box.n[0]; ++i) {
+              const T want =
+                  ref.update(wrapped(i, j, k), wrapped(i - 1, j, k), wrapped(i + 1, j, k), wrapped(i, j - 1, k),
+                             wrapped(i, j + 1, k), wrapped(i, j, k - 1), wrapped(i, j, k + 1));
+              bad += differ(want, out(i, j, k));
+              // The halo rows of y: copies of the rows across the seam.
+              if (wrap[1] && j == 0) halo += differ(out(i, n[1], k), out(i, 0, k));
+              if (wrap[1] && j == n[1] - 1) halo += differ(out(i, -1, k), out(i, j, k));
+            }
+        CHECK(bad == 0);
+        CHECK(halo == 0);
+      };
+      // u as a step sees it: the y halo rows of a wrapped y hold the
+      // copies (the step before wrote them), every other halo is left as
+      // it was (noise), which the wrapped axes must never read.
+      HostField<T> input = u;
+      if (wrap[1])
+        for (index_t k = -1; k <= n[2]; ++k)
+          for (index_t i = -1; i <= n[0]; ++i) {
+            input(i, -1, k) = u(i, n[1] - 1, k);
+            input(i, n[1], k) = u(i, 0, k);
+          }
+      for (const Device& d : test::devices()) {
+        DeviceField<T> du(d, input), dout(d, shape);
+        const auto step = ks::periodic_heat_step(ks::heat_step<T>(du.view(), dout.view(), cx, cy, cz), box, n, wrap);
+        parallel_for(d, box.size(), step);
+        check(dout.read(shape), std::string(to_string(d.backend)));
+      }
+      for (int rows : {1, 2, 3, 8, 16}) {
+        HostField<T> in = input, out = shape;
+        const Box stored{{-1, -1, -1}, {n[0] + 2, n[1] + 2, n[2] + 2}};
+        const auto step =
+            ks::periodic_heat_step(ks::heat_step<T>(kernels::grid::field_view<const T>(in.v.data(), stored),
+                                                    kernels::grid::field_view(out.v.data(), stored), cx, cy, cz),
+                                   box, n, wrap);
+        const kernels::grid::BoxLaunchShape launch_shape(box, rows);
+        const std::int64_t y_threads = launch_shape.grid[1] * launch_shape.block[1];
+        for (std::int64_t bz = 0; bz < launch_shape.grid[2]; ++bz)
+          for (std::int64_t ty = 0; ty < y_threads; ++ty)
+            for (std::int64_t tx = 0; tx < launch_shape.grid[0] * launch_shape.block[0]; ++tx)
+              step.thread_cells(rows, tx, ty, y_threads, bz, launch_shape.grid[2]);
+        check(out, rows == 1 ? "CUDA threads, 1 row" : "CUDA threads, several rows");
+      }
     }
   }
 }
