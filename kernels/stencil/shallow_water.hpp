@@ -111,7 +111,12 @@ struct ShallowWaterRhs {
   // 0.25 (q(i, j) (V(i - 1, j) + V(i, j)) + q(i, j + 1) (...)) - (B(i, j) -
   // B(i - 1, j)) / dx.
   STRATA_HD STRATA_FORCEINLINE T du(index_t i, index_t j, T q4_sw, T q4_nw, T b, T v_s, T v_n) const {
-    T r = (q4_sw * (V(i - 1, j) + v_s) + q4_nw * (V(i - 1, j + 1) + v_n)) - (b - B(i - 1, j)) * rdx;
+    return du(i, j, q4_sw, q4_nw, b, v_s, v_n, V(i - 1, j), V(i - 1, j + 1));
+  }
+  // And the west neighbour's fluxes v_sw = V(i - 1, j), v_nw = V(i - 1, j
+  // + 1) (a column's rows share them: ShallowWaterStage::column).
+  STRATA_HD STRATA_FORCEINLINE T du(index_t i, index_t j, T q4_sw, T q4_nw, T b, T v_s, T v_n, T v_sw, T v_nw) const {
+    T r = (q4_sw * (v_sw + v_s) + q4_nw * (v_nw + v_n)) - (b - B(i - 1, j)) * rdx;
     if (nu != T(0)) {
       const T c = u(i, j);
       const T fx = h(i, j) * (u(i + 1, j) - c) - h(i - 1, j) * (c - u(i - 1, j));
@@ -127,7 +132,13 @@ struct ShallowWaterRhs {
   // U(i, j), u_e = U(i + 1, j): -0.25 (q(i, j) (U(i, j - 1) + U(i, j)) +
   // q(i + 1, j) (...)) - (B(i, j) - B(i, j - 1)) / dy.
   STRATA_HD STRATA_FORCEINLINE T dv(index_t i, index_t j, T q4_sw, T q4_se, T b, T u_w, T u_e) const {
-    T r = -(q4_sw * (U(i, j - 1) + u_w) + q4_se * (U(i + 1, j - 1) + u_e)) - (b - B(i, j - 1)) * rdy;
+    return dv(i, j, q4_sw, q4_se, b, u_w, u_e, B(i, j - 1), U(i, j - 1), U(i + 1, j - 1));
+  }
+  // And the south neighbour's b_s = B(i, j - 1), u_sw = U(i, j - 1), u_se
+  // = U(i + 1, j - 1): the row below's b, u_w and u_e.
+  STRATA_HD STRATA_FORCEINLINE T dv(index_t i, index_t j, T q4_sw, T q4_se, T b, T u_w, T u_e, T b_s, T u_sw,
+                                    T u_se) const {
+    T r = -(q4_sw * (u_sw + u_w) + q4_se * (u_se + u_e)) - (b - b_s) * rdy;
     if (nu != T(0)) {
       const T c = v(i, j);
       const T fx = hq(i + 1, j) * (v(i + 1, j) - c) - hq(i, j) * (c - v(i - 1, j));
@@ -155,10 +166,13 @@ struct ShallowWaterStage {
   T b, dt;
   bool wall_x_low, wall_y_low;  // this rank holds the low wall of x / y
 
-  // h, u, v of the stage input and of s0 read, h, u, v written; without
-  // viscosity (its branch adds two divisions), three corners' q / 4 (a
-  // division each) and 97 other FP instructions (nvcc 13's PTX for sm_90,
-  // fp64; fp32 has 93 and the Coriolis rows' 4 FP64 FMAs).
+  // A cell of the box launch (a thread a cell, or its rows without
+  // carrying: the tests' and the reference launch; the model launches
+  // ShallowWaterColumns): h, u, v of the stage input and of s0 read, h, u,
+  // v written; without viscosity (its branch adds two divisions), three
+  // corners' q / 4 (a division each) and 97 other FP instructions (nvcc
+  // 13's PTX for sm_90, fp64; fp32 has 93 and the Coriolis rows' 4 FP64
+  // FMAs).
   static constexpr Work cell_work() { return item_work<T>(9, 3 * OpCost<T>::div + 97); }
 
   STRATA_HD STRATA_FORCEINLINE void operator()(index_t i, index_t j, index_t) const {
@@ -170,6 +184,42 @@ struct ShallowWaterStage {
     const T dh = rhs.dh(u_w, u_e, v_s, v_n);
     const T du = rhs.du(i, j, q_sw, q_nw, bernoulli, v_s, v_n);
     const T dv = rhs.dv(i, j, q_sw, q_se, bernoulli, u_w, u_e);
+    update(i, j, dh, du, dv);
+  }
+
+  // Cells (i, j) for j in [j_begin, j_end) of one column, in order, each
+  // row taking from the one below what the two share: q / 4 at the corner
+  // (i, j) (the row below's north-west corner), B(i, j - 1), U(i, j - 1),
+  // U(i + 1, j - 1), V(i, j) (its north face) and V(i - 1, j); the first
+  // row computes them. The same expressions as operator()'s, so the same
+  // bits, with two divisions a cell instead of three (the CUDA launch,
+  // models/shallow_water/kernels.hpp: ShallowWaterColumns).
+  STRATA_HD STRATA_FORCEINLINE void column(index_t i, index_t j_begin, index_t j_end) const {
+    T q_sw = rhs.q_quarter(i, j_begin), b_s = rhs.B(i, j_begin - 1);
+    T u_sw = rhs.U(i, j_begin - 1), u_se = rhs.U(i + 1, j_begin - 1);
+    T v_s = rhs.V(i, j_begin), v_sw = rhs.V(i - 1, j_begin);
+#if defined(__CUDA_ARCH__)
+#pragma unroll 1
+#endif
+    for (index_t j = j_begin; j < j_end; ++j) {
+      const T q_nw = rhs.q_quarter(i, j + 1), q_se = rhs.q_quarter(i + 1, j);
+      const T bernoulli = rhs.B(i, j);
+      const T u_w = rhs.U(i, j), u_e = rhs.U(i + 1, j), v_n = rhs.V(i, j + 1), v_nw = rhs.V(i - 1, j + 1);
+      const T dh = rhs.dh(u_w, u_e, v_s, v_n);
+      const T du = rhs.du(i, j, q_sw, q_nw, bernoulli, v_s, v_n, v_sw, v_nw);
+      const T dv = rhs.dv(i, j, q_sw, q_se, bernoulli, u_w, u_e, b_s, u_sw, u_se);
+      update(i, j, dh, du, dv);
+      q_sw = q_nw;
+      b_s = bernoulli;
+      u_sw = u_w;
+      u_se = u_e;
+      v_s = v_n;
+      v_sw = v_nw;
+    }
+  }
+
+  // The stage's update of cell (i, j) from its tendencies.
+  STRATA_HD STRATA_FORCEINLINE void update(index_t i, index_t j, T dh, T du, T dv) const {
     const T h_start = h0(i, j), u_start = u0(i, j), v_start = v0(i, j);
     const T hn = h_start + b * ((rhs.h(i, j) - h_start) + dt * dh);
     const T un = u_start + b * ((rhs.u(i, j) - u_start) + dt * du);

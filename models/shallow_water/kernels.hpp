@@ -1,15 +1,74 @@
-// The shallow_water model's kernel list (engine/backend/parallel.hpp).
+// The shallow_water model's kernel list (engine/backend/parallel.hpp):
+// every functor it launches through for_box, for_boxes, global_sum or
+// global_max, and its Runge-Kutta stage (ShallowWaterColumns) with its own
+// CUDA launch.
 #pragma once
 
+#include <cstdint>
+
 #include "engine/grid/grid_instantiate.hpp"
+#include "kernels/grid/box_kernels.hpp"
 #include "kernels/stencil/shallow_water.hpp"
 
-#define STRATA_SHALLOW_WATER_KERNELS(M, Real)                             \
-  STRATA_GRID_FOR(M, strata::kernels::stencil::ShallowWaterStage<Real>)   \
-  STRATA_GRID_FOR(M, strata::kernels::stencil::NormalVelocityWall<Real>)  \
+namespace strata::shallow_water {
+
+// One SSP-RK3 stage (kernels/stencil/shallow_water.hpp: ShallowWaterStage)
+// over the cells of `box`, launched over box.size() cells. On CUDA
+// (shallow_water_cuda.cu) in the box launch's shape (BoxLaunchShape: a
+// thread up to kBoxRowsPerThread consecutive rows of one column), a
+// thread carrying from each row to the next the values the two share
+// (ShallowWaterStage::column): the corner's q / 4, B, two U and two V. On
+// the host the box launch's rows (BoxKernel::host_for: a vectorised loop
+// along x, each cell its own values, the same bits). operator()(idx) is
+// the plain reference (a cell from its linear index).
+template <class T>
+struct ShallowWaterColumns {
+  kernels::stencil::ShallowWaterStage<T> stage;
+  kernels::grid::Box box;
+
+  // The FP instructions of a thread in nvcc 13's PTX for sm_90 (column(),
+  // inviscid; a division counted as OpCost<T>::div, the int-to-float
+  // conversions of the Coriolis rows and the test of nu left out): each
+  // row two corners' q / 4 (a division each) and 74 others, against the
+  // cell launch's 3 and 97; its thread's first row also the q / 4 it
+  // cannot carry (a division) and 29 others (that corner's q, the B, two U
+  // and two V below and beside it). The same counts in fp64 and fp32
+  // (fp32's hold the Coriolis rows' FP64 FMAs: 4 a row, 2 more the first).
+  static constexpr double kRowSlots = 74, kFirstRowSlots = 29;
+
+  // h, u, v of the stage input (their neighbours from cache) and of s0
+  // read, h, u, v written; the arithmetic of a cell at the launch's rows a
+  // thread, and the box launch's index work.
+  kernels::Work work(std::int64_t n) const {
+    using kernels::OpCost;
+    const kernels::grid::BoxLaunchShape shape(box);
+    const double rows = shape.rows;
+    const double slots = 2 * OpCost<T>::div + kRowSlots + (OpCost<T>::div + kFirstRowSlots) / rows;
+    return kernels::item_work<T>(9, slots, shape.int_ops_per_cell()) * static_cast<double>(n);
+  }
+  // The CUDA threads of that launch (the shape counts' threads).
+  std::int64_t launch_threads(std::int64_t) const { return kernels::grid::BoxLaunchShape(box).threads(); }
+
+  STRATA_HD void operator()(kernels::grid::index_t idx) const {
+    const kernels::grid::IntVect p = kernels::grid::decode(box, idx);
+    stage(p[0], p[1], p[2]);
+  }
+
+  void host_for(std::int64_t n) const {
+    kernels::grid::BoxKernel<kernels::stencil::ShallowWaterStage<T>>{box, stage}.host_for(n);
+  }
+
+  void cuda_for(std::int64_t n, void* stream) const;  // shallow_water_cuda.cu
+};
+
+}  // namespace strata::shallow_water
+
+#define STRATA_SHALLOW_WATER_KERNELS(M, Real)                                \
+  STRATA_FOR(M, strata::shallow_water::ShallowWaterColumns<Real>)            \
+  STRATA_GRID_FOR(M, strata::kernels::stencil::NormalVelocityWall<Real>)     \
   STRATA_GRID_LIST_FOR(M, strata::kernels::stencil::ShallowWaterWalls<Real>) \
-  STRATA_GRID_FOR(M, strata::kernels::stencil::VorticityAtCentres<Real>)  \
-  STRATA_GRID_SUM(M, strata::kernels::stencil::EnergyOf<Real>)            \
-  STRATA_GRID_SUM(M, strata::kernels::stencil::EnstrophyOf<Real>)         \
+  STRATA_GRID_FOR(M, strata::kernels::stencil::VorticityAtCentres<Real>)     \
+  STRATA_GRID_SUM(M, strata::kernels::stencil::EnergyOf<Real>)               \
+  STRATA_GRID_SUM(M, strata::kernels::stencil::EnstrophyOf<Real>)            \
   STRATA_GRID_MAX(M, strata::kernels::stencil::CourantOf<Real>)
 STRATA_DECLARE_KERNELS(STRATA_SHALLOW_WATER_KERNELS)

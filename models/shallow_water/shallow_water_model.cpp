@@ -188,9 +188,14 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
                                      dt,
                                      g.physical(0, 0),
                                      g.physical(1, 0)};
+    // Each box a launch of the stage that carries a column's shared values
+    // from row to row on CUDA (ShallowWaterColumns).
+    const auto launch = [&](const grid::Box& box) {
+      if (box.size() > 0) parallel_for(dev, box.size(), ShallowWaterColumns<T>{k, box});
+    };
     halo_->begin({in[0], in[1], in[2]});
     fill_walls(*in[0], *in[1], *in[2]);
-    grid::for_box(dev, g.interior_remote(1), k);
+    launch(g.interior_remote(1));
     halo_->end();
     if (g.exchanges()) fill_walls(*in[0], *in[1], *in[2]);
     if (check) {
@@ -199,7 +204,7 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
       const double courant = max_courant();
       if (!(courant <= kCourantLimit)) this->unstable(courant_failure(courant));
     }
-    for (const grid::Box& box : g.strips_remote(1)) grid::for_box(dev, box, k);
+    for (const grid::Box& box : g.strips_remote(1)) launch(box);
   }
 
   double max_courant() const {

@@ -28,6 +28,7 @@
 #include "engine/grid/grid.hpp"
 #include "models/diffusion/kernels.hpp"
 #include "models/euler2d/kernels.hpp"
+#include "models/shallow_water/kernels.hpp"
 #include "tests/support/test_support.hpp"
 #include "tests/unit/stencil_test_functors.hpp"
 
@@ -417,6 +418,24 @@ ks::CoriolisRows beta_plane(index_t start) {
 struct ShallowWaterCase {
   double nu;
   bool walls;
+  bool columns = false;  // the model's launch (ShallowWaterColumns), not the cell launch
+};
+
+// A stage's input s (h, u, v) and start state s0 (h0, u0, v0) on nx x ny
+// cells with a halo of 1: depths 10 +- 0.5, velocities +-1, from noise
+// seeds `seed` to seed + 5.
+template <class T>
+struct ShallowWaterFields {
+  HostField<T> h, u, v, h0, u0, v0;
+  ShallowWaterFields(index_t nx, index_t ny, std::uint64_t seed)
+      : h(nx, ny, 1, 1, 1, 0), u(h), v(h), h0(h), u0(h), v0(h) {
+    HostField<T>* const all[6] = {&h, &u, &v, &h0, &u0, &v0};
+    for (int f = 0; f < 6; ++f) {
+      const bool depth = f % 3 == 0;
+      const std::uint64_t k = seed + static_cast<std::uint64_t>(f);
+      all[f]->fill([&](index_t i, index_t j, index_t) { return depth ? 10 + 0.5 * noise(k, i, j) : noise(k, i, j); });
+    }
+  }
 };
 
 template <class T>
@@ -431,9 +450,14 @@ void shallow_water_stage_case(const Device& d, const ShallowWaterCase& c, const 
   DeviceField<T> oh(d, shape), ou(d, shape), ov(d, shape);
   ks::CoriolisRows f = beta_plane(start);
   const ks::ShallowWaterRhs<T> rhs{dh.view(), du.view(), dv.view(), g, rdx, rdy, nu, f};
-  launch(d, Box{{0, 0, 0}, {nx, ny, 1}},
-         ks::ShallowWaterStage<T>{rhs, dh0.view(), du0.view(), dv0.view(), oh.view(), ou.view(), ov.view(), b, dt,
-                                  c.walls, c.walls});
+  const ks::ShallowWaterStage<T> stage{rhs,       dh0.view(), du0.view(), dv0.view(), oh.view(), ou.view(),
+                                       ov.view(), b,          dt,         c.walls,    c.walls};
+  const Box box{{0, 0, 0}, {nx, ny, 1}};
+  if (c.columns) {
+    parallel_for(d, box.size(), shallow_water::ShallowWaterColumns<T>{stage, box});
+  } else {
+    launch(d, box, stage);
+  }
   const HostField<T> got_h = oh.read(shape), got_u = ou.read(shape), got_v = ov.read(shape);
   if (at_rest) {
     // Flat and at rest: every term of L is an exact zero, whatever the
@@ -473,19 +497,50 @@ TEMPLATE_TEST_CASE("ShallowWaterStage matches the C-grid scheme cell by cell", "
   using T = TestType;
   // 6 x 5 cells with a halo of 1: depths 10 +- 0.5, velocities +-1, a stage
   // start state s0 different from the stage input s (b = 2/3, the third stage).
-  HostField<T> h(6, 5, 1, 1, 1, 0), u = h, v = h, h0 = h, u0 = h, v0 = h;
-  h.fill([](index_t i, index_t j, index_t) { return 10 + 0.5 * noise(11, i, j); });
-  u.fill([](index_t i, index_t j, index_t) { return noise(12, i, j); });
-  v.fill([](index_t i, index_t j, index_t) { return noise(13, i, j); });
-  h0.fill([](index_t i, index_t j, index_t) { return 10 + 0.5 * noise(14, i, j); });
-  u0.fill([](index_t i, index_t j, index_t) { return noise(15, i, j); });
-  v0.fill([](index_t i, index_t j, index_t) { return noise(16, i, j); });
+  const ShallowWaterFields<T> s(6, 5, 11);
+  const HostField<T>&h = s.h, &u = s.u, &v = s.v, &h0 = s.h0, &u0 = s.u0, &v0 = s.v0;
   for (const Device& d : test::devices()) {
     SECTION(test::describe(d, precision_of<T>())) {
-      for (const ShallowWaterCase c : {ShallowWaterCase{0.0, false}, ShallowWaterCase{0.3, true}}) {
-        INFO("nu " << c.nu << (c.walls ? ", low walls" : ", no walls"));
+      for (const ShallowWaterCase c : {ShallowWaterCase{0.0, false}, ShallowWaterCase{0.3, true},
+                                       ShallowWaterCase{0.0, false, true}, ShallowWaterCase{0.3, true, true}}) {
+        INFO("nu " << c.nu << (c.walls ? ", low walls" : ", no walls")
+                   << (c.columns ? ", ShallowWaterColumns" : ", a thread a cell"));
         shallow_water_stage_case(d, c, h, u, v, h0, u0, v0, false);
       }
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("ShallowWaterStage::column carries a column's shared values with the cell's bits",
+                   "[stencil][shallow_water]", double, float) {
+  using T = TestType;
+  // 6 x 19 cells with a halo of 1, walked in columns of runs of 1 to 8
+  // rows (as CUDA's ShallowWaterColumns threads walk them) and cell by
+  // cell: the same bits, with and without viscosity and the low walls.
+  const index_t nx = 6, ny = 19;
+  const ShallowWaterFields<T> s(nx, ny, 21);
+  const HostField<T>&h = s.h, &u = s.u, &v = s.v, &h0 = s.h0, &u0 = s.u0, &v0 = s.v0;
+  const Box stored{{-1, -1, 0}, {nx + 2, ny + 2, 1}};
+  const auto in = [&](const HostField<T>& f) { return kg::field_view(f.v.data(), stored); };
+  for (const ShallowWaterCase c : {ShallowWaterCase{0.0, false}, ShallowWaterCase{0.3, true}}) {
+    INFO("nu " << c.nu << (c.walls ? ", low walls" : ", no walls"));
+    const ks::ShallowWaterRhs<T> rhs{in(h),        in(u), in(v), T(9.81), T(0.25), T(0.2), static_cast<T>(c.nu),
+                                     beta_plane(3)};
+    for (int rows = 1; rows <= 8; ++rows) {
+      INFO(rows << " rows a run");
+      HostField<T> ch = h, cu = h, cv = h, oh = h, ou = h, ov = h;
+      const auto out = [&](HostField<T>& f) { return kg::field_view(f.v.data(), stored); };
+      const ks::ShallowWaterStage<T> cells{rhs,     in(h0),      in(u0),  in(v0),  out(ch), out(cu),
+                                           out(cv), T(2) / T(3), T(0.05), c.walls, c.walls};
+      const ks::ShallowWaterStage<T> columns{rhs,     in(h0),      in(u0),  in(v0),  out(oh), out(ou),
+                                             out(ov), T(2) / T(3), T(0.05), c.walls, c.walls};
+      for (index_t i = 0; i < nx; ++i) {
+        for (index_t j = 0; j < ny; ++j) cells(i, j, 0);
+        for (index_t j = 0; j < ny; j += rows) columns.column(i, j, std::min<index_t>(j + rows, ny));
+      }
+      CHECK(std::memcmp(ch.v.data(), oh.v.data(), ch.v.size() * sizeof(T)) == 0);
+      CHECK(std::memcmp(cu.v.data(), ou.v.data(), cu.v.size() * sizeof(T)) == 0);
+      CHECK(std::memcmp(cv.v.data(), ov.v.data(), cv.v.size() * sizeof(T)) == 0);
     }
   }
 }
