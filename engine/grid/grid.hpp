@@ -215,7 +215,7 @@ class HaloExchange {
   // Up to max_fields components in all (a field of ncomp counts ncomp).
   // wrap = false leaves the halos of the wrapped axes as they are: for a
   // step that reads across those seams itself (kernels/stencil/diffusion.hpp,
-  // PeriodicHeatStep).
+  // PeriodicHeatStep) or does not read them (euler2d's z sweep).
   void begin(std::initializer_list<Field<T>*> fields, bool wrap = true);
   void end();
   // A periodic axis this rank spans alone: its halos are copies begin()
