@@ -492,9 +492,8 @@ class AtomSystem {
   double ghost_cutoff_;
   Timers* timers_;
   int n_local_ = 0, n_ghost_ = 0, index_bits_ = 0;
-  int n_interior_ = 0;
-  bool gather_ = false;  // every swap copies on this rank: ghosts packed from ghost_root_, ghost_image_  // order_: the
-                         // interior atoms (rows without a ghost), then the border ones
+  int n_interior_ = 0;   // order_: the interior atoms (rows without a ghost), then the border ones
+  bool gather_ = false;  // every swap copies on this rank: ghosts packed from ghost_root_, ghost_image_
   std::int64_t capacity_ = 0, rebuilds_ = 0, step_ = 0;
   std::vector<Swap> swaps_;
   Buffer<T> x_, y_, z_, x0_, y0_, z0_, vx_, vy_, vz_, fx_, fy_, fz_, energy_, virial_;
