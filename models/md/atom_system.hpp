@@ -475,6 +475,14 @@ class AtomSystem {
   void scratch(Buffer<V>& b, std::size_t n) {
     if (b.size() < n) b = Buffer<V>(device_, n + n / 4 + 16);
   }
+  // At least n entries, the first `keep` kept (a rare growth, through the host).
+  void grow_kept(Buffer<int>& b, std::size_t n, std::size_t keep) {
+    if (b.size() >= n) return;
+    std::vector<int> kept(keep);
+    b.copy_to_host(kept.data(), kept.size());
+    scratch(b, n);
+    b.copy_from_host(kept.data(), kept.size());
+  }
   void reserve_owned(std::size_t n);
   void order_rows();
   int select(std::int64_t n, int mask, int* list);

@@ -225,12 +225,7 @@ void AtomSystem<T>::find_ghosts() {
     const int candidates = all;
     scratch(code_, static_cast<std::size_t>(candidates));
     for (Buffer<int>* b : {&flag_, &scan_}) scratch(*b, 2 * static_cast<std::size_t>(candidates));
-    if (send_index_.size() < static_cast<std::size_t>(sends + 2 * candidates)) {   // grown, kept
-      std::vector<int> kept(static_cast<std::size_t>(sends));
-      send_index_.copy_to_host(kept.data(), kept.size());
-      scratch(send_index_, static_cast<std::size_t>(sends + 2 * candidates));
-      send_index_.copy_from_host(kept.data(), kept.size());
-    }
+    grow_kept(send_index_, static_cast<std::size_t>(sends + 2 * candidates), static_cast<std::size_t>(sends));
     const double* key[3] = {kx_.data(), ky_.data(), kz_.data()};
     parallel_for(device_, candidates, GhostFaces{key[a], domain_.lo(a) + rg, domain_.hi(a) - rg, code_.data()});
     // Both sides' sources by one scan (FlagSides, SelectSides): the total
@@ -266,13 +261,8 @@ void AtomSystem<T>::find_ghosts() {
     }
     if (gather_) {  // copies here: the keys, and each ghost's root and shifts for PackAtoms
       const auto ghosts = static_cast<std::size_t>(all + counts[0] + counts[1] - n_local_);
-      for (Buffer<int>* b : {&ghost_root_, &ghost_image_}) {  // grown, kept (as send_index_)
-        if (b->size() >= ghosts) continue;
-        std::vector<int> kept(static_cast<std::size_t>(all - n_local_));
-        b->copy_to_host(kept.data(), kept.size());
-        scratch(*b, ghosts);
-        b->copy_from_host(kept.data(), kept.size());
-      }
+      for (Buffer<int>* b : {&ghost_root_, &ghost_image_})
+        grow_kept(*b, ghosts, static_cast<std::size_t>(all - n_local_));
       for (int side = 0; side < 2; ++side) {
         const Swap& s = pair[side];
         parallel_for(device_, s.send_count,
