@@ -34,10 +34,14 @@ struct SweepStage {
   // neighbours from cache), the initial state read, the output written
   // (with gravity_waves' forcing, one more value); the faces' fluxes (a
   // share more than one a cell) and the update (kernels/stencil/euler2d.hpp).
+  // A sweep's first stage starts from its forcing state (init is forcing):
+  // a cell's initial values are the ones its own faces have just read, so
+  // they come from cache, as bytes_per_cell_update() counts them.
   kernels::Work work(std::int64_t n) const {
     using kernels::OpCost;
     const double faces = Axis == 0 ? 32.0 / kWarpCells : (kColumnCells + 1.0) / kColumnCells;
-    const double values = 12 + (stage.apply.wforce.origin != nullptr ? 1 : 0);
+    const double state_values = stage.apply.init.origin == stage.flux.s.origin ? 8 : 12;
+    const double values = state_values + (stage.apply.wforce.origin != nullptr ? 1 : 0);
     const double face_slots = OpCost<T>::div + OpCost<T>::pow + k::kFaceSlots;
     const double update_slots = OpCost<T>::div + k::kUpdateSlots;
     // The thread's cell from block and thread indices, the loops, and on

@@ -38,13 +38,16 @@ struct ShallowWaterColumns {
 
   // h, u, v of the stage input (their neighbours from cache) and of s0
   // read, h, u, v written; the arithmetic of a cell at the launch's rows a
-  // thread, and the box launch's index work.
+  // thread, and the box launch's index work. The first stage's s0 is its
+  // input: a cell's s0 values are the ones its own stencil has just read,
+  // so they come from cache, as bytes_per_cell_update() counts them.
   kernels::Work work(std::int64_t n) const {
     using kernels::OpCost;
     const kernels::grid::BoxLaunchShape shape(box);
     const double rows = shape.rows;
     const double slots = 2 * OpCost<T>::div + kRowSlots + (OpCost<T>::div + kFirstRowSlots) / rows;
-    return kernels::item_work<T>(9, slots, shape.int_ops_per_cell()) * static_cast<double>(n);
+    const double values = stage.h0.origin == stage.rhs.h.origin ? 6 : 9;
+    return kernels::item_work<T>(values, slots, shape.int_ops_per_cell()) * static_cast<double>(n);
   }
   // The CUDA threads of that launch (the shape counts' threads).
   std::int64_t launch_threads(std::int64_t) const { return kernels::grid::BoxLaunchShape(box).threads(); }

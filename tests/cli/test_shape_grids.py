@@ -18,6 +18,13 @@ docs/gpu.md), counted on whatever backend runs the test:
   (before 2026-11-27: diffusion 4, shallow water 21, euler2d 36 on these
   inputs; then diffusion 2 and euler2d 15).
 
+- the Runge-Kutta stages of shallow water and euler2d declare the bytes
+  that their step must move and no more: each stage reads its input and
+  the step's start state and writes its output, the first stage's input
+  being the start state (24 values a cell a step in shallow water, 64 in
+  euler2d). Until 2026-11-28 the first stages counted the start state
+  apart: 27 and 72.
+
 The counts are the run's structure, not its speed (test_shape_counts.py).
 """
 
@@ -45,6 +52,9 @@ def inputs(name):
 # no x halo: 15 launches a step until 2026-11-27).
 LAUNCH_BUDGET = {"diffusion": 1, "shallow_water": 6, "euler2d": 12}
 FIRST_STEP = {"diffusion": 1, "shallow_water": 0, "euler2d": 0}
+# The stage kernel of each Runge-Kutta model, and the values a step of it
+# must move a cell (the models' bytes_per_cell_update()).
+STAGES = {"shallow_water": ("ShallowWaterColumns<double>", 24), "euler2d": ("SweepStage<double", 64)}
 
 CASES = [
     ("diffusion", ["diffusion.nx=24", "diffusion.ny=24", "diffusion.nz=24", "diffusion.dt=1e-4"],
@@ -92,6 +102,22 @@ class GridShape(sc.StrataTestCase):
                 steps, c = self.run_model(f"{model}_budget.h5", model, sizes, span_key, span)
                 per_step = (int(c["launches"]) - FIRST_STEP[model]) / steps
                 self.assertLessEqual(per_step, LAUNCH_BUDGET[model], f"{int(c['launches'])} launches, {steps} steps")
+
+    def test_stages_declare_the_bytes_a_step_moves(self):
+        for model, sizes, span_key, span in CASES:
+            if model not in STAGES:
+                continue
+            kernel, values = STAGES[model]
+            with self.subTest(model=model):
+                steps, c = self.run_model(f"{model}_bytes.h5", model, sizes, span_key, span)
+                with h5py.File(self.path(f"{model}_bytes.h5"), "r") as f:
+                    names = [n.decode() if isinstance(n, bytes) else str(n)
+                             for n in f["performance/shape/compute/size_kernel"].attrs["names"]]
+                stage = np.array([kernel in names[int(k)] for k in c["size_kernel"]])
+                self.assertTrue(stage.any(), f"no {kernel} among {names}")
+                nx, ny = (int(s.split("=")[1]) for s in sizes)
+                expected = 8.0 * values * nx * ny * steps
+                self.assertEqual(float(c["size_device_bytes"][stage].sum()), expected, f"{steps} steps")
 
 
 if __name__ == "__main__":
