@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "engine/backend/box_launch.cuh"
 #include "engine/backend/cuda_runtime.hpp"
 #include "engine/backend/parallel.hpp"
 #include "kernels/grid/box_kernels.hpp"
@@ -74,10 +75,7 @@ __global__ void box_kernel(F f, int rows) {
 template <class F>
 void launch_box(const F& f, cudaStream_t stream) {
   const kernels::grid::BoxLaunchShape shape(f.box);
-  const dim3 block(static_cast<unsigned>(shape.block[0]), static_cast<unsigned>(shape.block[1]), 1);
-  const dim3 grid(static_cast<unsigned>(shape.grid[0]), static_cast<unsigned>(shape.grid[1]),
-                  static_cast<unsigned>(shape.grid[2]));
-  box_kernel<<<grid, block, 0, stream>>>(f, shape.rows);
+  box_kernel<<<launch_grid(shape), launch_block(shape), 0, stream>>>(f, shape.rows);
   check_launch("parallel_for (box)");
 }
 

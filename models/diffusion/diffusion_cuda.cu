@@ -4,6 +4,7 @@
 // y halo rows it owes (kernels/stencil/diffusion.hpp).
 #include <cuda_runtime.h>
 
+#include "engine/backend/box_launch.cuh"
 #include "engine/backend/cuda_runtime.hpp"
 #include "kernels/stencil/diffusion.hpp"
 
@@ -24,10 +25,8 @@ template <class T>
 void PeriodicHeatStep<T>::cuda_for(std::int64_t n, void* stream) const {
   if (n <= 0 || box.size() <= 0) return;
   const grid::BoxLaunchShape shape = this->shape();
-  const dim3 block(static_cast<unsigned>(shape.block[0]), static_cast<unsigned>(shape.block[1]), 1);
-  const dim3 grid(static_cast<unsigned>(shape.grid[0]), static_cast<unsigned>(shape.grid[1]),
-                  static_cast<unsigned>(shape.grid[2]));
-  periodic_heat_step<T><<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(*this, shape.rows);
+  periodic_heat_step<T><<<cuda::launch_grid(shape), cuda::launch_block(shape), 0, static_cast<cudaStream_t>(stream)>>>(
+      *this, shape.rows);
   cuda::check_launch("diffusion periodic_heat_step");
 }
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "engine/backend/box_launch.cuh"
 #include "engine/backend/cuda_runtime.hpp"
 #include "models/shallow_water/kernels.hpp"
 
@@ -45,9 +46,8 @@ template <class T>
 void ShallowWaterColumns<T>::cuda_for(std::int64_t n, void* stream) const {
   if (n <= 0 || box.size() <= 0) return;
   const kernels::grid::BoxLaunchShape shape(box);
-  const dim3 block(static_cast<unsigned>(shape.block[0]), static_cast<unsigned>(shape.block[1]), 1);
-  const dim3 grid(static_cast<unsigned>(shape.grid[0]), static_cast<unsigned>(shape.grid[1]), 1);
-  stage_columns<T><<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(stage, box, shape.rows);
+  stage_columns<T><<<cuda::launch_grid(shape), cuda::launch_block(shape), 0, static_cast<cudaStream_t>(stream)>>>(
+      stage, box, shape.rows);
   cuda::check_launch("shallow_water stage_columns");
 }
 
