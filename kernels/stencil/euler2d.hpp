@@ -102,12 +102,29 @@ struct Flux {
   static constexpr Work cell_work() { return item_work<T>(8, OpCost<T>::div + OpCost<T>::pow + kFaceSlots); }
   // The four fluxes through face (i, j), into out[kDens .. kRhot].
   STRATA_HD STRATA_FORCEINLINE void face(index_t i, index_t j, T out[kVars]) const {
-    const index_t di = Axis == 0 ? 1 : 0;
-    const index_t dj = 1 - di;
+    if constexpr (Axis == 0) {
+      face_columns(i - 2, i - 1, i, i + 1, j, out);
+    } else {
+      T vals[kVars], d3[kVars];
+      for (int v = 0; v < kVars; ++v)
+        face_stencil(s(i, j - 2, 0, v), s(i, j - 1, 0, v), s(i, j, 0, v), s(i, j + 1, 0, v), vals[v], d3[v]);
+      fluxes(vals, d3, j, out);
+    }
+  }
+  // An x face of row j from the cells of columns c0 .. c3: i - 2 .. i + 1
+  // for face i, or, where a sweep reads across a periodic seam itself, the
+  // owned cells those halo columns copy (the same values, so the same bits).
+  STRATA_HD STRATA_FORCEINLINE void face_columns(index_t c0, index_t c1, index_t c2, index_t c3, index_t j,
+                                                 T out[kVars]) const {
+    static_assert(Axis == 0, "columns are an x face's");
     T vals[kVars], d3[kVars];
     for (int v = 0; v < kVars; ++v)
-      face_stencil(s(i - 2 * di, j - 2 * dj, 0, v), s(i - di, j - dj, 0, v), s(i, j, 0, v),
-                   s(i + di, j + dj, 0, v), vals[v], d3[v]);
+      face_stencil(s(c0, j, 0, v), s(c1, j, 0, v), s(c2, j, 0, v), s(c3, j, 0, v), vals[v], d3[v]);
+    fluxes(vals, d3, j, out);
+  }
+  // The fluxes from the face values and third differences of the four
+  // variables at a face of row (Axis 0) or between rows j - 1 and j (Axis 1).
+  STRATA_HD STRATA_FORCEINLINE void fluxes(const T vals[kVars], T d3[kVars], index_t j, T out[kVars]) const {
     const index_t kf = bg.k0 + j;
     const T r = vals[kDens] + (Axis == 0 ? bg.cell_dens(j) : bg.dens_int[kf]);
     const T rr = T(1) / r;

@@ -28,8 +28,9 @@ constexpr int kColumnThreads = 256;
 // blockIdx.y: the row (looped past 65535 rows); blockIdx.x * 8 + warp:
 // the row's tile of 31 cells.
 template <class T, int Cells>
-__global__ void __launch_bounds__(kWarp * kWarpsPerBlock)
-    sweep_x(const k::FusedStage<T, 0> s, Box box, int tiles) {
+__global__ void __launch_bounds__(kWarp * kWarpsPerBlock) sweep_x(const SweepStage<T, 0> sweep, int tiles) {
+  const k::FusedStage<T, 0>& s = sweep.stage;
+  const Box& box = sweep.box;
   const int lane = static_cast<int>(threadIdx.x) % kWarp;
   const int tile = static_cast<int>(blockIdx.x) * kWarpsPerBlock + static_cast<int>(threadIdx.x) / kWarp;
   if (tile >= tiles) return;   // the whole warp
@@ -39,10 +40,19 @@ __global__ void __launch_bounds__(kWarp * kWarpsPerBlock)
   const bool face = x <= n0;                      // faces 0 .. n0 of the box's cells
   const bool cell = lane < Cells && x < n0;
   const index_t i = box.lo[0] + x;
+  // Where the sweep reads across the seam, faces 0 and 1 and n0 - 1 and n0
+  // read beyond an end: lanes of a row's first and last warps, which take
+  // the face's four columns apart (SweepStage::column); the rest read
+  // i - 2 .. i + 1 (one address and its offsets).
+  const bool across = sweep.seam > 0 && (x < 2 || x + 1 >= n0);
   for (int row = static_cast<int>(blockIdx.y); row < n1; row += static_cast<int>(gridDim.y)) {
     const index_t j = box.lo[1] + row;
     T lo[k::kVars] = {}, hi[k::kVars];
-    if (face) s.flux.face(i, j, lo);
+    if (face && across) {
+      s.flux.face_columns(sweep.column(x - 2), sweep.column(x - 1), sweep.column(x), sweep.column(x + 1), j, lo);
+    } else if (face) {
+      s.flux.face(i, j, lo);
+    }
     for (int v = 0; v < k::kVars; ++v) hi[v] = __shfl_down_sync(0xffffffffu, lo[v], 1);
     if (cell) s.apply.update(i, j, lo, hi);
   }
@@ -79,7 +89,7 @@ void SweepStage<T, Axis>::cuda_for(std::int64_t n, void* stream) const {
     const std::int64_t tiles = (box.n[0] + kWarpCells - 1) / kWarpCells;
     const dim3 grid(static_cast<unsigned>((tiles + kWarpsPerBlock - 1) / kWarpsPerBlock),
                     static_cast<unsigned>(std::min<std::int64_t>(box.n[1], 65535)));
-    sweep_x<T, kWarpCells><<<grid, kWarp * kWarpsPerBlock, 0, st>>>(stage, box, static_cast<int>(tiles));
+    sweep_x<T, kWarpCells><<<grid, kWarp * kWarpsPerBlock, 0, st>>>(*this, static_cast<int>(tiles));
     cuda::check_launch("euler2d sweep_x");
   } else {
     const std::int64_t column_tiles = (box.n[1] + kColumnCells - 1) / kColumnCells;

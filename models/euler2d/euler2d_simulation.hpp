@@ -37,6 +37,10 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
     tmp_ = Field<T>(*g, ctx.device, tmp);
     tmp2_ = Field<T>(*g, ctx.device, tmp2);
     halo_ = std::make_unique<grid::HaloExchange<T>>(*g, ctx.device, k::kVars, &ctx.timers);
+    // The x sweep reads across a periodic x this rank spans alone, but for
+    // the jet's inflow, which overrides the left halo, and for a rank of
+    // fewer columns than the stencil reaches beyond them.
+    seam_x_ = halo_->wrapped(0) && p.c != Case::injection && g->count()[0] >= k::kHalo;
     upload_background(*g);
     initial_state(*g);
     if (p.c == Case::gravity_waves) gravity_wave_forcing(*g);
@@ -150,11 +154,13 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
   // jet's inflow (x) overrides the halo the exchange brings, so it comes
   // after that halo. A sweep reads along its own axis only, and the
   // periodic axis a rank may span alone is x: a z sweep needs no copies of
-  // the x halos (a launch of a few thousand threads a stage).
+  // the x halos (a launch of a few thousand threads a stage), and an x
+  // sweep that reads across the seam itself (seam_x_) none either: the x
+  // halos of a rank that spans x alone are then never copied.
   void stage(int axis, Field<T>& init, Field<T>& forcing, Field<T>& out, T dt) {
     const grid::Grid& g = *this->grid_;
     const T hv = static_cast<T>(-p_.hv_beta * g.spec().d.at(axis) / (16 * static_cast<double>(dt)));
-    halo_->begin({&forcing}, axis == 0);
+    halo_->begin({&forcing}, axis == 0 && !seam_x_);
     if (axis == 1) walls(forcing);
     if (!g.remote(axis, 0) && !g.remote(axis, 1)) {
       if (axis == 0) inflow(forcing);
@@ -186,7 +192,8 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
     const k::ApplyTendency<T> apply{init.view(), forcing.view(), {}, out.view(), wforce_view(), axis,
                                     static_cast<T>(this->grid_->spec().d.at(axis)), dt};
     if (axis == 0) {
-      parallel_for(dev, cells.size(), SweepStage<T, 0>{{{forcing.view(), {}, background(), hv}, apply}, cells});
+      const index_t seam = seam_x_ ? this->grid_->count()[0] : 0;
+      parallel_for(dev, cells.size(), SweepStage<T, 0>{{{forcing.view(), {}, background(), hv}, apply}, cells, seam});
     } else {
       parallel_for(dev, cells.size(), SweepStage<T, 1>{{{forcing.view(), {}, background(), hv}, apply}, cells});
     }
@@ -333,6 +340,7 @@ class Euler2dSimulation final : public grid::GridSimulation<T> {
   Buffer<T> bg_;
   index_t start_z_ = 0;
   std::unique_ptr<grid::HaloExchange<T>> halo_;
+  bool seam_x_ = false;  // the x sweep reads across the periodic seam itself (SweepStage::seam)
   Box cells_inner_[2];
   std::vector<Box> cells_outer_[2];
   kernels::grid::BoxList walls_;   // the halo rows beyond each wall this rank holds

@@ -3,6 +3,7 @@
 // fused Runge-Kutta stage (SweepStage) with its own launches.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -24,11 +25,28 @@ template <class T, int Axis>
 struct SweepStage {
   k::FusedStage<T, Axis> stage;
   kernels::grid::Box box;
+  // An x sweep over a periodic x that this rank spans alone (box: its owned
+  // cells, seam their count) reads across the seam itself: a face's cells
+  // beyond either end are the owned cells those halo columns would copy,
+  // so the halos need no copy before the stage. 0: it reads its halos.
+  kernels::grid::index_t seam = 0;
 
   // A CUDA x-sweep warp computes 32 faces for 31 cells, a z-sweep thread
   // 17 for 16.
   static constexpr int kWarpCells = 31;
   static constexpr int kColumnCells = 16;
+  // The integer instructions the seam adds to a CUDA x-sweep thread's row
+  // (nvcc 13's PTX for sm_90, fp64, a face that does not read across: its
+  // test, and the addresses the two kinds of face keep apart): 91 against
+  // 75 (a row a thread at the first run's sizes). The lanes that read
+  // across, four of a row's thousands, are left out.
+  static constexpr double kSeamIntOps = 16;
+
+  // Column x of the box (x in -2 .. box.n[0], box-relative) as the x sweep
+  // reads it: across the seam, the owned column that halo column copies.
+  STRATA_HD STRATA_FORCEINLINE kernels::grid::index_t column(kernels::grid::index_t x) const {
+    return box.lo[0] + x + (x < 0 ? seam : 0) - (seam > 0 && x >= seam ? seam : 0);
+  }
 
   // Launched over box.size() cells: the forcing state read once (its
   // neighbours from cache), the initial state read, the output written
@@ -45,8 +63,9 @@ struct SweepStage {
     const double face_slots = OpCost<T>::div + OpCost<T>::pow + k::kFaceSlots;
     const double update_slots = OpCost<T>::div + k::kUpdateSlots;
     // The thread's cell from block and thread indices, the loops, and on
-    // the x sweep the shuffles of four fluxes (two each in fp64).
-    const double index_ops = 12 + (Axis == 0 ? 4.0 * sizeof(T) / 4 : 0);
+    // the x sweep the shuffles of four fluxes (two each in fp64) and,
+    // reading across a seam, the choice of its four columns.
+    const double index_ops = 12 + (Axis == 0 ? 4.0 * sizeof(T) / 4 + (seam > 0 ? kSeamIntOps : 0) : 0);
     return kernels::item_work<T>(values, faces * face_slots + update_slots, index_ops) * static_cast<double>(n);
   }
 
@@ -71,9 +90,15 @@ struct SweepStage {
         const index_t faces = n0 + 1;
         std::vector<T> buffer(static_cast<std::size_t>(k::kVars * faces));
         T* const f = buffer.data();
+        // Across a seam, faces 0 and 1 and n0 - 1 and n0 read beyond an
+        // end (seam_faces); the rest are the vectorised loop's.
+        const index_t head = seam > 0 ? std::min<index_t>(2, faces) : 0;
+        const index_t tail = seam > 0 ? std::max<index_t>(head, n0 - 1) : faces;
 #pragma omp for schedule(static)
         for (index_t j = lo1; j < lo1 + n1; ++j) {
-          face_row(lo0, j, faces, f, faces);
+          seam_faces(0, head, j, f, faces);
+          face_row(lo0 + head, j, tail - head, f + head, faces);
+          seam_faces(tail, faces, j, f, faces);
           update_row(lo0, j, n0, f, f + 1, faces);
         }
       }
@@ -116,6 +141,18 @@ struct SweepStage {
       T f[k::kVars];
       flux.face(i0 + x, j, f);
       for (int v = 0; v < k::kVars; ++v) out[v * stride + x] = f[v];
+    }
+  }
+  // Faces x0 <= x < x1 (box-relative) of row j read across the seam, into
+  // out[v * stride + x].
+  void seam_faces(kernels::grid::index_t x0, kernels::grid::index_t x1, kernels::grid::index_t j, T* out,
+                  kernels::grid::index_t stride) const {
+    if constexpr (Axis == 0) {
+      for (kernels::grid::index_t x = x0; x < x1; ++x) {
+        T f[k::kVars];
+        stage.flux.face_columns(column(x - 2), column(x - 1), column(x), column(x + 1), j, f);
+        for (int v = 0; v < k::kVars; ++v) out[v * stride + x] = f[v];
+      }
     }
   }
   void update_row(kernels::grid::index_t i0, kernels::grid::index_t j, kernels::grid::index_t count, const T* lo_faces,

@@ -1034,6 +1034,53 @@ TEMPLATE_TEST_CASE("euler2d SweepStage is Flux then ApplyTendency in one launch"
   }
 }
 
+TEMPLATE_TEST_CASE("euler2d's x sweep reads across a periodic seam as from wrapped halos", "[stencil][euler2d]", double,
+                   float) {
+  using T = TestType;
+  // A rank that spans a periodic x alone: the x sweep with `seam` reads
+  // the owned cells beyond either end, and must give the bits of the
+  // sweep that reads x halos holding their copies. The seam's halos hold
+  // NaN: a read of one shows in the result. kNx = 6 columns: faces 0, 1
+  // and 5, 6 read across, 2 to 4 do not (the host's peeled faces and its
+  // vectorised loop; on CUDA a warp's lanes of both kinds).
+  Vars<T> wrapped = random_state<T>(83), stale = wrapped;
+  for (std::size_t v = 0; v < 4; ++v)
+    for (index_t j = -kHalo; j < kNz + kHalo; ++j)
+      for (index_t h = 1; h <= kHalo; ++h) {
+        wrapped[v](-h, j) = wrapped[v](kNx - h, j);
+        wrapped[v](kNx - 1 + h, j) = wrapped[v](h - 1, j);
+        stale[v](-h, j) = stale[v](kNx - 1 + h, j) = std::numeric_limits<T>::quiet_NaN();
+      }
+  const Vars<T> init = random_state<T>(89);
+  const T hv = T(-0.7), dt = T(0.7);
+  for (const Device& d : test::devices()) {
+    SECTION(test::describe(d, precision_of<T>())) {
+      for (const index_t k0 : {index_t{0}, index_t{1}}) {
+        INFO("k0 = " << k0);
+        const BackgroundArrays<T> bg = random_background<T>(k0, kNz + 2 * k0);
+        const DeviceBackground<T> dbg(d, bg);
+        DeviceVars<T> di(d, init), dw(d, wrapped), ds(d, stale), want(d, euler_vars<T>()), got(d, euler_vars<T>());
+        const ke::ApplyTendency<T> a_want{di.cstate(), dw.cstate(), {}, want.state(), {}, 0, T(250), dt};
+        const ke::ApplyTendency<T> a_got{di.cstate(), ds.cstate(), {}, got.state(), {}, 0, T(250), dt};
+        parallel_for(d, kOwned.size(), euler2d::SweepStage<T, 0>{{{dw.cstate(), {}, dbg.view(), hv}, a_want}, kOwned});
+        parallel_for(d, kOwned.size(),
+                     euler2d::SweepStage<T, 0>{{{ds.cstate(), {}, dbg.view(), hv}, a_got}, kOwned, kNx});
+        const Vars<T> w = want.read(), g = got.read();
+        for (std::size_t v = 0; v < 4; ++v) {
+          std::size_t bad = 0;
+          for (index_t j = 0; j < kNz; ++j)
+            for (index_t i = 0; i < kNx; ++i) {
+              const T a = w[v](i, j), b = g[v](i, j);
+              bad += std::memcmp(&a, &b, sizeof(T)) != 0;
+            }
+          INFO(kVarNames[v]);
+          CHECK(bad == 0);
+        }
+      }
+    }
+  }
+}
+
 TEMPLATE_TEST_CASE("euler2d: a state uniform along x has no x tendency", "[stencil][euler2d]", double, float) {
   using T = TestType;
   // Any state that depends on z only: every x-face of a row computes the
