@@ -165,6 +165,9 @@ struct ShallowWaterStage {
   FieldView<T> h, u, v;
   T b, dt;
   bool wall_x_low, wall_y_low;  // this rank holds the low wall of x / y
+  // A periodic axis this rank spans alone: its owned cells along it (x, y),
+  // whose images the output's halos hold (wrap_cell); 0: none.
+  index_t wrap[2] = {0, 0};
 
   // A cell of the box launch (a thread a cell, or its rows without
   // carrying: the tests' and the reference launch; the model launches
@@ -193,7 +196,8 @@ struct ShallowWaterStage {
   // U(i + 1, j - 1), V(i, j) (its north face) and V(i - 1, j); the first
   // row computes them. The same expressions as operator()'s, so the same
   // bits, with two divisions a cell instead of three (the CUDA launch,
-  // models/shallow_water/kernels.hpp: ShallowWaterColumns).
+  // models/shallow_water/kernels.hpp: ShallowWaterColumns). A cell at the
+  // end of a wrapped axis also writes its halo images (wrap_cell).
   STRATA_HD STRATA_FORCEINLINE void column(index_t i, index_t j_begin, index_t j_end) const {
     T q_sw = rhs.q_quarter(i, j_begin), b_s = rhs.B(i, j_begin - 1);
     T u_sw = rhs.U(i, j_begin - 1), u_se = rhs.U(i + 1, j_begin - 1);
@@ -209,6 +213,7 @@ struct ShallowWaterStage {
       const T du = rhs.du(i, j, q_sw, q_nw, bernoulli, v_s, v_n, v_sw, v_nw);
       const T dv = rhs.dv(i, j, q_sw, q_se, bernoulli, u_w, u_e, b_s, u_sw, u_se);
       update(i, j, dh, du, dv);
+      wrap_cell(i, j);
       q_sw = q_nw;
       b_s = bernoulli;
       u_sw = u_w;
@@ -216,6 +221,27 @@ struct ShallowWaterStage {
       v_s = v_n;
       v_sw = v_nw;
     }
+  }
+
+  // Along a periodic axis this rank spans alone, the output's halo cells
+  // that are images of cell (i, j) (halo column n0 of column 0 and -1 of
+  // n0 - 1; rows likewise; a corner of both) take its values: the next
+  // stage then reads its input's halos without a wrap of its own. A cell
+  // at no such end writes nothing.
+  STRATA_HD STRATA_FORCEINLINE void wrap_cell(index_t i, index_t j) const {
+    const bool x_low = wrap[0] > 0 && i == 0, x_high = wrap[0] > 0 && i == wrap[0] - 1;
+    const bool y_low = wrap[1] > 0 && j == 0, y_high = wrap[1] > 0 && j == wrap[1] - 1;
+    if (!(x_low || x_high || y_low || y_high)) return;
+    const T hc = h(i, j), uc = u(i, j), vc = v(i, j);
+    const index_t xs[3] = {i, wrap[0], -1}, ys[3] = {j, wrap[1], -1};
+    const bool x_on[3] = {true, x_low, x_high}, y_on[3] = {true, y_low, y_high};
+    for (int a = 0; a < 3; ++a)
+      for (int c = 0; c < 3; ++c)
+        if ((a > 0 || c > 0) && x_on[a] && y_on[c]) {
+          h(xs[a], ys[c]) = hc;
+          u(xs[a], ys[c]) = uc;
+          v(xs[a], ys[c]) = vc;
+        }
   }
 
   // The stage's update of cell (i, j) from its tendencies.

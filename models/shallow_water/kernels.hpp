@@ -35,6 +35,10 @@ struct ShallowWaterColumns {
   // and two V below and beside it). The same counts in fp64 and fp32
   // (fp32's hold the Coriolis rows' FP64 FMAs: 4 a row, 2 more the first).
   static constexpr double kRowSlots = 74, kFirstRowSlots = 29;
+  // The integer instructions a row that writing a wrapped axis' halo
+  // images adds (its cell's tests of the axes' ends, in the same PTX: 95
+  // against 84 a row); the stores of the few cells at an end left out.
+  static constexpr double kWrapRowIntOps = 11;
 
   // h, u, v of the stage input (their neighbours from cache) and of s0
   // read, h, u, v written; the arithmetic of a cell at the launch's rows a
@@ -47,7 +51,8 @@ struct ShallowWaterColumns {
     const double rows = shape.rows;
     const double slots = 2 * OpCost<T>::div + kRowSlots + (OpCost<T>::div + kFirstRowSlots) / rows;
     const double values = stage.h0.origin == stage.rhs.h.origin ? 6 : 9;
-    return kernels::item_work<T>(values, slots, shape.int_ops_per_cell()) * static_cast<double>(n);
+    const double wrap_ops = stage.wrap[0] > 0 || stage.wrap[1] > 0 ? kWrapRowIntOps : 0;
+    return kernels::item_work<T>(values, slots, shape.int_ops_per_cell() + wrap_ops) * static_cast<double>(n);
   }
   // The CUDA threads of that launch (the shape counts' threads).
   std::int64_t launch_threads(std::int64_t) const { return kernels::grid::BoxLaunchShape(box).threads(); }
@@ -57,8 +62,22 @@ struct ShallowWaterColumns {
     stage(p[0], p[1], p[2]);
   }
 
+  // The host: the box launch's vectorised rows, then the halo images of
+  // the box's cells at the ends of a wrapped axis (ShallowWaterStage::
+  // wrap_cell, which CUDA's threads write as they go: the same values).
   void host_for(std::int64_t n) const {
     kernels::grid::BoxKernel<kernels::stencil::ShallowWaterStage<T>>{box, stage}.host_for(n);
+    if (stage.wrap[0] == 0 && stage.wrap[1] == 0) return;
+    using kernels::grid::index_t;
+    const index_t x0 = box.lo[0], x1 = box.lo[0] + box.n[0] - 1, y0 = box.lo[1], y1 = box.lo[1] + box.n[1] - 1;
+    for (index_t j = y0; j <= y1; ++j) {
+      stage.wrap_cell(x0, j);
+      stage.wrap_cell(x1, j);
+    }
+    for (index_t i = x0; i <= x1; ++i) {
+      stage.wrap_cell(i, y0);
+      stage.wrap_cell(i, y1);
+    }
   }
 
   void cuda_for(std::int64_t n, void* stream) const;  // shallow_water_cuda.cu

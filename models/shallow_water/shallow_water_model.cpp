@@ -89,6 +89,11 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
 
   std::vector<Field<T>*> state() override { return {&h_, &u_, &v_}; }
 
+  void restore(StateReader& r) override {
+    Base::restore(r);
+    seams_current_ = false;  // the restored fields' halos hold nothing yet
+  }
+
   std::vector<const Field<T>*> frame_fields() override {
     refresh(h_, u_, v_);
     Field<T>& vorticity = stage_[0][0];  // scratch between steps
@@ -170,30 +175,36 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
 
   // out = s0 + b ((in - s0) + dt L(in)), overlapped only where a message is
   // waited for (Grid::interior_remote): on one rank the halos are the
-  // wrapped copies begin() makes and the walls' images of owned cells, so
-  // a stage is one launch over the whole box. The stencil reads edge and
-  // corner halos (h at the corners), so with messages the walls are filled
-  // again after end(), over the halos that came in, before the strips.
+  // wrapped copies and the walls' images of owned cells, so a stage is one
+  // launch over the whole box. Along a periodic axis this rank spans alone
+  // the stage writes its output's halo copies itself (wrap_cell), and every
+  // stage's input is an earlier stage's output, so begin() wraps only
+  // before this process's first stage (a start or a restart). The stencil
+  // reads edge and corner halos (h at the corners), so with messages the
+  // walls are filled again after end(), over the halos that came in,
+  // before the strips.
   void stage(Field<T>* const in[3], Field<T>* const s0[3], Field<T>* const out[3], T b, T dt, bool check) {
     const grid::Grid& g = *this->grid_;
     const Device& dev = this->ctx_.device;
-    const ks::ShallowWaterStage<T> k{rhs(*in[0], *in[1], *in[2]),
-                                     s0[0]->view(),
-                                     s0[1]->view(),
-                                     s0[2]->view(),
-                                     out[0]->view(),
-                                     out[1]->view(),
-                                     out[2]->view(),
-                                     b,
-                                     dt,
-                                     g.physical(0, 0),
-                                     g.physical(1, 0)};
+    ks::ShallowWaterStage<T> k{rhs(*in[0], *in[1], *in[2]),
+                               s0[0]->view(),
+                               s0[1]->view(),
+                               s0[2]->view(),
+                               out[0]->view(),
+                               out[1]->view(),
+                               out[2]->view(),
+                               b,
+                               dt,
+                               g.physical(0, 0),
+                               g.physical(1, 0)};
+    for (int a = 0; a < 2; ++a) k.wrap[a] = halo_->wrapped(a) ? g.count()[a] : 0;
     // Each box a launch of the stage that carries a column's shared values
     // from row to row on CUDA (ShallowWaterColumns).
     const auto launch = [&](const grid::Box& box) {
       if (box.size() > 0) parallel_for(dev, box.size(), ShallowWaterColumns<T>{k, box});
     };
-    halo_->begin({in[0], in[1], in[2]});
+    halo_->begin({in[0], in[1], in[2]}, !seams_current_);
+    seams_current_ = true;
     fill_walls(*in[0], *in[1], *in[2]);
     launch(g.interior_remote(1));
     halo_->end();
@@ -226,6 +237,7 @@ class ShallowWaterSimulation final : public grid::GridSimulation<T> {
   ks::CoriolisRows coriolis_{};
   std::int64_t check_every_ = 0;
   std::optional<std::string> failure_;
+  bool seams_current_ = false;  // the wrapped axes' halos of the state hold its stages' copies
 };
 
 class ShallowWaterModel final : public ModelOf<Params, read_params, declare_schema> {

@@ -545,6 +545,82 @@ TEMPLATE_TEST_CASE("ShallowWaterStage::column carries a column's shared values w
   }
 }
 
+TEMPLATE_TEST_CASE("ShallowWaterColumns writes the halo images of a wrapped axis' ends", "[stencil][shallow_water]",
+                   double, float) {
+  using T = TestType;
+  // A rank that spans a periodic axis alone: the stage writes its output's
+  // halo cells that copy the owned cells at either end of that axis (halo
+  // column n0 of column 0, -1 of n0 - 1; rows likewise; the corners of
+  // both), so the next stage needs no wrap. The owned cells must be those
+  // of the stage without it, bit for bit, every image its cell's bits, and
+  // a halo of an axis not wrapped untouched. The owned box in one launch
+  // and in two (rows split, as the interior and a strip go on more ranks);
+  // both axes, x alone, y alone; one row (a one-dimensional run) and one
+  // column.
+  struct Case {
+    index_t nx, ny;
+    bool wrap_x, wrap_y;
+    index_t split;  // rows of the first launch (0: one launch)
+  };
+  const T sentinel = T(-12345);
+  for (const Device& d : test::devices()) {
+    SECTION(test::describe(d, precision_of<T>())) {
+      for (const Case c : {Case{6, 5, true, true, 0}, Case{6, 5, true, true, 2}, Case{6, 5, true, false, 0},
+                           Case{6, 5, false, true, 3}, Case{7, 1, true, true, 0}, Case{1, 4, true, true, 0}}) {
+        INFO(c.nx << " x " << c.ny << (c.wrap_x ? ", x wrapped" : "") << (c.wrap_y ? ", y wrapped" : "")
+                  << (c.split > 0 ? ", two launches" : ""));
+        const ShallowWaterFields<T> s(c.nx, c.ny, 61);
+        HostField<T> shape(c.nx, c.ny, 1, 1, 1, 0);
+        shape.fill([&](index_t, index_t, index_t) { return sentinel; });
+        DeviceField<T> dh(d, s.h), du(d, s.u), dv(d, s.v), dh0(d, s.h0), du0(d, s.u0), dv0(d, s.v0);
+        DeviceField<T> wh(d, shape), wu(d, shape), wv(d, shape), ph(d, shape), pu(d, shape), pv(d, shape);
+        const ks::ShallowWaterRhs<T> rhs{dh.view(), du.view(), dv.view(), T(9.81),
+                                         T(0.25),   T(0.2),    T(0),      beta_plane(3)};
+        ks::ShallowWaterStage<T> wrapped{rhs,       dh0.view(),  du0.view(), dv0.view(), wh.view(), wu.view(),
+                                         wv.view(), T(2) / T(3), T(0.05),    false,      false};
+        ks::ShallowWaterStage<T> plain = wrapped;
+        plain.h = ph.view();
+        plain.u = pu.view();
+        plain.v = pv.view();
+        wrapped.wrap[0] = c.wrap_x ? c.nx : 0;
+        wrapped.wrap[1] = c.wrap_y ? c.ny : 0;
+        std::vector<Box> boxes = {Box{{0, 0, 0}, {c.nx, c.ny, 1}}};
+        if (c.split > 0) boxes = {Box{{0, 0, 0}, {c.nx, c.split, 1}}, Box{{0, c.split, 0}, {c.nx, c.ny - c.split, 1}}};
+        for (const Box& box : boxes) {
+          parallel_for(d, box.size(), shallow_water::ShallowWaterColumns<T>{wrapped, box});
+          parallel_for(d, box.size(), shallow_water::ShallowWaterColumns<T>{plain, box});
+        }
+        const HostField<T> got[3] = {wh.read(shape), wu.read(shape), wv.read(shape)};
+        const HostField<T> want[3] = {ph.read(shape), pu.read(shape), pv.read(shape)};
+        // The owned cell a stored cell copies (itself if owned), or none.
+        const auto source = [&](index_t i, index_t j, index_t& si, index_t& sj) {
+          si = i;
+          sj = j;
+          if (i < 0 || i >= c.nx) {
+            if (!c.wrap_x) return false;
+            si = i < 0 ? c.nx - 1 : 0;
+          }
+          if (j < 0 || j >= c.ny) {
+            if (!c.wrap_y) return false;
+            sj = j < 0 ? c.ny - 1 : 0;
+          }
+          return true;
+        };
+        std::size_t bad = 0;
+        for (int f = 0; f < 3; ++f)
+          for (index_t j = -1; j <= c.ny; ++j)
+            for (index_t i = -1; i <= c.nx; ++i) {
+              index_t si = 0, sj = 0;
+              const T expect = source(i, j, si, sj) ? want[f](si, sj) : sentinel;
+              const T have = got[f](i, j);
+              bad += std::memcmp(&expect, &have, sizeof(T)) != 0;
+            }
+        CHECK(bad == 0);
+      }
+    }
+  }
+}
+
 TEMPLATE_TEST_CASE("ShallowWaterStage keeps a flat fluid at rest", "[stencil][shallow_water]", double, float) {
   using T = TestType;
   HostField<T> h(6, 5, 1, 1, 1, 0), zero = h;
