@@ -15,8 +15,8 @@ namespace strata::shallow_water {
 // One SSP-RK3 stage (kernels/stencil/shallow_water.hpp: ShallowWaterStage)
 // over the cells of `box`, launched over box.size() cells. On CUDA
 // (shallow_water_cuda.cu) in the box launch's shape (BoxLaunchShape: a
-// thread up to kBoxRowsPerThread consecutive rows of one column), a
-// thread carrying from each row to the next the values the two share
+// thread up to kMostRows consecutive rows of one column), a thread
+// carrying from each row to the next the values the two share
 // (ShallowWaterStage::column): the corner's q / 4, B, two U and two V. On
 // the host the box launch's rows (BoxKernel::host_for: a vectorised loop
 // along x, each cell its own values, the same bits). operator()(idx) is
@@ -39,6 +39,13 @@ struct ShallowWaterColumns {
   // images adds (its cell's tests of the axes' ends, in the same PTX: 95
   // against 84 a row); the stores of the few cells at an end left out.
   static constexpr double kWrapRowIntOps = 11;
+  // A thread takes up to 16 rows (the box launch's 8 while the launch
+  // keeps its 2^20 threads): its first row, which carries nothing in (a
+  // division and 29 other slots), then weighs 2.6 slots a cell, not 5.1.
+  static constexpr int kMostRows = 16;
+  kernels::grid::BoxLaunchShape shape() const {
+    return kernels::grid::BoxLaunchShape(box, kernels::grid::box_rows_per_thread(box, kMostRows));
+  }
 
   // h, u, v of the stage input (their neighbours from cache) and of s0
   // read, h, u, v written; the arithmetic of a cell at the launch's rows a
@@ -47,7 +54,7 @@ struct ShallowWaterColumns {
   // so they come from cache, as bytes_per_cell_update() counts them.
   kernels::Work work(std::int64_t n) const {
     using kernels::OpCost;
-    const kernels::grid::BoxLaunchShape shape(box);
+    const kernels::grid::BoxLaunchShape shape = this->shape();
     const double rows = shape.rows;
     const double slots = 2 * OpCost<T>::div + kRowSlots + (OpCost<T>::div + kFirstRowSlots) / rows;
     const double values = stage.h0.origin == stage.rhs.h.origin ? 6 : 9;
@@ -55,7 +62,7 @@ struct ShallowWaterColumns {
     return kernels::item_work<T>(values, slots, shape.int_ops_per_cell() + wrap_ops) * static_cast<double>(n);
   }
   // The CUDA threads of that launch (the shape counts' threads).
-  std::int64_t launch_threads(std::int64_t) const { return kernels::grid::BoxLaunchShape(box).threads(); }
+  std::int64_t launch_threads(std::int64_t) const { return shape().threads(); }
 
   STRATA_HD void operator()(kernels::grid::index_t idx) const {
     const kernels::grid::IntVect p = kernels::grid::decode(box, idx);

@@ -1,6 +1,6 @@
 // ShallowWaterColumns::cuda_for: one SSP-RK3 stage in the box launch's
 // shape (kernels/grid/box_kernels.hpp: BoxLaunchShape), a thread walking
-// up to kBoxRowsPerThread consecutive rows of one column and carrying from
+// up to ShallowWaterColumns::kMostRows consecutive rows of one column and carrying from
 // each row to the next the values the two share
 // (ShallowWaterStage::column). A warp's threads take neighbouring cells of
 // a row.
@@ -45,7 +45,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<T>) stage_columns(const k
 template <class T>
 void ShallowWaterColumns<T>::cuda_for(std::int64_t n, void* stream) const {
   if (n <= 0 || box.size() <= 0) return;
-  const kernels::grid::BoxLaunchShape shape(box);
+  const kernels::grid::BoxLaunchShape shape = this->shape();
   stage_columns<T><<<cuda::launch_grid(shape), cuda::launch_block(shape), 0, static_cast<cudaStream_t>(stream)>>>(
       stage, box, shape.rows);
   cuda::check_launch("shallow_water stage_columns");

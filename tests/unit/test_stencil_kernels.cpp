@@ -514,7 +514,7 @@ TEMPLATE_TEST_CASE("ShallowWaterStage matches the C-grid scheme cell by cell", "
 TEMPLATE_TEST_CASE("ShallowWaterStage::column carries a column's shared values with the cell's bits",
                    "[stencil][shallow_water]", double, float) {
   using T = TestType;
-  // 6 x 19 cells with a halo of 1, walked in columns of runs of 1 to 8
+  // 6 x 19 cells with a halo of 1, walked in columns of runs of 1 to 16
   // rows (as CUDA's ShallowWaterColumns threads walk them) and cell by
   // cell: the same bits, with and without viscosity and the low walls.
   const index_t nx = 6, ny = 19;
@@ -526,7 +526,7 @@ TEMPLATE_TEST_CASE("ShallowWaterStage::column carries a column's shared values w
     INFO("nu " << c.nu << (c.walls ? ", low walls" : ", no walls"));
     const ks::ShallowWaterRhs<T> rhs{in(h),        in(u), in(v), T(9.81), T(0.25), T(0.2), static_cast<T>(c.nu),
                                      beta_plane(3)};
-    for (int rows = 1; rows <= 8; ++rows) {
+    for (int rows = 1; rows <= 16; ++rows) {
       INFO(rows << " rows a run");
       HostField<T> ch = h, cu = h, cv = h, oh = h, ou = h, ov = h;
       const auto out = [&](HostField<T>& f) { return kg::field_view(f.v.data(), stored); };
