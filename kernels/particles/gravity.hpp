@@ -27,14 +27,16 @@ namespace strata::kernels::particles {
 // Potential, its potential; counted as 20 flops per interaction by the GPU
 // Gems 3 ch. 31 convention (here 21 operations, the sqrt and the division
 // among them). The leapfrog needs the accelerations only: the potential is
-// summed on the steps whose diagnostics use it.
-template <bool Potential = true, class Real>
-STRATA_HD STRATA_FORCEINLINE void pair_interaction(Real x, Real y, Real z, const Real* s, Real eps2, Real& ax,
-                                                   Real& ay, Real& az, Real& phi) {
+// summed on the steps whose diagnostics use it. Without Masses the source's
+// mass is left out (every body's the same: the caller multiplies the sums
+// by it once), one multiplication a pair fewer.
+template <bool Potential = true, bool Masses = true, class Real>
+STRATA_HD STRATA_FORCEINLINE void pair_interaction(Real x, Real y, Real z, const Real* s, Real eps2, Real& ax, Real& ay,
+                                                   Real& az, Real& phi) {
   const Real dx = s[0] - x, dy = s[1] - y, dz = s[2] - z;
   const Real r2 = dx * dx + dy * dy + dz * dz + eps2;
   const Real inv_r = Real(1) / std::sqrt(r2);
-  const Real m_inv_r = s[3] * inv_r;
+  const Real m_inv_r = Masses ? s[3] * inv_r : inv_r;
   const Real m_inv_r3 = m_inv_r * inv_r * inv_r;
   ax = ax + m_inv_r3 * dx;
   ay = ay + m_inv_r3 * dy;
@@ -56,17 +58,21 @@ struct GravityBlock {
   Real* phi;
   bool potential;   // sum phi too (else phi is left as it is)
   bool clear;       // start the sums from zero (the first source block), not from acc/phi
+  // Each pair's sum carries its source's mass; false where every body has
+  // the same mass, which the caller multiplies the finished sums by
+  // (pair_interaction's Masses).
+  bool masses = true;
 
   // One body's sums; the reference the tiled kernels are compared with.
   STRATA_HD void body(std::int64_t t) const {
     if (potential) {
-      body_sums<true>(t);
+      masses ? body_sums<true, true>(t) : body_sums<true, false>(t);
     } else {
-      body_sums<false>(t);
+      masses ? body_sums<false, true>(t) : body_sums<false, false>(t);
     }
   }
 
-  template <bool Potential>
+  template <bool Potential, bool Masses = true>
   STRATA_HD void body_sums(std::int64_t t) const {
     const Real x = targets[4 * t], y = targets[4 * t + 1], z = targets[4 * t + 2];
     Real ax = 0, ay = 0, az = 0, p = 0;
@@ -77,7 +83,7 @@ struct GravityBlock {
     const std::int64_t self = target_first + t - source_first;
     for (std::int64_t s = 0; s < n_sources; ++s) {
       if (s == self) continue;
-      pair_interaction<Potential>(x, y, z, sources + 4 * s, eps2, ax, ay, az, p);
+      pair_interaction<Potential, Masses>(x, y, z, sources + 4 * s, eps2, ax, ay, az, p);
     }
     acc[3 * t] = ax;
     acc[3 * t + 1] = ay;
@@ -98,17 +104,17 @@ struct GravityGroup {
 
   STRATA_HD void operator()(std::int64_t g) const {
     if (b.potential) {
-      group<true>(g);
+      b.masses ? group<true, true>(g) : group<true, false>(g);
     } else {
-      group<false>(g);
+      b.masses ? group<false, true>(g) : group<false, false>(g);
     }
   }
 
-  template <bool Potential>
+  template <bool Potential, bool Masses>
   STRATA_HD void group(std::int64_t g) const {
     const std::int64_t t0 = g * kGroup;
     if (t0 + kGroup > b.n_targets) {   // the ragged end: one body at a time
-      for (std::int64_t t = t0; t < b.n_targets; ++t) b.template body_sums<Potential>(t);
+      for (std::int64_t t = t0; t < b.n_targets; ++t) b.template body_sums<Potential, Masses>(t);
       return;
     }
     Real x[kGroup], y[kGroup], z[kGroup], ax[kGroup], ay[kGroup], az[kGroup], p[kGroup];
@@ -133,13 +139,14 @@ struct GravityGroup {
       const Real* src = b.sources + 4 * s;
       if (s >= self0 && s < self0 + kGroup) {   // one lane meets itself
         for (int l = 0; l < kGroup; ++l)
-          if (s != self0 + l) pair_interaction(x[l], y[l], z[l], src, b.eps2, ax[l], ay[l], az[l], p[l]);
+          if (s != self0 + l) pair_interaction<true, Masses>(x[l], y[l], z[l], src, b.eps2, ax[l], ay[l], az[l], p[l]);
         continue;
       }
       // The potential is summed whether or not it is kept: without it g++
       // 12 left the fp64 loop scalar (1.7x slower); one subtraction a pair
       // is cheap on the host.
-      for (int l = 0; l < kGroup; ++l) pair_interaction(x[l], y[l], z[l], src, b.eps2, ax[l], ay[l], az[l], p[l]);
+      for (int l = 0; l < kGroup; ++l)
+        pair_interaction<true, Masses>(x[l], y[l], z[l], src, b.eps2, ax[l], ay[l], az[l], p[l]);
     }
     for (int l = 0; l < kGroup; ++l) {
       const std::int64_t t = t0 + l;

@@ -20,7 +20,11 @@
 // The inner loop's SASS (nvcc 13.0, sm_90) a pair: fp64 17 FP64
 // instructions, a MUFU, an LDS.128 and about 2 others; fp32 12 FP32, a
 // MUFU, a quarter of an LDS.128 and 3/8 of the loop's own (Gravity::work
-// says how they bound it). Registers (ptxas): fp64 72, fp32 64, no spills.
+// says how they bound it). Where every body has the same mass
+// (GravityBlock::masses false) the pair leaves it out: a multiplication
+// fewer (fp64 16, fp32 11; its PTX has 4 and 2 mul a pair where the kernel
+// with masses has 5 and 3). Registers (ptxas): fp64 72, fp32 64, no
+// spills, either way.
 #include <cuda_runtime.h>
 
 #include <type_traits>
@@ -88,15 +92,16 @@ template <class Real>
 using Packed = std::conditional_t<sizeof(Real) == 4, float4, double2>;
 
 // The pair: the softening is the first term of r^2 (three FMAs, no add), and
-// the sums are explicit FMAs. 12 FP instructions and the root; the order of
+// the sums are explicit FMAs. 12 FP instructions and the root (11 without
+// Masses: every body's mass the same, applied by the caller); the order of
 // a body's sum is the host's.
-template <bool Potential, class Real>
+template <bool Potential, bool Masses, class Real>
 __device__ __forceinline__ void pair_sum(Real x, Real y, Real z, const Source<Real>& s, Real eps2, Real& ax, Real& ay,
                                          Real& az, Real& phi) {
   const Real dx = s.x - x, dy = s.y - y, dz = s.z - z;
   const Real r2 = fma(dz, dz, fma(dy, dy, fma(dx, dx, eps2)));
   const Real inv_r = inverse_sqrt(r2);
-  const Real m_inv_r = s.w * inv_r;
+  const Real m_inv_r = Masses ? s.w * inv_r : inv_r;
   const Real m_inv_r3 = m_inv_r * inv_r * inv_r;
   ax = fma(m_inv_r3, dx, ax);
   ay = fma(m_inv_r3, dy, ay);
@@ -104,7 +109,7 @@ __device__ __forceinline__ void pair_sum(Real x, Real y, Real z, const Source<Re
   if constexpr (Potential) phi = phi - m_inv_r;
 }
 
-template <class Real, bool Potential>
+template <class Real, bool Potential, bool Masses>
 __global__ void __launch_bounds__(kTile) gravity_tiles(kernels::particles::GravityBlock<Real> b) {
   constexpr int kB = kBodies<Real>;
   __shared__ Packed<Real> tile[4 * kTile * sizeof(Real) / sizeof(Packed<Real>)];
@@ -144,14 +149,15 @@ __global__ void __launch_bounds__(kTile) gravity_tiles(kernels::particles::Gravi
 #pragma unroll
         for (int q = 0; q < kB; ++q)
           if (base + k != self + q * kTile)
-            pair_sum<Potential>(x[q], y[q], z[q], src, b.eps2, ax[q], ay[q], az[q], p[q]);
+            pair_sum<Potential, Masses>(x[q], y[q], z[q], src, b.eps2, ax[q], ay[q], az[q], p[q]);
       }
     } else {
 #pragma unroll 4   // 8: fp32 0.19 instructions a pair fewer, 80 registers (occupancy 50% -> 37.5%)
       for (int k = 0; k < count; ++k) {
         const auto src = source(tile, k);
 #pragma unroll
-        for (int q = 0; q < kB; ++q) pair_sum<Potential>(x[q], y[q], z[q], src, b.eps2, ax[q], ay[q], az[q], p[q]);
+        for (int q = 0; q < kB; ++q)
+          pair_sum<Potential, Masses>(x[q], y[q], z[q], src, b.eps2, ax[q], ay[q], az[q], p[q]);
       }
     }
     __syncthreads();
@@ -176,10 +182,15 @@ void Gravity<Real>::cuda_for(std::int64_t n_targets, void* stream) const {
   if (n_targets <= 0 || b.n_sources <= 0) return;
   const std::int64_t blocks = (n_targets + kTargetsPerBlock - 1) / kTargetsPerBlock;
   const auto s = static_cast<cudaStream_t>(stream);
-  if (b.potential) {
-    gravity_tiles<Real, true><<<static_cast<unsigned>(blocks), kTile, 0, s>>>(b);
+  const unsigned grid = static_cast<unsigned>(blocks);
+  if (b.potential && b.masses) {
+    gravity_tiles<Real, true, true><<<grid, kTile, 0, s>>>(b);
+  } else if (b.potential) {
+    gravity_tiles<Real, true, false><<<grid, kTile, 0, s>>>(b);
+  } else if (b.masses) {
+    gravity_tiles<Real, false, true><<<grid, kTile, 0, s>>>(b);
   } else {
-    gravity_tiles<Real, false><<<static_cast<unsigned>(blocks), kTile, 0, s>>>(b);
+    gravity_tiles<Real, false, false><<<grid, kTile, 0, s>>>(b);
   }
   cuda::check_launch("gravity_tiles");
 }

@@ -42,15 +42,17 @@ struct Gravity {
   // instructions (counter, address, compare, branch) over 16 pairs. The
   // potential adds one subtraction. The bodies stream through shared
   // memory: device memory is a few bytes a pair, counted as the targets'
-  // and sources' loads and the sums' stores.
+  // and sources' loads and the sums' stores. Where every body has the same
+  // mass the pair leaves it out (GravityBlock::masses): one FMUL (DMUL)
+  // fewer.
   static constexpr double kPairSlots = sizeof(Real) == 4 ? 12 + 1 + 4.0 / 16 + 6.0 / 16 : 12 + 5;
   kernels::Work work(std::int64_t n_targets) const {
     const double pairs = static_cast<double>(n_targets) * static_cast<double>(b.n_sources);
     const double blocks = static_cast<double>((n_targets + kTargetsPerBlock - 1) / kTargetsPerBlock);
     const double streamed = blocks * static_cast<double>(b.n_sources) * 4 +
                             static_cast<double>(n_targets) * (4 + 2 * (b.potential ? 4 : 3));
-    return kernels::item_work<Real>(0, kPairSlots + (b.potential ? 1 : 0)) * pairs +
-           kernels::item_work<Real>(streamed, 0);
+    const double slots = kPairSlots + (b.potential ? 1 : 0) - (b.masses ? 0 : 1);
+    return kernels::item_work<Real>(0, slots) * pairs + kernels::item_work<Real>(streamed, 0);
   }
   // The targets a CUDA block sums (gravity_cuda.cu): its sources are read
   // once a block.

@@ -100,6 +100,7 @@ class NbodySimulation final : public Simulation {
       source_ = Buffer<Real>(ctx.device, 4 * static_cast<std::size_t>(widest));
     }
     upload(bodies);
+    common_mass_ = common_mass(bodies);
     steps_ = p.steps();
     fence_every_ = std::max<std::int64_t>(
         1, static_cast<std::int64_t>(kQueuedPairs / std::max(1.0, static_cast<double>(n_) * static_cast<double>(n_))));
@@ -286,10 +287,29 @@ class NbodySimulation final : public Simulation {
   // Adds the pull of sources s (4 reals each, on the device) to this rank's
   // sums (to zero when `clear`; the potential too when `potential`).
   void accumulate(const Real* sources, Share s, bool clear, bool potential) {
-    parallel_for(ctx_.device, mine_.count,
-                 Gravity<Real>{{body_.data(), sources, mine_.count, s.count, mine_.first, s.first,
-                                static_cast<Real>(p_.eps2()), acc_.data(), phi_.data(), potential, clear}});
+    parallel_for(
+        ctx_.device, mine_.count,
+        Gravity<Real>{{body_.data(), sources, mine_.count, s.count, mine_.first, s.first, static_cast<Real>(p_.eps2()),
+                       acc_.data(), phi_.data(), potential, clear, common_mass_ == 0}});
   }
+
+  // The mass every body has (as Real, the kernels' precision), or 0 where
+  // they differ. Where it is common the pairs leave it out (one
+  // multiplication a pair fewer) and the kick and the potential energy
+  // multiply by it once (mass_factor()). Collective.
+  double common_mass(const HostParticles& bodies) const {
+    double low = std::numeric_limits<double>::infinity(), high = -low;
+    for (double m : bodies.mass) {
+      const double r = static_cast<double>(static_cast<Real>(m));
+      low = std::min(low, r);
+      high = std::max(high, r);
+    }
+    low = ctx_.mpi.min(low);
+    high = ctx_.mpi.max(high);
+    return low == high && std::isfinite(low) && low > 0 ? low : 0;
+  }
+  // What the sums acc and phi are to be multiplied by besides G.
+  double mass_factor() const { return common_mass_ != 0 ? common_mass_ : 1.0; }
 
   // acc and, when `potential`, phi (without the factor G) of this rank's
   // bodies, every source block in ascending order; the first launch starts
@@ -361,7 +381,7 @@ class NbodySimulation final : public Simulation {
   // `potential`: this step's diagnostics need phi.
   void kick_drift_kick(Real dt, bool potential) {
     const Device& dev = ctx_.device;
-    const Real g_half_dt = static_cast<Real>(p_.G) * (dt / Real(2));
+    const Real g_half_dt = static_cast<Real>(p_.G * mass_factor()) * (dt / Real(2));
     parallel_for(dev, mine_.count, kp::BodyKickDrift<Real>{body_.data(), vel_.data(), acc_.data(), g_half_dt, dt});
     forces(potential);
     parallel_for(dev, mine_.count, kp::BodyKick<Real>{vel_.data(), acc_.data(), g_half_dt});
@@ -381,7 +401,7 @@ class NbodySimulation final : public Simulation {
       const double* v = h.velocity.data() + 3 * k;
       double* b = blocks.data() + kWidth * k;
       b[0] = 0.5 * m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-      b[1] = 0.5 * p_.G * m * static_cast<double>(phi[k]);   // each pair counted from both ends
+      b[1] = 0.5 * p_.G * mass_factor() * m * static_cast<double>(phi[k]);  // each pair counted from both ends
       for (int d = 0; d < 3; ++d) b[2 + d] = m * v[d];
       b[5] = m * (x[1] * v[2] - x[2] * v[1]);
       b[6] = m * (x[2] * v[0] - x[0] * v[2]);
@@ -512,6 +532,7 @@ class NbodySimulation final : public Simulation {
   std::int64_t last_frame_step_ = -1, last_diag_step_ = -1;
   bool failure_recorded_ = false;
   bool setting_up_ = false;   // the constructor's forces: they look for a signal
+  double common_mass_ = 0;    // every body's mass, left out of the pairs; 0: they differ (common_mass)
 };
 
 class NbodyModel final : public ModelOf<Params, read_params, declare_schema> {
