@@ -57,9 +57,9 @@ STRATA_HD inline int box_rows_per_thread(const Box& box, int most = kBoxRowsPerT
 
 // The launch over a box (engine/backend/cuda_parallel.cuh): blocks of
 // block[0] x block[1] threads, grid[0] x grid[1] x grid[2] blocks, each
-// thread `rows` rows. Blocks of 256 threads: along x the widest of 256,
-// 128, 64, 32 that wastes the fewest threads at the end of a row (384
-// cells: 3 x 128), the rest along y; a row shorter than 32 takes the next
+// thread `rows` rows. Blocks of 256 threads (or `block_threads`, a power
+// of two from 32): along x the widest of 256, 128, 64, 32 that wastes the
+// fewest threads at the end of a row (384 cells: 3 x 128), the rest along y; a row shorter than 32 takes the next
 // power of two and y the rest (a face normal to x: 1 or 2 cells a row).
 // Grids beyond 65,535 blocks in y or z loop over the rest in the thread.
 struct BoxLaunchShape {
@@ -68,8 +68,8 @@ struct BoxLaunchShape {
   int rows = 1;
 
   explicit BoxLaunchShape(const Box& box) : BoxLaunchShape(box, box_rows_per_thread(box)) {}
-  BoxLaunchShape(const Box& box, int rows_per_thread) : rows(rows_per_thread) {
-    constexpr int kThreads = 256;
+  BoxLaunchShape(const Box& box, int rows_per_thread, int block_threads = 256) : rows(rows_per_thread) {
+    const int kThreads = block_threads;
     const index_t n0 = box.n[0];
     if (n0 >= 32) {
       index_t best = -1;

@@ -114,9 +114,14 @@ struct ShallowWaterRhs {
     return du(i, j, q4_sw, q4_nw, b, v_s, v_n, V(i - 1, j), V(i - 1, j + 1));
   }
   // And the west neighbour's fluxes v_sw = V(i - 1, j), v_nw = V(i - 1, j
-  // + 1) (a column's rows share them: ShallowWaterStage::column).
+  // + 1) and its b_w = B(i - 1, j) (a thread's columns and rows share
+  // them: ShallowWaterStage::columns).
   STRATA_HD STRATA_FORCEINLINE T du(index_t i, index_t j, T q4_sw, T q4_nw, T b, T v_s, T v_n, T v_sw, T v_nw) const {
-    T r = (q4_sw * (v_sw + v_s) + q4_nw * (v_nw + v_n)) - (b - B(i - 1, j)) * rdx;
+    return du(i, j, q4_sw, q4_nw, b, v_s, v_n, v_sw, v_nw, B(i - 1, j));
+  }
+  STRATA_HD STRATA_FORCEINLINE T du(index_t i, index_t j, T q4_sw, T q4_nw, T b, T v_s, T v_n, T v_sw, T v_nw,
+                                    T b_w) const {
+    T r = (q4_sw * (v_sw + v_s) + q4_nw * (v_nw + v_n)) - (b - b_w) * rdx;
     if (nu != T(0)) {
       const T c = u(i, j);
       const T fx = h(i, j) * (u(i + 1, j) - c) - h(i - 1, j) * (c - u(i - 1, j));
@@ -190,37 +195,79 @@ struct ShallowWaterStage {
     update(i, j, dh, du, dv);
   }
 
-  // Cells (i, j) for j in [j_begin, j_end) of one column, in order, each
-  // row taking from the one below what the two share: q / 4 at the corner
-  // (i, j) (the row below's north-west corner), B(i, j - 1), U(i, j - 1),
-  // U(i + 1, j - 1), V(i, j) (its north face) and V(i - 1, j); the first
-  // row computes them. The same expressions as operator()'s, so the same
-  // bits, with two divisions a cell instead of three (the CUDA launch,
-  // models/shallow_water/kernels.hpp: ShallowWaterColumns). A cell at the
-  // end of a wrapped axis also writes its halo images (wrap_cell).
-  STRATA_HD STRATA_FORCEINLINE void column(index_t i, index_t j_begin, index_t j_end) const {
-    T q_sw = rhs.q_quarter(i, j_begin), b_s = rhs.B(i, j_begin - 1);
-    T u_sw = rhs.U(i, j_begin - 1), u_se = rhs.U(i + 1, j_begin - 1);
-    T v_s = rhs.V(i, j_begin), v_sw = rhs.V(i - 1, j_begin);
+  // K neighbouring columns i0 .. i0 + K - 1 at once (those left of i_end:
+  // a box's last thread may hold fewer), rows j_begin .. j_end - 1 in
+  // order: the CUDA launch (models/shallow_water/kernels.hpp:
+  // ShallowWaterColumns). A row computes once what its K cells share with
+  // each other and with the row above: q / 4 at the K + 1 corners above
+  // them, B at the K + 1 centres from i0 - 1 on, U through the K + 1 west
+  // faces from i0 on, V through the K + 1 north faces from i0 - 1 on; it
+  // carries to the next row the corners' q / 4, its cells' B and the
+  // faces' U and V (the row below the first computes them). So a row of K
+  // cells takes K + 1 divisions, where a cell alone takes 3. The same
+  // expressions as operator()'s, so the same bits. A corner or a face
+  // beyond i_end (a partial thread's) is taken at i_end's, its value
+  // unused, so nothing is read beyond the halo. A cell at the end of a
+  // wrapped axis also writes its halo images (wrap_cell).
+  template <int K>
+  STRATA_HD STRATA_FORCEINLINE void columns(index_t i0, index_t i_end, index_t j_begin, index_t j_end) const {
+    index_t cq[K + 1], cb[K + 1];  // the columns of corners and west faces, of centres and north faces
+    for (int k = 0; k <= K; ++k) {
+      cq[k] = i0 + k < i_end ? i0 + k : i_end;
+      cb[k] = i0 + k - 1 < i_end - 1 ? i0 + k - 1 : i_end - 1;
+    }
+    // From the row below: q / 4 at the corners of row j, B of the cells of
+    // row j - 1, U of row j - 1's west faces, V of row j's south faces.
+    T qs[K + 1], bs[K], us[K + 1], vs[K + 1];
+    for (int k = 0; k <= K; ++k) {
+      qs[k] = rhs.q_quarter(cq[k], j_begin);
+      us[k] = rhs.U(cq[k], j_begin - 1);
+      vs[k] = rhs.V(cb[k], j_begin);
+      if (k < K) bs[k] = rhs.B(cb[k + 1], j_begin - 1);
+    }
 #if defined(__CUDA_ARCH__)
 #pragma unroll 1
 #endif
     for (index_t j = j_begin; j < j_end; ++j) {
-      const T q_nw = rhs.q_quarter(i, j + 1), q_se = rhs.q_quarter(i + 1, j);
-      const T bernoulli = rhs.B(i, j);
-      const T u_w = rhs.U(i, j), u_e = rhs.U(i + 1, j), v_n = rhs.V(i, j + 1), v_nw = rhs.V(i - 1, j + 1);
-      const T dh = rhs.dh(u_w, u_e, v_s, v_n);
-      const T du = rhs.du(i, j, q_sw, q_nw, bernoulli, v_s, v_n, v_sw, v_nw);
-      const T dv = rhs.dv(i, j, q_sw, q_se, bernoulli, u_w, u_e, b_s, u_sw, u_se);
-      update(i, j, dh, du, dv);
-      wrap_cell(i, j);
-      q_sw = q_nw;
-      b_s = bernoulli;
-      u_sw = u_w;
-      u_se = u_e;
-      v_s = v_n;
-      v_sw = v_nw;
+      T qn[K + 1], b[K + 1], u[K + 1], vn[K + 1];
+      for (int k = 0; k <= K; ++k) {
+        qn[k] = rhs.q_quarter(cq[k], j + 1);
+        b[k] = rhs.B(cb[k], j);
+        u[k] = rhs.U(cq[k], j);
+        vn[k] = rhs.V(cb[k], j + 1);
+      }
+      for (int k = 0; k < K; ++k) {
+        const index_t i = i0 + k;
+        if (i >= i_end) break;
+        const T dh = rhs.dh(u[k], u[k + 1], vs[k + 1], vn[k + 1]);
+        const T du = rhs.du(i, j, qs[k], qn[k], b[k + 1], vs[k + 1], vn[k + 1], vs[k], vn[k], b[k]);
+        const T dv = rhs.dv(i, j, qs[k], qs[k + 1], b[k + 1], u[k], u[k + 1], bs[k], us[k], us[k + 1]);
+        update(i, j, dh, du, dv);
+        wrap_cell(i, j);
+      }
+      for (int k = 0; k <= K; ++k) {
+        qs[k] = qn[k];
+        us[k] = u[k];
+        vs[k] = vn[k];
+        if (k < K) bs[k] = b[k + 1];
+      }
     }
+  }
+
+  // Whether the nine fields have one row stride (one grid's fields do), and
+  // the stage with that one stride in each view: the same cells, but a
+  // kernel then computes a cell's offset once for all nine fields instead
+  // of once for each (ShallowWaterColumns' CUDA launch).
+  bool one_row_stride() const {
+    const index_t sy = rhs.h.sy;
+    return rhs.u.sy == sy && rhs.v.sy == sy && h0.sy == sy && u0.sy == sy && v0.sy == sy && h.sy == sy && u.sy == sy &&
+           v.sy == sy;
+  }
+  STRATA_HD STRATA_FORCEINLINE ShallowWaterStage with_one_row_stride() const {
+    ShallowWaterStage s = *this;
+    const index_t sy = rhs.h.sy;
+    s.rhs.u.sy = s.rhs.v.sy = s.h0.sy = s.u0.sy = s.v0.sy = s.h.sy = s.u.sy = s.v.sy = sy;
+    return s;
   }
 
   // Along a periodic axis this rank spans alone, the output's halo cells

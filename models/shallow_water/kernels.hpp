@@ -14,52 +14,76 @@ namespace strata::shallow_water {
 
 // One SSP-RK3 stage (kernels/stencil/shallow_water.hpp: ShallowWaterStage)
 // over the cells of `box`, launched over box.size() cells. On CUDA
-// (shallow_water_cuda.cu) in the box launch's shape (BoxLaunchShape: a
-// thread up to kMostRows consecutive rows of one column), a thread
-// carrying from each row to the next the values the two share
-// (ShallowWaterStage::column): the corner's q / 4, B, two U and two V. On
-// the host the box launch's rows (BoxKernel::host_for: a vectorised loop
-// along x, each cell its own values, the same bits). operator()(idx) is
-// the plain reference (a cell from its linear index).
+// (shallow_water_cuda.cu) a thread takes kColumns neighbouring columns up
+// a run of up to kMostRows rows (ShallowWaterStage::columns): each row's
+// corners, centres and faces computed once for the thread's cells and
+// carried to the row above; the threads in the box launch's shape over
+// the box's groups of kColumns columns (BoxLaunchShape). On the host the
+// box launch's rows (BoxKernel::host_for: a vectorised loop along x, each
+// cell its own values, the same bits). operator()(idx) is the plain
+// reference (a cell from its linear index).
 template <class T>
 struct ShallowWaterColumns {
   kernels::stencil::ShallowWaterStage<T> stage;
   kernels::grid::Box box;
 
-  // The FP instructions of a thread in nvcc 13's PTX for sm_90 (column(),
-  // inviscid; a division counted as OpCost<T>::div, the int-to-float
-  // conversions of the Coriolis rows and the test of nu left out): each
-  // row two corners' q / 4 (a division each) and 74 others, against the
-  // cell launch's 3 and 97; its thread's first row also the q / 4 it
-  // cannot carry (a division) and 29 others (that corner's q, the B, two U
-  // and two V below and beside it). The same counts in fp64 and fp32
-  // (fp32's hold the Coriolis rows' FP64 FMAs: 4 a row, 2 more the first).
-  static constexpr double kRowSlots = 74, kFirstRowSlots = 29;
-  // The integer instructions a row that writing a wrapped axis' halo
-  // images adds (its cell's tests of the axes' ends, in the same PTX: 95
-  // against 84 a row); the stores of the few cells at an end left out.
-  static constexpr double kWrapRowIntOps = 11;
-  // A thread takes up to 16 rows (the box launch's 8 while the launch
-  // keeps its 2^20 threads): its first row, which carries nothing in (a
-  // division and 29 other slots), then weighs 2.6 slots a cell, not 5.1.
+  // Columns a thread: fp64 2 (a row of its two cells takes 3 divisions,
+  // not 4), fp32 3 (4, not 6).
+  static constexpr int kColumns = sizeof(T) == 8 ? 2 : 3;
+  // CUDA blocks of 128 threads (scripts/gpu/kernel-resources knows the
+  // size), fp64 3 an SM (158 registers, 18.75% of an SM's threads; at 128
+  // registers it would spill), fp32 6 (80 registers, 37.5%; at 64 it
+  // would spill).
+  static constexpr int kBlockThreads = 128;
+  static constexpr int kMinBlocks = sizeof(T) == 8 ? 3 : 6;
+  // A thread takes up to 16 rows while the launch keeps 2^19 threads
+  // (about twice the 270,336 an H200 holds): the row below its first,
+  // which it computes to carry in, then weighs a sixteenth.
   static constexpr int kMostRows = 16;
+  static constexpr std::int64_t kLeastThreads = std::int64_t{1} << 19;
+
+  // The launch over the box's groups of kColumns columns.
   kernels::grid::BoxLaunchShape shape() const {
-    return kernels::grid::BoxLaunchShape(box, kernels::grid::box_rows_per_thread(box, kMostRows));
+    kernels::grid::Box groups = box;
+    groups.n[0] = (box.n[0] + kColumns - 1) / kColumns;
+    int rows = kMostRows;
+    while (rows > 1 && groups.size() / rows < kLeastThreads) rows /= 2;
+    return kernels::grid::BoxLaunchShape(groups, rows, kBlockThreads);
   }
 
+  // The FP instructions of a thread in nvcc 13's PTX for sm_90
+  // (columns<K>, inviscid, no cell at a wrapped end; a division counted as
+  // OpCost<T>::div, the int-to-float conversions of the Coriolis rows and
+  // the tests of nu left out): a row's K + 1 corners' q / 4 (a division
+  // each) and kRowSlots other FP instructions for its K cells; the row
+  // below a run's first, K + 1 divisions and kFirstRowSlots others. K = 2:
+  // 126 and 58, 81 FP64 slots a cell, where a thread of one column had
+  // 101; K = 3: 178 and 79 (fp32's hold the Coriolis rows' FP64 FMAs).
+  static constexpr double kRowSlots = kColumns == 2 ? 126 : 178, kFirstRowSlots = kColumns == 2 ? 58 : 79;
+  // Declared integer work, as every stencil declares it: the box launch's
+  // index work, and the tests of a wrapped axis' ends (11 a cell in the
+  // one-column thread's PTX). The kernel's own addressing is not declared
+  // (no cell functor declares it): in this PTX 145 integer instructions a
+  // row of two cells with one row stride for the nine views (72.5 a cell,
+  // below its 81 FP64 slots), where the one-column thread had about 98 a
+  // cell (docs/gpu.md, "Each family on a GPU").
+  static constexpr double kWrapIntOps = 11;
+
   // h, u, v of the stage input (their neighbours from cache) and of s0
-  // read, h, u, v written; the arithmetic of a cell at the launch's rows a
-  // thread, and the box launch's index work. The first stage's s0 is its
-  // input: a cell's s0 values are the ones its own stencil has just read,
-  // so they come from cache, as bytes_per_cell_update() counts them.
+  // read, h, u, v written; the arithmetic and the integer work of a cell
+  // at the launch's rows a thread. The first stage's s0 is its input: a
+  // cell's s0 values are the ones its own stencil has just read, so they
+  // come from cache, as bytes_per_cell_update() counts them.
   kernels::Work work(std::int64_t n) const {
     using kernels::OpCost;
-    const kernels::grid::BoxLaunchShape shape = this->shape();
-    const double rows = shape.rows;
-    const double slots = 2 * OpCost<T>::div + kRowSlots + (OpCost<T>::div + kFirstRowSlots) / rows;
+    const double rows = shape().rows;
+    const double divisions = kColumns + 1;
+    const double row = divisions * OpCost<T>::div + kRowSlots, first = divisions * OpCost<T>::div + kFirstRowSlots;
+    const double slots = (row + first / rows) / kColumns;
+    const double wrap_ops = stage.wrap[0] > 0 || stage.wrap[1] > 0 ? kWrapIntOps : 0;
+    const double int_ops = shape().int_ops_per_cell() / kColumns + wrap_ops;
     const double values = stage.h0.origin == stage.rhs.h.origin ? 6 : 9;
-    const double wrap_ops = stage.wrap[0] > 0 || stage.wrap[1] > 0 ? kWrapRowIntOps : 0;
-    return kernels::item_work<T>(values, slots, shape.int_ops_per_cell() + wrap_ops) * static_cast<double>(n);
+    return kernels::item_work<T>(values, slots, int_ops) * static_cast<double>(n);
   }
   // The CUDA threads of that launch (the shape counts' threads).
   std::int64_t launch_threads(std::int64_t) const { return shape().threads(); }

@@ -511,37 +511,47 @@ TEMPLATE_TEST_CASE("ShallowWaterStage matches the C-grid scheme cell by cell", "
   }
 }
 
-TEMPLATE_TEST_CASE("ShallowWaterStage::column carries a column's shared values with the cell's bits",
+TEMPLATE_TEST_CASE("ShallowWaterStage::columns shares a thread's values with the cell's bits",
                    "[stencil][shallow_water]", double, float) {
   using T = TestType;
-  // 6 x 19 cells with a halo of 1, walked in columns of runs of 1 to 16
-  // rows (as CUDA's ShallowWaterColumns threads walk them) and cell by
-  // cell: the same bits, with and without viscosity and the low walls.
-  const index_t nx = 6, ny = 19;
+  // 7 x 19 cells with a halo of 1, walked as CUDA's ShallowWaterColumns
+  // threads walk them (groups of K = 1, 2, 3 neighbouring columns, the last
+  // group short of 7; runs of 1 to 16 rows; the stage with one row stride
+  // for its views) and cell by cell: the same bits, with and without
+  // viscosity and the low walls.
+  const index_t nx = 7, ny = 19;
   const ShallowWaterFields<T> s(nx, ny, 21);
   const HostField<T>&h = s.h, &u = s.u, &v = s.v, &h0 = s.h0, &u0 = s.u0, &v0 = s.v0;
   const Box stored{{-1, -1, 0}, {nx + 2, ny + 2, 1}};
   const auto in = [&](const HostField<T>& f) { return kg::field_view(f.v.data(), stored); };
-  for (const ShallowWaterCase c : {ShallowWaterCase{0.0, false}, ShallowWaterCase{0.3, true}}) {
-    INFO("nu " << c.nu << (c.walls ? ", low walls" : ", no walls"));
+  const auto walk = [&](auto k_columns, const ShallowWaterCase& c) {
+    constexpr int K = decltype(k_columns)::value;
     const ks::ShallowWaterRhs<T> rhs{in(h),        in(u), in(v), T(9.81), T(0.25), T(0.2), static_cast<T>(c.nu),
                                      beta_plane(3)};
     for (int rows = 1; rows <= 16; ++rows) {
-      INFO(rows << " rows a run");
+      INFO(K << " columns a thread, " << rows << " rows a run");
       HostField<T> ch = h, cu = h, cv = h, oh = h, ou = h, ov = h;
       const auto out = [&](HostField<T>& f) { return kg::field_view(f.v.data(), stored); };
       const ks::ShallowWaterStage<T> cells{rhs,     in(h0),      in(u0),  in(v0),  out(ch), out(cu),
                                            out(cv), T(2) / T(3), T(0.05), c.walls, c.walls};
-      const ks::ShallowWaterStage<T> columns{rhs,     in(h0),      in(u0),  in(v0),  out(oh), out(ou),
+      const ks::ShallowWaterStage<T> threads{rhs,     in(h0),      in(u0),  in(v0),  out(oh), out(ou),
                                              out(ov), T(2) / T(3), T(0.05), c.walls, c.walls};
-      for (index_t i = 0; i < nx; ++i) {
+      REQUIRE(threads.one_row_stride());
+      const ks::ShallowWaterStage<T> shared = threads.with_one_row_stride();
+      for (index_t i = 0; i < nx; ++i)
         for (index_t j = 0; j < ny; ++j) cells(i, j, 0);
-        for (index_t j = 0; j < ny; j += rows) columns.column(i, j, std::min<index_t>(j + rows, ny));
-      }
+      for (index_t i0 = 0; i0 < nx; i0 += K)
+        for (index_t j = 0; j < ny; j += rows) shared.template columns<K>(i0, nx, j, std::min<index_t>(j + rows, ny));
       CHECK(std::memcmp(ch.v.data(), oh.v.data(), ch.v.size() * sizeof(T)) == 0);
       CHECK(std::memcmp(cu.v.data(), ou.v.data(), cu.v.size() * sizeof(T)) == 0);
       CHECK(std::memcmp(cv.v.data(), ov.v.data(), cv.v.size() * sizeof(T)) == 0);
     }
+  };
+  for (const ShallowWaterCase c : {ShallowWaterCase{0.0, false}, ShallowWaterCase{0.3, true}}) {
+    INFO("nu " << c.nu << (c.walls ? ", low walls" : ", no walls"));
+    walk(std::integral_constant<int, 1>{}, c);
+    walk(std::integral_constant<int, 2>{}, c);
+    walk(std::integral_constant<int, 3>{}, c);
   }
 }
 
