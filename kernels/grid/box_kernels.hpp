@@ -48,10 +48,12 @@ inline constexpr int kBoxRowsPerThread = 8;
 inline constexpr std::int64_t kBoxLaunchThreads = std::int64_t{1} << 20;
 inline constexpr double kBoxThreadIntOps = 10, kBoxRowIntOps = 2;
 
-// The rows of y a thread of the box launch over `box` takes (at most `most`).
-STRATA_HD inline int box_rows_per_thread(const Box& box, int most = kBoxRowsPerThread) {
+// The rows of y a thread of the box launch over `box` takes: at most
+// `most`, halved while the launch would have fewer than `least` threads.
+STRATA_HD inline int box_rows_per_thread(const Box& box, int most = kBoxRowsPerThread,
+                                         std::int64_t least = kBoxLaunchThreads) {
   int rows = most;
-  while (rows > 1 && box.size() / rows < kBoxLaunchThreads) rows /= 2;
+  while (rows > 1 && box.size() / rows < least) rows /= 2;
   return rows;
 }
 
@@ -59,8 +61,9 @@ STRATA_HD inline int box_rows_per_thread(const Box& box, int most = kBoxRowsPerT
 // block[0] x block[1] threads, grid[0] x grid[1] x grid[2] blocks, each
 // thread `rows` rows. Blocks of 256 threads (or `block_threads`, a power
 // of two from 32): along x the widest of 256, 128, 64, 32 that wastes the
-// fewest threads at the end of a row (384 cells: 3 x 128), the rest along y; a row shorter than 32 takes the next
-// power of two and y the rest (a face normal to x: 1 or 2 cells a row).
+// fewest threads at the end of a row (384 cells: 3 x 128), the rest along
+// y; a row shorter than 32 takes the next power of two and y the rest (a
+// face normal to x: 1 or 2 cells a row).
 // Grids beyond 65,535 blocks in y or z loop over the rest in the thread.
 struct BoxLaunchShape {
   int block[2] = {1, 1};

@@ -46,9 +46,8 @@ struct ShallowWaterColumns {
   kernels::grid::BoxLaunchShape shape() const {
     kernels::grid::Box groups = box;
     groups.n[0] = (box.n[0] + kColumns - 1) / kColumns;
-    int rows = kMostRows;
-    while (rows > 1 && groups.size() / rows < kLeastThreads) rows /= 2;
-    return kernels::grid::BoxLaunchShape(groups, rows, kBlockThreads);
+    return kernels::grid::BoxLaunchShape(groups, kernels::grid::box_rows_per_thread(groups, kMostRows, kLeastThreads),
+                                         kBlockThreads);
   }
 
   // The FP instructions of a thread in nvcc 13's PTX for sm_90
@@ -76,12 +75,13 @@ struct ShallowWaterColumns {
   // come from cache, as bytes_per_cell_update() counts them.
   kernels::Work work(std::int64_t n) const {
     using kernels::OpCost;
-    const double rows = shape().rows;
+    const kernels::grid::BoxLaunchShape shape = this->shape();
+    const double rows = shape.rows;
     const double divisions = kColumns + 1;
     const double row = divisions * OpCost<T>::div + kRowSlots, first = divisions * OpCost<T>::div + kFirstRowSlots;
     const double slots = (row + first / rows) / kColumns;
     const double wrap_ops = stage.wrap[0] > 0 || stage.wrap[1] > 0 ? kWrapIntOps : 0;
-    const double int_ops = shape().int_ops_per_cell() / kColumns + wrap_ops;
+    const double int_ops = shape.int_ops_per_cell() / kColumns + wrap_ops;
     const double values = stage.h0.origin == stage.rhs.h.origin ? 6 : 9;
     return kernels::item_work<T>(values, slots, int_ops) * static_cast<double>(n);
   }
